@@ -1,0 +1,121 @@
+//! Command line: `rocescope-dataplane [EAL args] -- [app args]`, as every DPDK program.
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Balance {
+    /// One RX queue per worker; the NIC spreads packets (RSS on IP + UDP ports; Lumina's
+    /// random UDP source port on mirrored copies makes this even). Multi-queue virtual
+    /// devices without RSS (e.g. net_pcap with several rx_pcap files) feed queues themselves.
+    Rss,
+    /// One RX queue; a dispatcher lcore deals packets round-robin to the workers
+    /// (Lumina §3.4 per-packet load balancing) — for memif, pcap, ring and RSS-less NICs.
+    Dispatch,
+}
+
+impl Balance {
+    pub fn name(self) -> &'static str {
+        match self {
+            Balance::Rss => "rss",
+            Balance::Dispatch => "dispatch",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "rocescope-dataplane",
+    version,
+    about = "Capture Lumina-mirrored RoCEv2 traffic at line rate into integrity-checked pcapng shards",
+    after_help = "EAL arguments come first and end with `--`. Without a NIC, e.g.:\n  \
+        rocescope-dataplane -l 0-1 --no-huge --no-pci --file-prefix rs1 -m 1024 \\\n    \
+        --vdev net_pcap0,rx_pcap=mirror.pcap -- -o run1 --stop-when-idle 1\n\
+        Lcores: the main lcore prints stats; each other lcore is a worker (in dispatch mode \
+        the first of them is the dispatcher)."
+)]
+pub struct Args {
+    /// Run directory to create (shards + manifest.json).
+    #[arg(short, long)]
+    pub out: PathBuf,
+    /// Write into `--out` even if it already holds a run.
+    #[arg(long)]
+    pub force: bool,
+    /// DPDK port id to capture from.
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// How packets are spread over worker cores.
+    #[arg(long, value_enum, default_value_t = Balance::Rss)]
+    pub balance: Balance,
+    /// Bytes kept of each frame (Lumina keeps 128: every RoCE header fits).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(64..=65535))]
+    pub snaplen: u32,
+    /// UDP destination port the switch writes into mirrored copies (Lumina: 9741).
+    #[arg(long, default_value_t = 9741)]
+    pub mirror_port: u16,
+    /// RoCEv2 UDP port restored into mirrored copies.
+    #[arg(long, default_value_t = 4791)]
+    pub roce_port: u16,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Stop after recording exactly this many packets (all cores together).
+    #[arg(long)]
+    pub max_packets: Option<u64>,
+    /// Stop once no packet has arrived for this many seconds (e.g. a replayed pcap ended).
+    #[arg(long)]
+    pub stop_when_idle: Option<f64>,
+    /// Shard buffer per core, MiB (a full buffer drops and counts; RX never waits on disk).
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(8..=65536))]
+    pub buffer_mb: u64,
+    /// Seconds between live stats lines on stderr; 0 turns them off.
+    #[arg(long, default_value_t = 1.0)]
+    pub stats_interval: f64,
+    /// RX descriptors per queue.
+    #[arg(long, default_value_t = 1024)]
+    pub rx_desc: u16,
+    /// Dispatcher-to-worker ring size (power of two).
+    #[arg(long, default_value_t = 4096)]
+    pub ring_size: u32,
+    /// Put the port in promiscuous mode (a mirror port receives frames for other MACs).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub promiscuous: bool,
+}
+
+/// Splits argv at the first `--` into EAL arguments (with argv[0]) and app arguments.
+pub fn split_args(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
+    let program = argv.first().cloned().unwrap_or_else(|| "rocescope-dataplane".into());
+    match argv.iter().position(|a| a == "--") {
+        Some(at) => {
+            let app = std::iter::once(program).chain(argv[at + 1..].iter().cloned()).collect();
+            (argv[..at].to_vec(), app)
+        }
+        None => (vec![program], argv),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn splits_eal_from_app_arguments() {
+        let (eal, app) = split_args(s(&["rd", "-l", "0-1", "--no-huge", "--", "-o", "x"]));
+        assert_eq!(eal, s(&["rd", "-l", "0-1", "--no-huge"]));
+        assert_eq!(app, s(&["rd", "-o", "x"]));
+        let (eal, app) = split_args(s(&["rd", "-o", "x"]));
+        assert_eq!(eal, s(&["rd"]));
+        assert_eq!(app, s(&["rd", "-o", "x"]));
+    }
+
+    #[test]
+    fn parses_defaults_and_rejects_tiny_snaplen() {
+        let a = Args::try_parse_from(s(&["rd", "-o", "run"])).unwrap();
+        assert_eq!((a.snaplen, a.mirror_port, a.roce_port, a.balance), (128, 9741, 4791, Balance::Rss));
+        assert!(Args::try_parse_from(s(&["rd", "-o", "run", "--snaplen", "20"])).is_err());
+    }
+}

@@ -1,0 +1,162 @@
+//! Counting: every packet a core takes in ends in exactly one of written, buffer_drops or
+//! over_limit, and is classified once. Workers count in plain integers and publish a few
+//! totals once per burst to [`Live`] atomics that the stats line reads without locks.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
+use wire::frame::{FrameClass, FrameInfo};
+use wire::mirror::Event;
+use wire::ErrorKind;
+
+/// One core's counts, owned by its worker (no sharing, no atomics).
+#[derive(Debug, Clone, Default)]
+pub struct Tally {
+    pub rx: u64,
+    pub rx_bytes: u64,
+    pub over_limit: u64,
+    pub written: u64,
+    pub buffer_drops: u64,
+    pub classes: [u64; FrameClass::COUNT],
+    pub malformed: [u64; ErrorKind::COUNT],
+    pub events: [u64; Event::ALL.len()],
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
+}
+
+impl Tally {
+    pub fn classify(&mut self, outcome: &Result<FrameInfo, wire::Error>) {
+        match outcome {
+            Ok(info) => {
+                self.classes[info.class.index()] += 1;
+                if let Some(m) = info.mirror {
+                    self.events[m.event as usize] += 1;
+                    self.first_seq.get_or_insert(m.seq);
+                    self.last_seq = Some(m.seq);
+                }
+            }
+            Err(e) => self.malformed[e.kind().index()] += 1,
+        }
+    }
+
+    pub fn malformed_total(&self) -> u64 {
+        self.malformed.iter().sum()
+    }
+}
+
+/// Totals a worker publishes once per burst for the live stats line.
+#[derive(Debug, Default)]
+#[repr(align(64))] // one cache line per core: no false sharing between workers
+pub struct Live {
+    pub rx: AtomicU64,
+    pub rx_bytes: AtomicU64,
+    pub written: AtomicU64,
+    pub drops: AtomicU64,
+}
+
+impl Live {
+    pub fn publish(&self, t: &Tally) {
+        self.rx.store(t.rx, Relaxed);
+        self.rx_bytes.store(t.rx_bytes, Relaxed);
+        self.written.store(t.written, Relaxed);
+        self.drops.store(t.buffer_drops + t.over_limit, Relaxed);
+    }
+}
+
+/// Why a capture stopped; the first reason wins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum StopReason {
+    Signal = 1,
+    Duration = 2,
+    MaxPackets = 3,
+    Idle = 4,
+    WriteError = 5,
+}
+
+impl StopReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::Signal => "signal",
+            StopReason::Duration => "duration",
+            StopReason::MaxPackets => "max_packets",
+            StopReason::Idle => "idle",
+            StopReason::WriteError => "write_error",
+        }
+    }
+}
+
+/// The one flag every polling loop checks per burst.
+#[derive(Debug, Default)]
+pub struct Stop {
+    flag: AtomicBool,
+    reason: AtomicU8,
+}
+
+impl Stop {
+    pub fn request(&self, reason: StopReason) {
+        let _ = self.reason.compare_exchange(0, reason as u8, Relaxed, Relaxed);
+        self.flag.store(true, Relaxed);
+    }
+
+    pub fn requested(&self) -> bool {
+        self.flag.load(Relaxed)
+    }
+
+    pub fn reason(&self) -> Option<StopReason> {
+        [StopReason::Signal, StopReason::Duration, StopReason::MaxPackets, StopReason::Idle, StopReason::WriteError]
+            .into_iter()
+            .find(|r| *r as u8 == self.reason.load(Relaxed))
+    }
+}
+
+/// `--max-packets`: the receiving stage admits exactly that many packets in total, across
+/// all cores; the rest of the burst that crosses the limit is freed and counted over_limit.
+#[derive(Debug)]
+pub struct Admission {
+    max: u64,
+    admitted: AtomicU64,
+}
+
+impl Admission {
+    pub fn new(max: Option<u64>) -> Self {
+        Admission { max: max.unwrap_or(u64::MAX), admitted: AtomicU64::new(0) }
+    }
+
+    /// How many of the `n` packets just received may be recorded.
+    pub fn admit(&self, n: usize, stop: &Stop) -> usize {
+        if self.max == u64::MAX {
+            return n;
+        }
+        let before = self.admitted.fetch_add(n as u64, Relaxed);
+        let allowed = self.max.saturating_sub(before).min(n as u64);
+        if before + n as u64 >= self.max {
+            stop.request(StopReason::MaxPackets);
+        }
+        allowed as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admission_is_exact_across_callers() {
+        let stop = Stop::default();
+        let a = Admission::new(Some(70));
+        let got: Vec<usize> = (0..4).map(|_| a.admit(32, &stop)).collect();
+        assert_eq!(got, vec![32, 32, 6, 0]);
+        assert_eq!(stop.reason(), Some(StopReason::MaxPackets));
+        let unlimited = Admission::new(None);
+        assert_eq!(unlimited.admit(32, &Stop::default()), 32);
+    }
+
+    #[test]
+    fn first_stop_reason_wins() {
+        let stop = Stop::default();
+        assert!(!stop.requested());
+        stop.request(StopReason::Idle);
+        stop.request(StopReason::Signal);
+        assert!(stop.requested());
+        assert_eq!(stop.reason(), Some(StopReason::Idle));
+    }
+}

@@ -1,0 +1,231 @@
+//! Turning counters into the manifest, the live stats line and the closing summary.
+
+use crate::config::Args;
+use crate::counters::{Live, StopReason, Tally};
+use crate::dispatch::DispatchTally;
+use crate::dpdk::{PortInfo, PortStats};
+use crate::shard::WriterReport;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+use std::sync::atomic::Ordering::Relaxed;
+use std::time::{Duration, Instant};
+use trace::manifest::{CaptureConfig, CoreRecord, DispatcherRecord, Manifest, PortRecord, RunStatus};
+use wire::frame::FrameClass;
+use wire::mirror::Event;
+use wire::ErrorKind;
+
+pub struct CoreOutcome {
+    pub tally: Tally,
+    pub writer: WriterReport,
+}
+
+pub fn writer_name() -> String {
+    format!("rocescope-dataplane {}", env!("CARGO_PKG_VERSION"))
+}
+
+pub fn initial_manifest(
+    eal_args: &[String],
+    args: &Args,
+    info: &PortInfo,
+    rx_queues: u16,
+    rss: bool,
+    buffer_bytes: usize,
+) -> Manifest {
+    Manifest {
+        format: trace::manifest::FORMAT.into(),
+        version: trace::manifest::VERSION,
+        writer: writer_name(),
+        status: RunStatus::Running,
+        started_unix_ns: crate::clock::unix_now_ns(),
+        finished_unix_ns: None,
+        stop_reason: None,
+        config: CaptureConfig {
+            snaplen: args.snaplen,
+            balance: args.balance.name().into(),
+            workers: 0,
+            mirror_port: args.mirror_port,
+            roce_port: args.roce_port,
+            buffer_bytes_per_core: buffer_bytes as u64,
+            max_packets: args.max_packets,
+            eal_args: eal_args.iter().skip(1).cloned().collect(),
+        },
+        port: PortRecord {
+            port_id: args.port,
+            driver: info.driver_name.clone(),
+            rx_queues,
+            rss,
+            ..Default::default()
+        },
+        dispatcher: None,
+        cores: Vec::new(),
+    }
+}
+
+pub fn core_skeleton(core: usize, lcore: u32, rx_queue: Option<u16>, shard: &str) -> CoreRecord {
+    CoreRecord { core: core as u32, lcore, rx_queue, shard: shard.into(), ..Default::default() }
+}
+
+pub fn dispatcher_record(lcore: u32, t: &DispatchTally) -> DispatcherRecord {
+    DispatcherRecord { lcore, rx: t.rx, over_limit: t.over_limit, ring_drops: t.ring_drops.clone() }
+}
+
+/// Fills the final counters into the manifest.
+pub fn finish(m: &mut Manifest, outcomes: &[CoreOutcome], port: &PortStats, reason: Option<StopReason>, now_ns: u64) {
+    m.finished_unix_ns = Some(now_ns);
+    m.stop_reason = reason.map(|r| r.name().to_string());
+    m.config.workers = outcomes.len() as u32;
+    m.port.ipackets = port.ipackets;
+    m.port.ibytes = port.ibytes;
+    m.port.imissed = port.imissed;
+    m.port.ierrors = port.ierrors;
+    m.port.rx_nombuf = port.rx_nombuf;
+    for (record, o) in m.cores.iter_mut().zip(outcomes) {
+        fill_core(record, o);
+    }
+}
+
+fn fill_core(r: &mut CoreRecord, o: &CoreOutcome) {
+    let t = &o.tally;
+    r.rx = t.rx;
+    r.rx_bytes = t.rx_bytes;
+    r.over_limit = t.over_limit;
+    // What reached the disk; packets in a chunk whose write failed are buffer losses too.
+    r.written = o.writer.packets_written;
+    r.buffer_drops = t.buffer_drops;
+    r.write_failed = o.writer.packets_lost;
+    r.write_error = o.writer.error.clone();
+    r.classes = FrameClass::ALL.iter().map(|c| (c.name().to_string(), t.classes[c.index()])).collect();
+    r.classes.insert("malformed".into(), t.malformed_total());
+    r.events = Event::ALL.iter().map(|e| (e.name().to_string(), t.events[*e as usize])).collect();
+    r.parse_errors = nonzero(ErrorKind::ALL.iter().map(|k| (k.name(), t.malformed[k.index()])));
+    r.first_seq = t.first_seq;
+    r.last_seq = t.last_seq;
+    r.shard_bytes = o.writer.bytes;
+    r.blocks = o.writer.blocks.clone();
+}
+
+fn nonzero<'a>(it: impl Iterator<Item = (&'a str, u64)>) -> BTreeMap<String, u64> {
+    it.filter(|(_, n)| *n > 0).map(|(k, n)| (k.to_string(), n)).collect()
+}
+
+/// The one-line-per-interval stats on stderr.
+pub struct LiveLine {
+    last: Instant,
+    prev: Vec<(u64, u64, u64)>,
+    prev_dispatch: (u64, u64, u64),
+}
+
+impl LiveLine {
+    pub fn new(cores: usize) -> Self {
+        LiveLine { last: Instant::now(), prev: vec![(0, 0, 0); cores], prev_dispatch: (0, 0, 0) }
+    }
+
+    pub fn due(&self, interval_s: f64) -> bool {
+        self.last.elapsed().as_secs_f64() >= interval_s
+    }
+
+    pub fn line(&mut self, cores: &[&Live], dispatcher: Option<&Live>, since_start: Duration) -> String {
+        let dt = self.last.elapsed().as_secs_f64().max(1e-9);
+        self.last = Instant::now();
+        let mut total = (0.0, 0.0);
+        let mut per_core = String::new();
+        for (i, live) in cores.iter().enumerate() {
+            let now = (live.rx.load(Relaxed), live.rx_bytes.load(Relaxed), live.drops.load(Relaxed));
+            let (pps, bps) = rates(now, self.prev[i], dt);
+            total.0 += pps;
+            total.1 += bps;
+            let _ = write!(per_core, " | c{i} {:.2} Mpps drop {}", pps / 1e6, now.2);
+            self.prev[i] = now;
+        }
+        let mut line = format!("[{:>7.1}s]", since_start.as_secs_f64());
+        if let Some(d) = dispatcher {
+            let now = (d.rx.load(Relaxed), d.rx_bytes.load(Relaxed), d.drops.load(Relaxed));
+            let (pps, bps) = rates(now, self.prev_dispatch, dt);
+            total = (pps, bps);
+            let _ = write!(per_core, " | dispatch ring-drops {}", now.2);
+            self.prev_dispatch = now;
+        }
+        let _ = write!(line, " rx {:.3} Mpps {:.3} Gbit/s{per_core}", total.0 / 1e6, total.1 * 8.0 / 1e9);
+        line
+    }
+}
+
+fn rates(now: (u64, u64, u64), prev: (u64, u64, u64), dt: f64) -> (f64, f64) {
+    ((now.0 - prev.0) as f64 / dt, (now.1 - prev.1) as f64 / dt)
+}
+
+/// The closing summary on stdout: what was captured, where, and every loss.
+pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
+    let mut s = String::new();
+    let written = m.total(|c| c.written);
+    let rx = m.dispatcher.as_ref().map_or_else(|| m.total(|c| c.rx), |d| d.rx);
+    let _ = writeln!(
+        s,
+        "rocescope-dataplane: recorded {written} of {rx} packets in {:.2} s into {} (stopped: {})",
+        elapsed.as_secs_f64(),
+        run_dir.display(),
+        m.stop_reason.as_deref().unwrap_or("unknown")
+    );
+    let _ = writeln!(
+        s,
+        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10}  shard",
+        "core", "lcore", "queue", "rx", "written", "buf-drop", "malformed", "first-seq", "last-seq"
+    );
+    for c in &m.cores {
+        let _ = writeln!(
+            s,
+            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10}  {} ({} bytes, {} blocks)",
+            c.core,
+            c.lcore,
+            c.rx_queue.map_or("-".into(), |q| q.to_string()),
+            c.rx,
+            c.written,
+            c.buffer_drops + c.write_failed,
+            c.classes.get("malformed").copied().unwrap_or(0),
+            opt(c.first_seq),
+            opt(c.last_seq),
+            c.shard,
+            c.shard_bytes,
+            c.blocks.len()
+        );
+    }
+    let _ = writeln!(s, "  classes: {}", join(&sum_maps(m.cores.iter().map(|c| &c.classes))));
+    let _ = writeln!(s, "  mirror events: {}", join(&sum_maps(m.cores.iter().map(|c| &c.events))));
+    let errors = sum_maps(m.cores.iter().map(|c| &c.parse_errors));
+    if !errors.is_empty() {
+        let _ = writeln!(s, "  malformed frames by kind: {}", join(&errors));
+    }
+    let p = &m.port;
+    let _ = writeln!(
+        s,
+        "  port {} ({}): ipackets {} imissed {} ierrors {} rx_nombuf {}",
+        p.port_id, p.driver, p.ipackets, p.imissed, p.ierrors, p.rx_nombuf
+    );
+    if let Some(d) = &m.dispatcher {
+        let drops: u64 = d.ring_drops.iter().sum();
+        let _ = writeln!(s, "  dispatcher lcore {}: rx {} ring drops {} over limit {}", d.lcore, d.rx, drops, d.over_limit);
+    }
+    let losses = m.total(|c| c.buffer_drops + c.write_failed) + p.imissed + p.rx_nombuf
+        + m.dispatcher.as_ref().map_or(0, |d| d.ring_drops.iter().sum());
+    let _ = writeln!(s, "  losses: {losses}{}", if losses == 0 { " (none)" } else { " (see manifest.json)" });
+    s
+}
+
+fn opt(v: Option<u32>) -> String {
+    v.map_or("-".into(), |x| x.to_string())
+}
+
+fn sum_maps<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for m in maps {
+        for (k, v) in m {
+            *out.entry(k.clone()).or_insert(0) += v;
+        }
+    }
+    out
+}
+
+fn join(m: &BTreeMap<String, u64>) -> String {
+    m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,147 @@
+//! The per-core polled loop: receive a burst, record every frame, free the burst, publish
+//! counters. Recording = classify (wire), trim to the snap length, append one pcapng block
+//! to this core's shard buffer, restore the mirrored headers in place there.
+//! Hot path rules: no allocation, no lock, no syscall per packet; one FFI call per burst.
+
+use crate::clock::HostClock;
+use crate::counters::{Admission, Live, Stop, Tally};
+use crate::dpdk::{MbufBurst, RingConsumer, RxQueue};
+use crate::shard::ShardBuffer;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use trace::annotation::Annotation;
+use trace::pcapng::{Epb, MAX_COMMENT};
+use wire::frame::{ClassifyConfig, FrameInfo};
+
+/// Where a worker's packets come from.
+pub enum Source {
+    /// Its own NIC RX queue (rss mode); it also enforces `--max-packets`.
+    Queue { queue: RxQueue, admission: Arc<Admission> },
+    /// Its ring from the dispatcher (dispatch mode). `upstream_done` is set once the
+    /// dispatcher has stopped, after which the ring is drained and the worker exits.
+    Ring { ring: RingConsumer, upstream_done: Arc<AtomicBool> },
+}
+
+pub struct Worker {
+    pub source: Source,
+    pub buffer: ShardBuffer,
+    pub classify: ClassifyConfig,
+    pub snaplen: usize,
+    pub clock: HostClock,
+    /// Hand a partly filled buffer to the writer after this many idle TSC ticks, so a
+    /// quiet link still reaches the disk promptly.
+    pub flush_after_ticks: u64,
+    pub stop: Arc<Stop>,
+    pub live: Arc<Live>,
+}
+
+impl Worker {
+    /// Runs until stopped and returns the core's final counts.
+    pub fn run(mut self) -> Tally {
+        let mut tally = Tally::default();
+        let mut burst = MbufBurst::new();
+        let mut last_write = crate::dpdk::rdtsc();
+        loop {
+            let n = self.receive(&mut burst, &mut tally);
+            if n == 0 {
+                if self.finished() {
+                    break;
+                }
+                let now = crate::dpdk::rdtsc();
+                if self.buffer.pending_bytes() > 0 && now.wrapping_sub(last_write) > self.flush_after_ticks {
+                    self.buffer.flush();
+                    last_write = now;
+                }
+                continue;
+            }
+            let now_tsc = crate::dpdk::rdtsc();
+            let host_ns = self.clock.unix_ns(now_tsc);
+            for i in 0..n {
+                self.record(burst.data(i), burst.pkt_len(i), host_ns, &mut tally);
+            }
+            burst.free_all();
+            last_write = now_tsc;
+            self.live.publish(&tally);
+        }
+        self.buffer.flush();
+        self.live.publish(&tally);
+        tally
+    }
+
+    /// Fills `burst` and returns how many packets to record; packets beyond
+    /// `--max-packets` are freed here and counted.
+    fn receive(&mut self, burst: &mut MbufBurst, tally: &mut Tally) -> usize {
+        let received = match &mut self.source {
+            Source::Queue { queue, .. } => {
+                if self.stop.requested() {
+                    return 0;
+                }
+                queue.rx_burst(burst)
+            }
+            Source::Ring { ring, .. } => ring.dequeue_burst(burst),
+        };
+        if received == 0 {
+            return 0;
+        }
+        tally.rx += received as u64;
+        for i in 0..received {
+            tally.rx_bytes += burst.pkt_len(i) as u64;
+        }
+        let admitted = match &self.source {
+            Source::Queue { admission, .. } => admission.admit(received, &self.stop),
+            Source::Ring { .. } => received, // the dispatcher enforced the limit
+        };
+        if admitted < received {
+            tally.over_limit += (received - admitted) as u64;
+            burst.free_from(admitted);
+        }
+        admitted
+    }
+
+    fn finished(&self) -> bool {
+        match &self.source {
+            Source::Queue { .. } => self.stop.requested(),
+            // Only exit once the dispatcher is done *and* the ring was found empty after
+            // that, so no dispatched packet is left behind.
+            Source::Ring { ring, upstream_done } => upstream_done.load(Relaxed) && ring.is_empty(),
+        }
+    }
+
+    fn record(&mut self, frame: &[u8], wire_len: u32, host_ns: u64, tally: &mut Tally) {
+        let outcome = wire::frame::classify(frame, &self.classify);
+        tally.classify(&outcome);
+        let (annotation, timestamp_ns, packet_id) = describe(&outcome, host_ns);
+        let mut comment = [0u8; MAX_COMMENT];
+        let caplen = frame.len().min(self.snaplen);
+        let epb = Epb {
+            interface_id: 0,
+            timestamp_ns,
+            original_len: wire_len,
+            data: &frame[..caplen],
+            packet_id,
+            comment: annotation.render(&mut comment),
+        };
+        let Some(chunk) = self.buffer.reserve(epb.encoded_len()) else {
+            tally.buffer_drops += 1;
+            return;
+        };
+        let at = epb.append_to(&mut chunk.data);
+        chunk.packets += 1;
+        tally.written += 1;
+        if let Ok(info @ FrameInfo { mirror: Some(_), .. }) = &outcome {
+            wire::mirror::restore(&mut chunk.data[at..at + caplen], info, &self.classify);
+        }
+    }
+}
+
+/// The annotation, timestamp and packet id a frame is recorded with: switch time and
+/// mirror seq for Lumina copies, host time otherwise.
+fn describe(outcome: &Result<FrameInfo, wire::Error>, host_ns: u64) -> (Annotation, u64, u64) {
+    match outcome {
+        Ok(FrameInfo { mirror: Some(m), .. }) => {
+            (Annotation::Mirrored { seq: m.seq, event: m.event }, m.timestamp_ns, m.seq as u64)
+        }
+        Ok(info) => (Annotation::Class(info.class), host_ns, 0),
+        Err(e) => (Annotation::Malformed(e.kind()), host_ns, 0),
+    }
+}

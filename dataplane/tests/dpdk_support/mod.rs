@@ -1,0 +1,121 @@
+//! Helpers shared by the `dpdk_*` integration tests (one EAL scenario per test binary).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// The EAL file prefix for this test process and scenario (unique while the process runs).
+pub fn file_prefix(scenario: &str) -> String {
+    format!("rs-{scenario}-{}", std::process::id())
+}
+
+/// EAL flags for a test process: no hugepages, no PCI, [`file_prefix`], 1 GB of memory,
+/// lcores `lcores`, plus the given vdevs.
+pub fn eal_args(scenario: &str, lcores: &str, vdevs: &[String]) -> Vec<String> {
+    let mut args = dataplane::dpdk::Eal::no_huge_args(&file_prefix(scenario), 1024);
+    args.push("-l".into());
+    args.push(lcores.into());
+    args.push("--log-level=lib.eal:warning".into());
+    for v in vdevs {
+        args.push("--vdev".into());
+        args.push(v.clone());
+    }
+    args
+}
+
+/// Removes the EAL runtime directory of a file prefix on drop: DPDK 22.11 leaves
+/// `/var/run/dpdk/<prefix>` (or `$XDG_RUNTIME_DIR/dpdk/<prefix>`, `/tmp/dpdk/<prefix>` for
+/// non-root) behind even after `rte_eal_cleanup`. Create it before the `Eal` so it drops after.
+pub struct RuntimeDirGuard(String);
+
+impl RuntimeDirGuard {
+    pub fn new(prefix: String) -> RuntimeDirGuard {
+        RuntimeDirGuard(prefix)
+    }
+}
+
+impl Drop for RuntimeDirGuard {
+    fn drop(&mut self) {
+        let mut bases = vec![PathBuf::from("/var/run/dpdk"), PathBuf::from("/tmp/dpdk")];
+        if let Some(xdg) = std::env::var_os("XDG_RUNTIME_DIR") {
+            bases.push(PathBuf::from(xdg).join("dpdk"));
+        }
+        for base in bases {
+            let _ = std::fs::remove_dir_all(base.join(&self.0));
+        }
+    }
+}
+
+/// A scratch directory for this test process, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(scenario: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("rocescope-{scenario}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A test frame: Ethernet II (ethertype 0x88b5, local experimental) whose payload starts with
+/// `tag` and `index` (big-endian u32 each) followed by a byte pattern; `len` >= 22.
+pub fn frame(tag: u32, index: u32, len: usize) -> Vec<u8> {
+    assert!(len >= 22);
+    let mut f = Vec::with_capacity(len);
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x01]); // dst
+    f.extend_from_slice(&[0x02, 0, 0, 0, 0, 0x02]); // src
+    f.extend_from_slice(&[0x88, 0xb5]);
+    f.extend_from_slice(&tag.to_be_bytes());
+    f.extend_from_slice(&index.to_be_bytes());
+    let seed = tag.wrapping_mul(31).wrapping_add(index) as u8;
+    f.extend((f.len()..len).map(|i| seed.wrapping_add(i as u8)));
+    f
+}
+
+/// The `(tag, index)` a [`frame`] carries.
+pub fn frame_id(bytes: &[u8]) -> (u32, u32) {
+    let tag = u32::from_be_bytes(bytes[14..18].try_into().unwrap());
+    let index = u32::from_be_bytes(bytes[18..22].try_into().unwrap());
+    (tag, index)
+}
+
+/// Write `frames` as a classic little-endian pcap (microsecond timestamps, LINKTYPE_ETHERNET).
+pub fn write_pcap(path: &Path, frames: &[Vec<u8>]) {
+    let mut out = Vec::new();
+    out.extend_from_slice(&0xa1b2_c3d4u32.to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&4u16.to_le_bytes());
+    out.extend_from_slice(&0i32.to_le_bytes()); // thiszone
+    out.extend_from_slice(&0u32.to_le_bytes()); // sigfigs
+    out.extend_from_slice(&65535u32.to_le_bytes()); // snaplen
+    out.extend_from_slice(&1u32.to_le_bytes()); // LINKTYPE_ETHERNET
+    for (i, f) in frames.iter().enumerate() {
+        out.extend_from_slice(&(1_700_000_000u32 + i as u32).to_le_bytes());
+        out.extend_from_slice(&(i as u32 % 1_000_000).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(&(f.len() as u32).to_le_bytes());
+        out.extend_from_slice(f);
+    }
+    std::fs::write(path, out).expect("write pcap");
+}
+
+/// Poll `f` until it returns true or `secs` pass (a hang guard, never an assertion on time).
+pub fn poll_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if f() {
+            return true;
+        }
+    }
+    false
+}

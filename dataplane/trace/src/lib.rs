@@ -1,0 +1,19 @@
+//! rocescope's on-disk trace format, shared by the dataplane (which writes it) and the
+//! control process (which reads it). Pure Rust, no DPDK.
+//!
+//! A capture is a *run directory*: one pcapng *shard* per dataplane core plus a
+//! `manifest.json` ([`manifest::Manifest`]) with per-core counters and the CRC-32C of every
+//! block the writer put on disk. Each packet in a shard is an Enhanced Packet Block whose
+//! timestamp is the switch timestamp (mirrored copies) or host time (everything else), whose
+//! packet id option is the Lumina mirror sequence number, and whose comment says what the
+//! dataplane made of the frame ([`annotation::Annotation`]). See `docs/formats.md`.
+
+#![forbid(unsafe_code)]
+
+pub mod annotation;
+pub mod manifest;
+pub mod pcapng;
+pub mod reader;
+
+pub use annotation::Annotation;
+pub use manifest::Manifest;

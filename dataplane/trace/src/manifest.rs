@@ -1,0 +1,157 @@
+//! `manifest.json`: what a run captured, per core, and the CRC-32C of every block written,
+//! so a reader can prove a shard is intact and a checker can account for every drop.
+//! Schema version [`VERSION`]; documented field by field in docs/formats.md.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::Path;
+
+pub const FILE_NAME: &str = "manifest.json";
+pub const FORMAT: &str = "rocescope-run";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Manifest {
+    pub format: String,
+    pub version: u32,
+    /// The program and version that wrote the run.
+    pub writer: String,
+    /// `running` while capturing (a crash leaves it so), then `complete`.
+    pub status: RunStatus,
+    pub started_unix_ns: u64,
+    pub finished_unix_ns: Option<u64>,
+    /// Why the capture ended (signal, duration, max_packets, idle).
+    pub stop_reason: Option<String>,
+    pub config: CaptureConfig,
+    pub port: PortRecord,
+    /// Present in dispatch mode: the lcore that spread packets over the workers.
+    pub dispatcher: Option<DispatcherRecord>,
+    pub cores: Vec<CoreRecord>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CaptureConfig {
+    pub snaplen: u32,
+    /// `rss` (the NIC spreads queues over workers) or `dispatch` (Lumina §3.4 per-packet
+    /// round-robin from one queue).
+    pub balance: String,
+    pub workers: u32,
+    pub mirror_port: u16,
+    pub roce_port: u16,
+    pub buffer_bytes_per_core: u64,
+    pub max_packets: Option<u64>,
+    pub eal_args: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PortRecord {
+    pub port_id: u16,
+    pub driver: String,
+    pub rx_queues: u16,
+    pub rss: bool,
+    /// NIC counters at the end of the run (rte_eth_stats).
+    pub ipackets: u64,
+    pub ibytes: u64,
+    pub imissed: u64,
+    pub ierrors: u64,
+    pub rx_nombuf: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct DispatcherRecord {
+    pub lcore: u32,
+    pub rx: u64,
+    /// Packets received after `max_packets` was reached, freed unrecorded.
+    pub over_limit: u64,
+    /// Per worker: packets dropped because that worker's ring was full.
+    pub ring_drops: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct CoreRecord {
+    pub core: u32,
+    pub lcore: u32,
+    /// The RX queue this core polls (rss mode); `None` when fed by the dispatcher.
+    pub rx_queue: Option<u16>,
+    /// File name of the shard, relative to the run directory.
+    pub shard: String,
+    /// Packets this core took in (from its queue or its dispatcher ring).
+    pub rx: u64,
+    pub rx_bytes: u64,
+    /// Packets received after `max_packets` was reached (rss mode), freed unrecorded.
+    pub over_limit: u64,
+    /// Packets written to the shard.
+    pub written: u64,
+    /// Packets dropped because every buffer of this core was full (disk too slow).
+    pub buffer_drops: u64,
+    /// Packets recorded in a buffer whose write to disk failed (see `write_error`).
+    pub write_failed: u64,
+    pub write_error: Option<String>,
+    /// Packets by class (wire::frame::FrameClass names, plus `malformed`).
+    pub classes: BTreeMap<String, u64>,
+    /// Mirrored copies by Lumina event type.
+    pub events: BTreeMap<String, u64>,
+    /// Malformed frames by wire::ErrorKind name.
+    pub parse_errors: BTreeMap<String, u64>,
+    /// First and last mirror sequence numbers this core saw, in arrival order.
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
+    pub shard_bytes: u64,
+    pub blocks: Vec<BlockRecord>,
+}
+
+/// One contiguous write of the shard file; blocks tile the file from offset 0.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BlockRecord {
+    pub offset: u64,
+    pub len: u64,
+    pub crc32c: u32,
+    /// Enhanced Packet Blocks inside (0 for the header block).
+    pub packets: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("reading {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("{path} is not a rocescope manifest: {source}")]
+    Json { path: String, source: serde_json::Error },
+    #[error("{path}: format {format:?} version {version} is not {FORMAT:?} version {VERSION}")]
+    Version { path: String, format: String, version: u32 },
+}
+
+impl Manifest {
+    pub fn load(run_dir: &Path) -> Result<Manifest, ManifestError> {
+        let path = run_dir.join(FILE_NAME);
+        let shown = path.display().to_string();
+        let text = std::fs::read(&path).map_err(|source| ManifestError::Io { path: shown.clone(), source })?;
+        let m: Manifest =
+            serde_json::from_slice(&text).map_err(|source| ManifestError::Json { path: shown.clone(), source })?;
+        if m.format != FORMAT || m.version != VERSION {
+            return Err(ManifestError::Version { path: shown, format: m.format, version: m.version });
+        }
+        Ok(m)
+    }
+
+    /// Writes atomically (temp file + rename) so a reader never sees half a manifest.
+    pub fn store(&self, run_dir: &Path) -> std::io::Result<()> {
+        let tmp = run_dir.join(format!("{FILE_NAME}.tmp"));
+        let mut f = std::fs::File::create(&tmp)?;
+        serde_json::to_writer_pretty(&mut f, self)?;
+        f.write_all(b"\n")?;
+        f.sync_all()?;
+        std::fs::rename(tmp, run_dir.join(FILE_NAME))
+    }
+
+    pub fn total<F: Fn(&CoreRecord) -> u64>(&self, f: F) -> u64 {
+        self.cores.iter().map(f).sum()
+    }
+}

@@ -1,0 +1,192 @@
+//! The pcapng writer side: section and interface headers written once per shard, and an
+//! allocation-free Enhanced Packet Block encoder for the dataplane's hot path.
+//!
+//! Why not a pcapng crate here: the encoder runs once per packet on a polling core at
+//! line rate and must write straight into a preallocated buffer; `pcap-file`'s writer builds
+//! option vectors per packet. Reading (tests, control) uses [`crate::reader`] or `pcap-file`.
+
+/// Block type codes (pcapng spec, draft-ietf-opsawg-pcapng §4).
+pub const BT_SECTION_HEADER: u32 = 0x0A0D_0D0A;
+pub const BT_INTERFACE_DESCRIPTION: u32 = 0x0000_0001;
+pub const BT_ENHANCED_PACKET: u32 = 0x0000_0006;
+pub const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
+
+/// Option codes we write.
+pub const OPT_END: u16 = 0;
+pub const OPT_COMMENT: u16 = 1;
+pub const IF_NAME: u16 = 2;
+pub const IF_DESCRIPTION: u16 = 3;
+pub const IF_TSRESOL: u16 = 9;
+pub const SHB_USERAPPL: u16 = 4;
+pub const EPB_FLAGS: u16 = 2;
+pub const EPB_PACKETID: u16 = 5;
+
+/// LINKTYPE_ETHERNET.
+pub const LINKTYPE_ETHERNET: u16 = 1;
+/// `epb_flags` value: direction inbound.
+pub const EPB_FLAG_INBOUND: u32 = 0b01;
+
+/// EPB bytes besides the padded packet data and the comment: block header (8), fixed
+/// fields (20), flags option (8), packet id option (12), comment option header (4),
+/// end-of-options (4), trailing length (4).
+pub const EPB_OVERHEAD: usize = 8 + 20 + 8 + 12 + 4 + 4 + 4;
+
+/// Longest comment the dataplane writes; keeps [`epb_len`] bounded.
+pub const MAX_COMMENT: usize = 64;
+
+const fn pad4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+/// Exact encoded size of an EPB carrying `caplen` bytes and a `comment_len`-byte comment.
+pub const fn epb_len(caplen: usize, comment_len: usize) -> usize {
+    EPB_OVERHEAD + pad4(caplen) + pad4(comment_len)
+}
+
+/// Upper bound of [`epb_len`] for a snap length, for sizing buffers.
+pub const fn max_epb_len(snaplen: usize) -> usize {
+    epb_len(snaplen, MAX_COMMENT)
+}
+
+/// What one Enhanced Packet Block holds.
+#[derive(Debug, Clone, Copy)]
+pub struct Epb<'a> {
+    pub interface_id: u32,
+    /// Nanoseconds since the Unix epoch (the interface has `if_tsresol` = 9).
+    pub timestamp_ns: u64,
+    /// The frame's length on the wire.
+    pub original_len: u32,
+    /// The captured (trimmed) bytes.
+    pub data: &'a [u8],
+    /// Mirror sequence number, or 0 when the frame is not a mirrored copy.
+    pub packet_id: u64,
+    /// Human-readable annotation, at most [`MAX_COMMENT`] bytes.
+    pub comment: &'a [u8],
+}
+
+impl Epb<'_> {
+    pub fn encoded_len(&self) -> usize {
+        epb_len(self.data.len(), self.comment.len())
+    }
+
+    /// Appends the block to `out` and returns the offset of the packet data inside `out`
+    /// (the dataplane restores mirrored headers in place there).
+    ///
+    /// The caller reserves capacity: with `out.capacity() - out.len() >= encoded_len()`
+    /// this never reallocates, which is what keeps the hot path allocation-free.
+    pub fn append_to(&self, out: &mut Vec<u8>) -> usize {
+        let len = self.encoded_len() as u32;
+        let comment = &self.comment[..self.comment.len().min(MAX_COMMENT)];
+        put_u32(out, BT_ENHANCED_PACKET);
+        put_u32(out, len);
+        put_u32(out, self.interface_id);
+        put_u32(out, (self.timestamp_ns >> 32) as u32);
+        put_u32(out, self.timestamp_ns as u32);
+        put_u32(out, self.data.len() as u32);
+        put_u32(out, self.original_len);
+        let data_at = out.len();
+        put_padded(out, self.data);
+        put_u16(out, EPB_FLAGS);
+        put_u16(out, 4);
+        put_u32(out, EPB_FLAG_INBOUND);
+        put_u16(out, EPB_PACKETID);
+        put_u16(out, 8);
+        out.extend_from_slice(&self.packet_id.to_le_bytes());
+        put_u16(out, OPT_COMMENT);
+        put_u16(out, comment.len() as u16);
+        put_padded(out, comment);
+        put_u16(out, OPT_END);
+        put_u16(out, 0);
+        put_u32(out, len);
+        data_at
+    }
+}
+
+/// The section header and the single interface description every shard starts with.
+pub fn shard_header(snaplen: u32, if_name: &str, if_description: &str, application: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    let mut body = Vec::new();
+    put_u32(&mut body, BYTE_ORDER_MAGIC);
+    put_u16(&mut body, 1);
+    put_u16(&mut body, 0);
+    body.extend_from_slice(&(-1i64).to_le_bytes()); // section length unknown
+    put_option(&mut body, SHB_USERAPPL, application.as_bytes());
+    put_option(&mut body, OPT_END, &[]);
+    put_block(&mut out, BT_SECTION_HEADER, &body);
+
+    body.clear();
+    put_u16(&mut body, LINKTYPE_ETHERNET);
+    put_u16(&mut body, 0);
+    put_u32(&mut body, snaplen);
+    put_option(&mut body, IF_NAME, if_name.as_bytes());
+    put_option(&mut body, IF_DESCRIPTION, if_description.as_bytes());
+    put_option(&mut body, IF_TSRESOL, &[9]); // nanoseconds: switch timestamps are ns
+    put_option(&mut body, OPT_END, &[]);
+    put_block(&mut out, BT_INTERFACE_DESCRIPTION, &body);
+    out
+}
+
+fn put_block(out: &mut Vec<u8>, block_type: u32, body: &[u8]) {
+    let len = (12 + body.len()) as u32;
+    put_u32(out, block_type);
+    put_u32(out, len);
+    out.extend_from_slice(body);
+    put_u32(out, len);
+}
+
+fn put_option(out: &mut Vec<u8>, code: u16, value: &[u8]) {
+    put_u16(out, code);
+    put_u16(out, value.len() as u16);
+    put_padded(out, value);
+}
+
+fn put_padded(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(bytes);
+    let pad = pad4(bytes.len()) - bytes.len();
+    out.extend_from_slice(&[0u8; 3][..pad]);
+}
+
+fn put_u16(out: &mut Vec<u8>, v: u16) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn epb_length_matches_encoding_for_every_padding() {
+        for caplen in 0..9 {
+            for clen in 0..9 {
+                let data = vec![0xAB; caplen];
+                let comment = vec![b'c'; clen];
+                let epb = Epb { interface_id: 0, timestamp_ns: 1, original_len: 100, data: &data, packet_id: 7, comment: &comment };
+                let mut out = Vec::new();
+                let at = epb.append_to(&mut out);
+                assert_eq!(out.len(), epb.encoded_len());
+                assert_eq!(out.len() % 4, 0);
+                assert_eq!(&out[at..at + caplen], &data[..]);
+                let trailing = u32::from_le_bytes(out[out.len() - 4..].try_into().unwrap());
+                assert_eq!(trailing as usize, out.len());
+            }
+        }
+    }
+
+    #[test]
+    fn append_never_reallocates_within_reserved_capacity() {
+        let mut out = Vec::with_capacity(max_epb_len(128) * 3);
+        let ptr = out.as_ptr();
+        let data = [1u8; 128];
+        let comment = [b'x'; MAX_COMMENT];
+        for _ in 0..3 {
+            Epb { interface_id: 0, timestamp_ns: 0, original_len: 1000, data: &data, packet_id: 0, comment: &comment }
+                .append_to(&mut out);
+        }
+        assert_eq!(out.as_ptr(), ptr);
+        assert_eq!(out.len(), max_epb_len(128) * 3);
+    }
+}

@@ -1,0 +1,337 @@
+//! Reading shards back: a zero-copy pcapng block walker over a shard's bytes, and the
+//! block-CRC verification against the manifest. Only what rocescope writes is required
+//! (little-endian sections, one Ethernet interface); other block types are skipped.
+
+use crate::annotation::Annotation;
+use crate::manifest::BlockRecord;
+use crate::pcapng::*;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReadError {
+    #[error("offset {offset}: truncated block (need {need} bytes, {have} left)")]
+    Truncated { offset: u64, need: u64, have: u64 },
+    #[error("offset {offset}: block length {len} is not a multiple of 4 or below 12")]
+    BadBlockLength { offset: u64, len: u32 },
+    #[error("offset {offset}: trailing block length {trailing} differs from leading {len}")]
+    LengthMismatch { offset: u64, len: u32, trailing: u32 },
+    #[error("offset {offset}: section byte order is big-endian or unknown ({magic:#010x}); rocescope writes little-endian")]
+    ByteOrder { offset: u64, magic: u32 },
+    #[error("offset {offset}: packet block before any section header")]
+    NoSection { offset: u64 },
+    #[error("offset {offset}: packet data length {caplen} overruns its block")]
+    BadCaptureLength { offset: u64, caplen: u32 },
+    #[error("offset {offset}: packet on interface {interface} which was never described")]
+    UnknownInterface { offset: u64, interface: u32 },
+}
+
+/// One packet of a shard, borrowed from the shard's bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardPacket<'a> {
+    /// Byte offset of the packet's block in the shard.
+    pub offset: u64,
+    pub interface_id: u32,
+    pub timestamp_ns: u64,
+    pub original_len: u32,
+    pub data: &'a [u8],
+    pub packet_id: Option<u64>,
+    pub comment: Option<&'a [u8]>,
+}
+
+impl ShardPacket<'_> {
+    pub fn annotation(&self) -> Option<Annotation> {
+        self.comment.and_then(Annotation::parse)
+    }
+}
+
+/// Iterates the packets of a pcapng byte buffer. Stops after the first error.
+pub struct ShardReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    in_section: bool,
+    /// Per interface: multiplier from timestamp units to ns.
+    interfaces: Vec<u64>,
+    failed: bool,
+}
+
+impl<'a> ShardReader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        ShardReader { bytes, pos: 0, in_section: false, interfaces: Vec::new(), failed: false }
+    }
+
+    fn next_block(&mut self) -> Result<Option<(u32, &'a [u8], u64)>, ReadError> {
+        let offset = self.pos as u64;
+        let rest = &self.bytes[self.pos..];
+        if rest.is_empty() {
+            return Ok(None);
+        }
+        if rest.len() < 12 {
+            return Err(ReadError::Truncated { offset, need: 12, have: rest.len() as u64 });
+        }
+        let block_type = le32(rest, 0);
+        if block_type == BT_SECTION_HEADER {
+            let magic = le32(rest, 8);
+            if magic != BYTE_ORDER_MAGIC {
+                return Err(ReadError::ByteOrder { offset, magic });
+            }
+        }
+        let len = le32(rest, 4);
+        if len < 12 || len % 4 != 0 {
+            return Err(ReadError::BadBlockLength { offset, len });
+        }
+        if rest.len() < len as usize {
+            return Err(ReadError::Truncated { offset, need: len as u64, have: rest.len() as u64 });
+        }
+        let trailing = le32(rest, len as usize - 4);
+        if trailing != len {
+            return Err(ReadError::LengthMismatch { offset, len, trailing });
+        }
+        self.pos += len as usize;
+        Ok(Some((block_type, &rest[8..len as usize - 4], offset)))
+    }
+
+    fn packet(&self, body: &'a [u8], offset: u64) -> Result<ShardPacket<'a>, ReadError> {
+        if !self.in_section {
+            return Err(ReadError::NoSection { offset });
+        }
+        if body.len() < 20 {
+            return Err(ReadError::BadBlockLength { offset, len: body.len() as u32 + 12 });
+        }
+        let interface_id = le32(body, 0);
+        let units = ((le32(body, 4) as u64) << 32) | le32(body, 8) as u64;
+        let caplen = le32(body, 12);
+        let original_len = le32(body, 16);
+        let scale = *self
+            .interfaces
+            .get(interface_id as usize)
+            .ok_or(ReadError::UnknownInterface { offset, interface: interface_id })?;
+        let data_end = 20usize.checked_add(caplen as usize).filter(|&e| e <= body.len());
+        let data_end = data_end.ok_or(ReadError::BadCaptureLength { offset, caplen })?;
+        let mut packet = ShardPacket {
+            offset,
+            interface_id,
+            timestamp_ns: units.saturating_mul(scale),
+            original_len,
+            data: &body[20..data_end],
+            packet_id: None,
+            comment: None,
+        };
+        for (code, value) in Options::new(body.get(pad4(data_end)..).unwrap_or(&[])) {
+            match code {
+                EPB_PACKETID if value.len() == 8 => packet.packet_id = Some(le64(value)),
+                OPT_COMMENT => packet.comment = Some(value),
+                _ => {}
+            }
+        }
+        Ok(packet)
+    }
+
+    fn interface(&mut self, body: &[u8]) {
+        // Default resolution is microseconds (pcapng §4.2); rocescope writes if_tsresol=9.
+        let mut scale = 1_000u64;
+        for (code, value) in Options::new(body.get(8..).unwrap_or(&[])) {
+            if code == IF_TSRESOL && value.len() == 1 {
+                scale = tsresol_to_ns(value[0]);
+            }
+        }
+        self.interfaces.push(scale);
+    }
+}
+
+impl<'a> Iterator for ShardReader<'a> {
+    type Item = Result<ShardPacket<'a>, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.failed {
+            let block = match self.next_block() {
+                Ok(Some(b)) => b,
+                Ok(None) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            };
+            match block {
+                (BT_SECTION_HEADER, _, _) => {
+                    self.in_section = true;
+                    self.interfaces.clear();
+                }
+                (BT_INTERFACE_DESCRIPTION, body, _) => self.interface(body),
+                (BT_ENHANCED_PACKET, body, offset) => {
+                    let p = self.packet(body, offset);
+                    self.failed = p.is_err();
+                    return Some(p);
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// Nanoseconds per timestamp unit for an `if_tsresol` byte (power of 10 or of 2).
+fn tsresol_to_ns(resol: u8) -> u64 {
+    let exp = (resol & 0x7f) as u32;
+    if resol & 0x80 == 0 {
+        10u64.checked_pow(9u32.saturating_sub(exp)).unwrap_or(1).max(1)
+    } else {
+        // 2^-exp seconds; only exact for exp <= 0 in ns, rocescope never writes these.
+        (1_000_000_000u64 >> exp.min(63)).max(1)
+    }
+}
+
+struct Options<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Options<'a> {
+    fn new(bytes: &'a [u8]) -> Self {
+        Options { bytes }
+    }
+}
+
+impl<'a> Iterator for Options<'a> {
+    type Item = (u16, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.bytes.len() < 4 {
+            return None;
+        }
+        let code = u16::from_le_bytes([self.bytes[0], self.bytes[1]]);
+        let len = u16::from_le_bytes([self.bytes[2], self.bytes[3]]) as usize;
+        if code == OPT_END || self.bytes.len() < 4 + len {
+            return None;
+        }
+        let value = &self.bytes[4..4 + len];
+        self.bytes = self.bytes.get(4 + pad4(len)..).unwrap_or(&[]);
+        Some((code, value))
+    }
+}
+
+/// A block of the manifest that does not match the shard's bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BlockFault {
+    /// The block lies (partly) beyond the end of the file.
+    Missing { index: usize, offset: u64, len: u64, file_len: u64 },
+    /// The bytes are there but their CRC-32C differs.
+    Crc { index: usize, offset: u64, len: u64, expected: u32, actual: u32 },
+    /// Blocks must tile the file: a hole or overlap before this block.
+    Gap { index: usize, expected_offset: u64, offset: u64 },
+    /// Bytes after the last block that no block covers.
+    Unaccounted { offset: u64, len: u64 },
+}
+
+/// Checks a shard's bytes against the blocks its manifest lists.
+pub fn verify_blocks(bytes: &[u8], blocks: &[BlockRecord]) -> Vec<BlockFault> {
+    let mut faults = Vec::new();
+    let mut expected_offset = 0u64;
+    let file_len = bytes.len() as u64;
+    for (index, b) in blocks.iter().enumerate() {
+        if b.offset != expected_offset {
+            faults.push(BlockFault::Gap { index, expected_offset, offset: b.offset });
+        }
+        expected_offset = b.offset.saturating_add(b.len);
+        let end = b.offset.checked_add(b.len).filter(|&e| e <= file_len);
+        let Some(end) = end else {
+            faults.push(BlockFault::Missing { index, offset: b.offset, len: b.len, file_len });
+            continue;
+        };
+        let actual = crc32c::crc32c(&bytes[b.offset as usize..end as usize]);
+        if actual != b.crc32c {
+            faults.push(BlockFault::Crc { index, offset: b.offset, len: b.len, expected: b.crc32c, actual });
+        }
+    }
+    if expected_offset < file_len {
+        faults.push(BlockFault::Unaccounted { offset: expected_offset, len: file_len - expected_offset });
+    }
+    faults
+}
+
+fn pad4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn le32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shard(packets: &[(u64, &[u8], u64, &[u8])]) -> Vec<u8> {
+        let mut out = shard_header(128, "port0", "test", "rocescope test");
+        for &(ts, data, id, comment) in packets {
+            Epb { interface_id: 0, timestamp_ns: ts, original_len: 1000, data, packet_id: id, comment }
+                .append_to(&mut out);
+        }
+        out
+    }
+
+    #[test]
+    fn reads_back_what_the_encoder_wrote() {
+        let bytes = shard(&[(1_700_000_000_123_456_789, b"abcde", 7, b"mirror seq=7 event=drop"), (5, b"", 0, b"pfc")]);
+        let got: Vec<_> = ShardReader::new(&bytes).collect::<Result<_, _>>().unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].timestamp_ns, 1_700_000_000_123_456_789);
+        assert_eq!(got[0].data, b"abcde");
+        assert_eq!(got[0].original_len, 1000);
+        assert_eq!(got[0].packet_id, Some(7));
+        assert_eq!(got[0].comment, Some(&b"mirror seq=7 event=drop"[..]));
+        assert_eq!(got[1].data, b"");
+        assert_eq!(got[1].comment, Some(&b"pfc"[..]));
+    }
+
+    #[test]
+    fn agrees_with_pcap_file_crate() {
+        let bytes = shard(&[(123_456_789_012, b"0123456789", 3, b"roce")]);
+        let mut r = pcap_file::pcapng::PcapNgReader::new(&bytes[..]).unwrap();
+        let mut n = 0;
+        while let Some(block) = r.next_block() {
+            if let pcap_file::pcapng::Block::EnhancedPacket(epb) = block.unwrap() {
+                assert_eq!(epb.data.as_ref(), b"0123456789");
+                assert_eq!(epb.timestamp.as_nanos(), 123_456_789_012);
+                assert_eq!(epb.original_len, 1000);
+                n += 1;
+            }
+        }
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn every_truncation_is_a_typed_error_never_a_panic() {
+        let header = shard(&[]).len();
+        let one = shard(&[(1, b"abc", 1, b"x")]).len();
+        let bytes = shard(&[(1, b"abc", 1, b"x"), (2, b"defgh", 2, b"y")]);
+        let section_header_len = le32(&bytes, 4) as usize;
+        let boundaries = [0, section_header_len, header, one, bytes.len()];
+        for cut in 0..=bytes.len() {
+            let results: Vec<_> = ShardReader::new(&bytes[..cut]).collect();
+            let packets_whole = (cut >= one) as usize + (cut == bytes.len()) as usize;
+            let oks = results.iter().take_while(|r| r.is_ok()).count();
+            assert_eq!(oks, packets_whole, "cut {cut}");
+            let errors = results.len() - oks;
+            assert_eq!(errors, usize::from(!boundaries.contains(&cut)), "cut {cut}: {results:?}");
+        }
+    }
+
+    #[test]
+    fn block_faults_are_located() {
+        let bytes = shard(&[(1, b"abc", 1, b"x")]);
+        let half = bytes.len() as u64 / 2;
+        let blocks = vec![
+            BlockRecord { offset: 0, len: half, crc32c: crc32c::crc32c(&bytes[..half as usize]), packets: 0 },
+            BlockRecord { offset: half, len: bytes.len() as u64 - half, crc32c: 0xdead_beef, packets: 1 },
+        ];
+        let faults = verify_blocks(&bytes, &blocks);
+        assert_eq!(faults.len(), 1);
+        assert!(matches!(faults[0], BlockFault::Crc { index: 1, .. }));
+        assert!(verify_blocks(&bytes[..half as usize + 1], &blocks[..1]).contains(&BlockFault::Unaccounted { offset: half, len: 1 }));
+        assert!(matches!(verify_blocks(&bytes[..10], &blocks[..1])[0], BlockFault::Missing { index: 0, .. }));
+    }
+}

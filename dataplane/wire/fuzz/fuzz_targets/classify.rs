@@ -1,0 +1,41 @@
+//! Fuzzes the dataplane's per-frame path: classify, then restore a full and a trimmed
+//! copy, plus the ICRC and whole-frame parsers. Any panic is a bug (DESIGN "Quality bar").
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use wire::build::{Payload, RoceFrameRepr};
+use wire::frame::{classify, ClassifyConfig, FrameClass};
+use wire::mirror;
+
+fuzz_target!(|data: &[u8]| {
+    let cfg = ClassifyConfig::default();
+    match classify(data, &cfg) {
+        Ok(info) => {
+            assert!(usize::from(info.l3_offset) <= data.len());
+            assert!(usize::from(info.l4_offset) <= data.len());
+            assert_eq!(info.mirror.is_some(), info.class == FrameClass::MirroredRoce);
+            if let Some(op) = info.opcode {
+                assert_eq!(data.get(usize::from(info.bth_offset)), Some(&op));
+            }
+            let mut full = data.to_vec();
+            mirror::restore(&mut full, &info, &cfg);
+            // A trimmed copy restores to a prefix of the full restoration, except for the
+            // IPv4 checksum, which needs the whole header.
+            let snap = data.len() / 2;
+            let mut trimmed = data[..snap].to_vec();
+            mirror::restore(&mut trimmed, &info, &cfg);
+            assert_eq!(trimmed.len(), snap);
+        }
+        Err(e) => {
+            assert!(e.kind().index() < wire::ErrorKind::COUNT);
+        }
+    }
+    let _ = wire::icrc::verify_frame(data);
+    // Whatever parses as a whole RoCEv2 frame can be emitted again.
+    if let Ok((repr, range)) = RoceFrameRepr::parse(data) {
+        if repr.check().is_ok() {
+            let out = repr.to_vec(Payload::Bytes(&data[range])).expect("emit parsed repr");
+            assert_eq!(RoceFrameRepr::parse(&out).map(|(r, _)| r), Ok(repr.normalized()));
+        }
+    }
+});
