@@ -71,7 +71,7 @@ pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
         let if_name = format!("port{}", args.port);
         let if_desc = format!("{} {} core {core}", info.driver_name, args.balance.name());
         let header = trace::pcapng::shard_header(args.snaplen, &if_name, &if_desc, &report::writer_name());
-        let (buffer, writer) = shard::open(&run_dir.join(&shard_name), header, chunks, CHUNK_BYTES)
+        let (buffer, writer) = shard::open(&run_dir.join(&shard_name), header, chunks, CHUNK_BYTES, stop.clone())
             .with_context(|| format!("creating {}", run_dir.join(&shard_name).display()))?;
         let source = match queue {
             Some(q) => Source::Queue { queue: port.rx_queue(q)?, admission: admission.clone() },

@@ -6,7 +6,9 @@
 use crossbeam::channel::{self, Receiver, Sender, TryRecvError};
 use std::fs::File;
 use std::io::Write;
+use crate::counters::{Stop, StopReason};
 use std::path::Path;
+use std::sync::Arc;
 use trace::manifest::BlockRecord;
 
 /// A buffer of whole pcapng blocks on its way to disk.
@@ -34,12 +36,14 @@ pub struct WriterReport {
 }
 
 /// Creates `chunks` buffers of `chunk_bytes` each, the shard file (starting with `header`)
-/// and its writer thread. All memory is allocated here, none per packet.
+/// and its writer thread. All memory is allocated here, none per packet. A write error
+/// stops the whole capture (`stop`): a run that cannot reach the disk must not go on.
 pub fn open(
     path: &Path,
     header: Vec<u8>,
     chunks: usize,
     chunk_bytes: usize,
+    stop: Arc<Stop>,
 ) -> std::io::Result<(ShardBuffer, std::thread::JoinHandle<WriterReport>)> {
     let file = File::create(path)?;
     let (full_tx, full_rx) = channel::bounded(chunks);
@@ -48,7 +52,7 @@ pub fn open(
         free_tx.send(Chunk { data: Vec::with_capacity(chunk_bytes), packets: 0 }).expect("capacity is `chunks`");
     }
     let name = format!("writer-{}", path.file_name().unwrap_or_default().to_string_lossy());
-    let handle = std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx))?;
+    let handle = std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx, &stop))?;
     Ok((ShardBuffer { current: None, full_tx, free_rx }, handle))
 }
 
@@ -89,12 +93,18 @@ impl ShardBuffer {
     }
 }
 
-fn write_loop(mut file: File, header: Vec<u8>, full_rx: Receiver<Chunk>, free_tx: Sender<Chunk>) -> WriterReport {
+fn write_loop(
+    mut file: File,
+    header: Vec<u8>,
+    full_rx: Receiver<Chunk>,
+    free_tx: Sender<Chunk>,
+    stop: &Stop,
+) -> WriterReport {
     let mut report = WriterReport::default();
     let header = Chunk { data: header, packets: 0 };
-    write_chunk(&mut file, &header, &mut report);
+    write_chunk(&mut file, &header, &mut report, stop);
     for mut chunk in full_rx {
-        write_chunk(&mut file, &chunk, &mut report);
+        write_chunk(&mut file, &chunk, &mut report, stop);
         chunk.data.clear();
         chunk.packets = 0;
         let _ = free_tx.send(chunk); // the worker may already be gone at shutdown
@@ -107,7 +117,7 @@ fn write_loop(mut file: File, header: Vec<u8>, full_rx: Receiver<Chunk>, free_tx
     report
 }
 
-fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport) {
+fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport, stop: &Stop) {
     if report.error.is_some() {
         report.packets_lost += chunk.packets;
         return;
@@ -124,8 +134,9 @@ fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport) {
             report.packets_written += chunk.packets;
         }
         Err(e) => {
-            tracing::error!("writing shard: {e}; later packets of this core are counted as lost");
+            tracing::error!("writing shard: {e}; stopping the capture, unwritten packets are counted as lost");
             report.error = Some(e.to_string());
+            stop.request(StopReason::WriteError);
             report.packets_lost += chunk.packets;
         }
     }
@@ -151,7 +162,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rocescope-shard-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.bin");
-        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 4, 64).unwrap();
+        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 4, 64, Arc::default()).unwrap();
         let mut accepted = 0;
         for i in 0..100u8 {
             if append(&mut buf, &[i; 16]) {
@@ -167,6 +178,20 @@ mod tests {
         assert_eq!(bytes.len() as u64, 4 + 16 * accepted);
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_error_stops_the_capture_and_counts_the_lost_packets() {
+        // /dev/full accepts the open and fails every write with ENOSPC.
+        let stop = Arc::new(Stop::default());
+        let (mut buf, writer) = open(Path::new("/dev/full"), b"HEAD".to_vec(), 2, 64, stop.clone()).unwrap();
+        assert!(append(&mut buf, &[7; 16]));
+        buf.flush();
+        drop(buf);
+        let report = writer.join().unwrap();
+        assert!(report.error.is_some());
+        assert_eq!((report.packets_written, report.packets_lost), (0, 1));
+        assert_eq!(stop.reason(), Some(StopReason::WriteError));
     }
 
     #[test]

@@ -186,7 +186,7 @@ fn num(s: &str) -> u64 {
 
 #[test]
 fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
-    let s = Scenario::lumina();
+    let s = Scenario::lumina_with_truncations();
     let work = std::env::temp_dir().join(format!("rs-e2e-input-{}", std::process::id()));
     std::fs::create_dir_all(&work).unwrap();
 

@@ -65,18 +65,29 @@ impl Scenario {
             .collect()
     }
 
-    /// The Lumina scenario (see the module doc), followed by every prefix truncation of a
-    /// mirrored copy to exercise malformed-input handling. Mirror seqs start just below
-    /// the 31-bit wrap so the run crosses it; PSNs of one QP cross the 24-bit wrap.
+    /// The Lumina scenario (see the module doc). Mirror seqs start just below the 31-bit
+    /// wrap so the run crosses it; PSNs of one QP cross the 24-bit wrap. This is the
+    /// bundled sample `tests/data/lumina-mirrored.pcap`.
     pub fn lumina() -> Scenario {
+        Self::rig().scenario
+    }
+
+    /// [`Scenario::lumina`] followed by every prefix truncation of a mirrored copy, to
+    /// exercise malformed-input handling.
+    pub fn lumina_with_truncations() -> Scenario {
+        let mut rig = Self::rig();
+        rig.truncations();
+        rig.scenario
+    }
+
+    fn rig() -> Rig {
         let mut rig = Rig::new(0x5eed_1234_abcd_0001, wire::mirror::SEQ_MAX - 4);
         rig.write_with_drop();
         rig.send_with_ecn();
         rig.read_with_corruption();
         rig.ipv6_and_vlan();
         rig.not_mirrored();
-        rig.truncations();
-        rig.scenario
+        rig
     }
 }
 
@@ -396,6 +407,21 @@ mod tests {
     use super::*;
     use wire::frame::{classify, ClassifyConfig};
 
+    /// The bundled sample is exactly the scenario; regenerate it with
+    /// `ROCESCOPE_BLESS=1 cargo test -p rocescope-tests bundled_sample`.
+    #[test]
+    fn bundled_sample_is_the_lumina_scenario() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/lumina-mirrored.pcap");
+        let tmp = std::env::temp_dir().join(format!("rs-sample-{}.pcap", std::process::id()));
+        crate::pcap::write(&tmp, &Scenario::lumina().frames).unwrap();
+        let fresh = std::fs::read(&tmp).unwrap();
+        std::fs::remove_file(&tmp).unwrap();
+        if std::env::var_os("ROCESCOPE_BLESS").is_some() {
+            std::fs::write(&path, &fresh).unwrap();
+        }
+        assert!(std::fs::read(&path).unwrap() == fresh, "{} is stale: re-bless it", path.display());
+    }
+
     #[test]
     fn seqs_are_consecutive_across_the_wrap() {
         let s = Scenario::lumina();
@@ -409,7 +435,7 @@ mod tests {
 
     #[test]
     fn every_frame_classifies_as_expected() {
-        let s = Scenario::lumina();
+        let s = Scenario::lumina_with_truncations();
         let cfg = ClassifyConfig::default();
         for (frame, e) in s.frames.iter().zip(&s.expected) {
             let got = match classify(frame, &cfg) {
