@@ -1,0 +1,174 @@
+//! `rocescope verify` on run directories built with the shard encoder, intact and damaged
+//! in each way it must detect. No DPDK needed.
+
+use control::verify::verify_run;
+use std::path::{Path, PathBuf};
+use trace::annotation::Annotation;
+use trace::manifest::{BlockRecord, CaptureConfig, CoreRecord, Manifest, PortRecord, RunStatus};
+use trace::pcapng::{shard_header, Epb, MAX_COMMENT};
+
+/// A run of one core: the scenario's frames written as the dataplane writes them, in
+/// blocks of `per_block` packets.
+fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
+    let dir = std::env::temp_dir().join(format!("rs-verify-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let s = rocescope_tests::scenario::Scenario::lumina();
+    let mut file = shard_header(128, "port0", "test", "test");
+    let mut blocks = vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: crc32c(&file), packets: 0 }];
+    let mut core = CoreRecord { shard: "shard-000.pcapng".into(), ..Default::default() };
+    for chunk in s.expected.chunks(per_block) {
+        let start = file.len();
+        for e in chunk {
+            let mut comment = [0u8; MAX_COMMENT];
+            let data = &e.recorded[..e.recorded.len().min(128)];
+            let epb = Epb {
+                interface_id: 0,
+                timestamp_ns: e.switch_ts_ns.unwrap_or(1),
+                original_len: e.recorded.len() as u32,
+                data,
+                packet_id: 0,
+                comment: e.annotation.render(&mut comment),
+            };
+            epb.append_to(&mut file);
+            count(&mut core, e.annotation);
+        }
+        let bytes = &file[start..];
+        blocks.push(BlockRecord { offset: start as u64, len: bytes.len() as u64, crc32c: crc32c(bytes), packets: chunk.len() as u64 });
+    }
+    core.rx = s.expected.len() as u64;
+    core.written = core.rx;
+    core.shard_bytes = file.len() as u64;
+    core.blocks = blocks;
+    std::fs::write(dir.join(&core.shard), &file).unwrap();
+    let m = Manifest {
+        format: trace::manifest::FORMAT.into(),
+        version: trace::manifest::VERSION,
+        writer: "test".into(),
+        status: RunStatus::Complete,
+        started_unix_ns: 0,
+        finished_unix_ns: Some(1),
+        stop_reason: Some("idle".into()),
+        config: CaptureConfig {
+            snaplen: 128,
+            balance: "rss".into(),
+            workers: 1,
+            mirror_port: 9741,
+            roce_port: 4791,
+            buffer_bytes_per_core: 0,
+            max_packets: None,
+            eal_args: vec![],
+        },
+        port: PortRecord { ipackets: core.rx, ..Default::default() },
+        dispatcher: None,
+        cores: vec![core],
+    };
+    m.store(&dir).unwrap();
+    (dir, m)
+}
+
+fn count(core: &mut CoreRecord, a: Annotation) {
+    let class = match a {
+        Annotation::Mirrored { event, .. } => {
+            *core.events.entry(event.name().into()).or_default() += 1;
+            "mirrored_roce".to_string()
+        }
+        Annotation::Class(c) => c.name().into(),
+        Annotation::Malformed(_) => "malformed".into(),
+    };
+    *core.classes.entry(class).or_default() += 1;
+}
+
+fn crc32c(b: &[u8]) -> u32 {
+    // The same Castagnoli CRC the dataplane uses, through the trace crate's verifier.
+    let probe = [BlockRecord { offset: 0, len: b.len() as u64, crc32c: 0, packets: 0 }];
+    match trace::reader::verify_blocks(b, &probe).first() {
+        Some(trace::reader::BlockFault::Crc { actual, .. }) => *actual,
+        _ => 0,
+    }
+}
+
+fn problems(dir: &Path) -> Vec<String> {
+    let r = verify_run(dir).unwrap();
+    let mut all = r.problems.clone();
+    for s in &r.shards {
+        all.extend(s.problems.iter().cloned());
+    }
+    assert_eq!(r.intact(), all.is_empty());
+    all
+}
+
+fn shard(dir: &Path) -> PathBuf {
+    dir.join("shard-000.pcapng")
+}
+
+#[test]
+fn an_intact_run_verifies() {
+    let (dir, m) = make_run("intact", 7);
+    assert_eq!(problems(&dir), Vec::<String>::new());
+    let r = verify_run(&dir).unwrap();
+    assert_eq!(r.shards[0].packets, m.cores[0].written);
+    assert!(r.to_string().contains("intact"));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_flipped_byte_is_located_to_its_block() {
+    let (dir, m) = make_run("flip", 7);
+    let victim = m.cores[0].blocks[2];
+    let mut bytes = std::fs::read(shard(&dir)).unwrap();
+    bytes[victim.offset as usize + 40] ^= 0x01; // inside packet data: still parses
+    std::fs::write(shard(&dir), &bytes).unwrap();
+    let p = problems(&dir);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].starts_with(&format!("block 2 (bytes {}..{}) is damaged", victim.offset, victim.offset + victim.len)), "{p:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn truncation_and_appended_bytes_are_found() {
+    let (dir, m) = make_run("truncate", 7);
+    let bytes = std::fs::read(shard(&dir)).unwrap();
+    let last = *m.cores[0].blocks.last().unwrap();
+    std::fs::write(shard(&dir), &bytes[..bytes.len() - 10]).unwrap();
+    let p = problems(&dir);
+    let lost = last.packets.to_string();
+    assert!(p.iter().any(|x| x.contains(&format!("block {}", m.cores[0].blocks.len() - 1)) && x.contains("beyond the end")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("unreadable from here on")), "{p:?}");
+    assert!(p.iter().any(|x| x.contains("the manifest says")), "{p:?} ({lost} packets in the last block)");
+
+    let mut longer = bytes.clone();
+    longer.extend_from_slice(&[0u8; 12]);
+    std::fs::write(shard(&dir), &longer).unwrap();
+    let p = problems(&dir);
+    assert!(p.iter().any(|x| x.contains(&format!("12 bytes from offset {}", bytes.len()))), "{p:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn counters_that_do_not_add_up_are_reported() {
+    let (dir, mut m) = make_run("accounting", 7);
+    m.cores[0].rx += 3;
+    m.cores[0].classes.insert("pfc".into(), 99);
+    m.store(&dir).unwrap();
+    let p = problems(&dir);
+    assert!(p.iter().any(|x| x.starts_with("core 0: rx 33 but written 30")), "{p:?}");
+    assert!(p.iter().any(|x| x.starts_with("class pfc: 2 packets in the shard, 99 in the manifest")), "{p:?}");
+    assert!(p.iter().any(|x| x.starts_with("port delivered 30 packets, cores received 33")), "{p:?}");
+    // A run that never finished says so (and its port counters were never read).
+    m.status = RunStatus::Running;
+    m.store(&dir).unwrap();
+    let p = problems(&dir);
+    assert!(p.iter().any(|x| x.contains("status is `running`")), "{p:?}");
+    assert!(!p.iter().any(|x| x.starts_with("port delivered")), "{p:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_missing_manifest_is_an_error_not_a_verdict() {
+    let dir = std::env::temp_dir().join(format!("rs-verify-{}-none", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let e = verify_run(&dir).unwrap_err();
+    assert!(e.to_string().contains("manifest.json"), "{e}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
