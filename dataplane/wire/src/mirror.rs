@@ -29,6 +29,8 @@ use crate::{be, ipv4, ipv6, udp, Error, Result};
 pub const SEQ_MAX: u32 = 0x7fff_ffff;
 /// Largest timestamp a 48-bit MAC can hold (≈ 78 hours of nanoseconds).
 pub const TIMESTAMP_MAX: u64 = (1 << 48) - 1;
+/// A bit-error event flips the IPv4 identification of the copy with this mask.
+pub const CORRUPT_IDENT_XOR: u16 = 0xffff;
 
 /// The event the switch injected into the original packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -227,7 +229,7 @@ impl MirrorRepr {
             ip.set_ttl(event);
             if self.meta.event == Event::Corrupt {
                 let ident = ip.ident();
-                ip.set_ident(ident ^ 0xffff);
+                ip.set_ident(ident ^ CORRUPT_IDENT_XOR);
             }
             ip.fill_checksum();
         } else {
