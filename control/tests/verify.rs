@@ -15,7 +15,7 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
     std::fs::create_dir_all(&dir).unwrap();
     let s = rocescope_tests::scenario::Scenario::lumina();
     let mut file = shard_header(128, "port0", "test", "test");
-    let mut blocks = vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: crc32c(&file), packets: 0 }];
+    let mut blocks = vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: trace::manifest::block_crc(&file), packets: 0 }];
     let mut core = CoreRecord { shard: "shard-000.pcapng".into(), ..Default::default() };
     for chunk in s.expected.chunks(per_block) {
         let start = file.len();
@@ -34,7 +34,7 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
             count(&mut core, e.annotation);
         }
         let bytes = &file[start..];
-        blocks.push(BlockRecord { offset: start as u64, len: bytes.len() as u64, crc32c: crc32c(bytes), packets: chunk.len() as u64 });
+        blocks.push(BlockRecord { offset: start as u64, len: bytes.len() as u64, crc32c: trace::manifest::block_crc(bytes), packets: chunk.len() as u64 });
     }
     core.rx = s.expected.len() as u64;
     core.written = core.rx;
@@ -79,14 +79,6 @@ fn count(core: &mut CoreRecord, a: Annotation) {
     *core.classes.entry(class).or_default() += 1;
 }
 
-fn crc32c(b: &[u8]) -> u32 {
-    // The same Castagnoli CRC the dataplane uses, through the trace crate's verifier.
-    let probe = [BlockRecord { offset: 0, len: b.len() as u64, crc32c: 0, packets: 0 }];
-    match trace::reader::verify_blocks(b, &probe).first() {
-        Some(trace::reader::BlockFault::Crc { actual, .. }) => *actual,
-        _ => 0,
-    }
-}
 
 fn problems(dir: &Path) -> Vec<String> {
     let r = verify_run(dir).unwrap();

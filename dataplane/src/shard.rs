@@ -127,7 +127,7 @@ fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport, stop: 
             report.blocks.push(BlockRecord {
                 offset: report.bytes,
                 len: chunk.data.len() as u64,
-                crc32c: crc32c::crc32c(&chunk.data),
+                crc32c: trace::manifest::block_crc(&chunk.data),
                 packets: chunk.packets,
             });
             report.bytes += chunk.data.len() as u64;

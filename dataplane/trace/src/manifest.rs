@@ -108,6 +108,11 @@ pub struct CoreRecord {
     pub blocks: Vec<BlockRecord>,
 }
 
+/// The checksum of a block: CRC-32C (Castagnoli), hardware-accelerated where available.
+pub fn block_crc(bytes: &[u8]) -> u32 {
+    crc32c::crc32c(bytes)
+}
+
 /// One contiguous write of the shard file; blocks tile the file from offset 0.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct BlockRecord {

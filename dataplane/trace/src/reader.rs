@@ -235,7 +235,7 @@ pub fn verify_blocks(bytes: &[u8], blocks: &[BlockRecord]) -> Vec<BlockFault> {
             faults.push(BlockFault::Missing { index, offset: b.offset, len: b.len, file_len });
             continue;
         };
-        let actual = crc32c::crc32c(&bytes[b.offset as usize..end as usize]);
+        let actual = crate::manifest::block_crc(&bytes[b.offset as usize..end as usize]);
         if actual != b.crc32c {
             faults.push(BlockFault::Crc { index, offset: b.offset, len: b.len, expected: b.crc32c, actual });
         }
@@ -325,7 +325,7 @@ mod tests {
         let bytes = shard(&[(1, b"abc", 1, b"x")]);
         let half = bytes.len() as u64 / 2;
         let blocks = vec![
-            BlockRecord { offset: 0, len: half, crc32c: crc32c::crc32c(&bytes[..half as usize]), packets: 0 },
+            BlockRecord { offset: 0, len: half, crc32c: crate::manifest::block_crc(&bytes[..half as usize]), packets: 0 },
             BlockRecord { offset: half, len: bytes.len() as u64 - half, crc32c: 0xdead_beef, packets: 1 },
         ];
         let faults = verify_blocks(&bytes, &blocks);
