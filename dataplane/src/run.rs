@@ -9,7 +9,7 @@ use crate::dispatch::{DispatchTally, Dispatcher};
 use crate::dpdk::{self, Eal, Mempool, Port, PortConfig, Ring};
 use crate::report::{self, CoreOutcome};
 use crate::shard::{self, WriterReport};
-use crate::worker::{Source, Worker};
+use crate::worker::{Recorder, Source, Worker};
 use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -94,8 +94,7 @@ pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
         let worker = Worker {
             source,
             buffer,
-            classify,
-            snaplen: args.snaplen as usize,
+            recorder: Recorder { classify, snaplen: args.snaplen as usize },
             clock,
             flush_after_ticks: clock.ticks(0.2),
             stop: stop.clone(),

@@ -25,8 +25,7 @@ pub enum Source {
 pub struct Worker {
     pub source: Source,
     pub buffer: ShardBuffer,
-    pub classify: ClassifyConfig,
-    pub snaplen: usize,
+    pub recorder: Recorder,
     pub clock: HostClock,
     /// Hand a partly filled buffer to the writer after this many idle TSC ticks, so a
     /// quiet link still reaches the disk promptly.
@@ -57,7 +56,7 @@ impl Worker {
             let now_tsc = crate::dpdk::rdtsc();
             let host_ns = self.clock.unix_ns(now_tsc);
             for i in 0..n {
-                self.record(burst.data(i), burst.pkt_len(i), host_ns, &mut tally);
+                self.recorder.record(burst.data(i), burst.pkt_len(i), host_ns, &mut self.buffer, &mut tally);
             }
             burst.free_all();
             last_write = now_tsc;
@@ -107,7 +106,21 @@ impl Worker {
         }
     }
 
-    fn record(&mut self, frame: &[u8], wire_len: u32, host_ns: u64, tally: &mut Tally) {
+}
+
+/// How one frame becomes one pcapng block in a shard buffer; everything the hot path does
+/// per packet apart from receiving and freeing it. Free of DPDK so it can be tested alone.
+#[derive(Debug, Clone, Copy)]
+pub struct Recorder {
+    pub classify: ClassifyConfig,
+    pub snaplen: usize,
+}
+
+impl Recorder {
+    /// Classifies, counts and appends `frame` (whose length on the wire is `wire_len`),
+    /// restoring a mirrored copy's headers in the buffer; drops and counts it if the
+    /// buffer is full.
+    pub fn record(&self, frame: &[u8], wire_len: u32, host_ns: u64, buffer: &mut ShardBuffer, tally: &mut Tally) {
         let outcome = wire::frame::classify(frame, &self.classify);
         tally.classify(&outcome);
         let (annotation, timestamp_ns, packet_id) = describe(&outcome, host_ns);
@@ -121,7 +134,7 @@ impl Worker {
             packet_id,
             comment: annotation.render(&mut comment),
         };
-        let Some(chunk) = self.buffer.reserve(epb.encoded_len()) else {
+        let Some(chunk) = buffer.reserve(epb.encoded_len()) else {
             tally.buffer_drops += 1;
             return;
         };
