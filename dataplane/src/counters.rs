@@ -54,10 +54,14 @@ pub struct Live {
 
 impl Live {
     pub fn publish(&self, t: &Tally) {
-        self.rx.store(t.rx, Relaxed);
-        self.rx_bytes.store(t.rx_bytes, Relaxed);
-        self.written.store(t.written, Relaxed);
-        self.drops.store(t.buffer_drops + t.over_limit, Relaxed);
+        self.set(t.rx, t.rx_bytes, t.written, t.buffer_drops + t.over_limit);
+    }
+
+    pub fn set(&self, rx: u64, rx_bytes: u64, written: u64, drops: u64) {
+        self.rx.store(rx, Relaxed);
+        self.rx_bytes.store(rx_bytes, Relaxed);
+        self.written.store(written, Relaxed);
+        self.drops.store(drops, Relaxed);
     }
 }
 

@@ -176,21 +176,7 @@ impl Dir {
 
     /// A packet of this direction with the extension headers its opcode needs.
     fn packet(&self, opcode: Opcode, psn: u32, payload_len: usize) -> RoceFrameRepr {
-        let bth = bth::Repr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: false,
-            resv6: 0,
-            dest_qp: self.dest_qp,
-            ack_req: false,
-            resv7: 0,
-            psn: psn & 0xff_ffff,
-        };
+        let bth = bth::Repr::new(opcode, self.dest_qp, psn & 0xff_ffff);
         let mut r = roce::Repr::new(bth, payload_len);
         let headers = opcode.ext_headers();
         if headers.contains(bth::ExtHeaders::RETH) {

@@ -3,6 +3,7 @@
 //! (IBA vol. 1 §9.7.5.1, Tables 43–45). The Go-back-N and retransmission analyzers
 //! (Lumina §4) key on these.
 
+use crate::view::fixed_header_packet;
 use crate::{be, Error, Result};
 
 pub const HEADER_LEN: usize = 4;
@@ -129,32 +130,13 @@ pub const fn rnr_timer_ns(code: u8) -> u64 {
     UNITS_10US[(code & 0x1f) as usize] * 10_000
 }
 
-/// A read/write view of an AETH.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+fixed_header_packet! {
+    /// A read/write view of an AETH.
+    len: HEADER_LEN,
+    truncated: Error::TruncatedExtHeaders { opcode: 0 },
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 4 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error::TruncatedExtHeaders { opcode: 0 })
-        } else {
-            Ok(())
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
     /// The raw syndrome byte (what tshark shows as `infiniband.aeth.syndrome`).
     pub fn syndrome_raw(&self) -> u8 {
         self.buffer.as_ref()[field::SYNDROME]

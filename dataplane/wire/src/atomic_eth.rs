@@ -1,6 +1,7 @@
 //! Atomic Extended Transport Header (28 bytes; CmpSwap and FetchAdd): virtual address,
 //! R_Key, swap (or add) data and compare data.
 
+use crate::view::fixed_header_packet;
 use crate::{be, Error, Result};
 
 pub const HEADER_LEN: usize = 28;
@@ -13,32 +14,13 @@ mod field {
     pub const COMPARE: Field = 20..28;
 }
 
-/// A read/write view of an AtomicETH.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+fixed_header_packet! {
+    /// A read/write view of an AtomicETH.
+    len: HEADER_LEN,
+    truncated: Error::TruncatedExtHeaders { opcode: 0 },
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 28 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error::TruncatedExtHeaders { opcode: 0 })
-        } else {
-            Ok(())
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
     pub fn va(&self) -> u64 {
         be::u64_at(self.buffer.as_ref(), field::VA.start)
     }

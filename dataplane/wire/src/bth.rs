@@ -12,6 +12,7 @@
 //!  byte 9-11 PSN (24)
 //! ```
 
+use crate::view::fixed_header_packet;
 use crate::{be, Error, Result};
 
 pub const HEADER_LEN: usize = 12;
@@ -316,33 +317,13 @@ impl From<Opcode> for u8 {
     }
 }
 
-/// A read/write view of a BTH.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+fixed_header_packet! {
+    /// A read/write view of a BTH.
+    len: HEADER_LEN,
+    truncated: Error::TruncatedBth,
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 12 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error::TruncatedBth)
-        } else {
-            Ok(())
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
-
     fn b(&self, i: usize) -> u8 {
         self.buffer.as_ref()[i]
     }
@@ -453,6 +434,30 @@ pub struct Repr {
 }
 
 impl Repr {
+    /// A BTH as a conforming sender writes it: default P_Key 0xffff, MigReq set (the
+    /// M bit reports the QP's path-migration state, which starts as "migrated" when APM
+    /// is not armed; ConnectX-5 sends it set), TVer 0, PadCnt 0, no FECN/BECN, reserved
+    /// bits 0, AckReq and SE clear. `dest_qp` and `psn` are taken as given (24 bits; see
+    /// [`Repr::is_encodable`]). Other fields change with struct update syntax:
+    /// `bth::Repr { ack_req: true, ..bth::Repr::new(opcode, dest_qp, psn) }`.
+    pub const fn new(opcode: Opcode, dest_qp: u32, psn: u32) -> Repr {
+        Repr {
+            opcode,
+            solicited: false,
+            mig_req: true,
+            pad_count: 0,
+            tver: 0,
+            pkey: 0xffff,
+            fecn: false,
+            becn: false,
+            resv6: 0,
+            dest_qp,
+            ack_req: false,
+            resv7: 0,
+            psn,
+        }
+    }
+
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Repr> {
         p.check_len()?;
         Ok(Repr {
@@ -541,6 +546,17 @@ mod tests {
         let mut out = [0u8; 12];
         r.emit(&mut Packet::new_unchecked(&mut out[..]));
         assert_eq!(out, b);
+    }
+
+    #[test]
+    fn new_is_a_conforming_default() {
+        let r = Repr::new(Opcode::RC_SEND_ONLY, 0x11, 0x54cb63);
+        assert!(r.is_encodable());
+        let mut out = [0u8; 12];
+        r.emit(&mut Packet::new_unchecked(&mut out[..]));
+        // SE 0, M 1, PadCnt 0, TVer 0 | P_Key 0xffff | resv8a 0 | AckReq 0.
+        assert_eq!(out, [0x04, 0x40, 0xff, 0xff, 0x00, 0x00, 0x00, 0x11, 0x00, 0x54, 0xcb, 0x63]);
+        assert_eq!(Repr::parse(&Packet::new_checked(&out[..]).unwrap()).unwrap(), r);
     }
 
     #[test]

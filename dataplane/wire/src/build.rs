@@ -65,24 +65,10 @@ pub struct RoceFrameRepr {
 }
 
 impl RoceFrameRepr {
-    /// A CNP for `dest_qp` as NICs send it: opcode 0x81, BECN set, P_Key 0xffff, PSN 0,
-    /// 16 zero bytes (RoCEv2 annex A17.9.3), UDP dst port 4791.
+    /// A CNP for `dest_qp` as NICs send it: opcode 0x81, BECN set, MigReq clear, P_Key
+    /// 0xffff, PSN 0, 16 zero bytes (RoCEv2 annex A17.9.3), UDP dst port 4791.
     pub const fn cnp(eth: ethernet::Repr, ip: IpRepr, udp_src_port: u16, dest_qp: u32) -> RoceFrameRepr {
-        let bth = bth::Repr {
-            opcode: Opcode::CNP,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: true,
-            resv6: 0,
-            dest_qp,
-            ack_req: false,
-            resv7: 0,
-            psn: 0,
-        };
+        let bth = bth::Repr { mig_req: false, becn: true, ..bth::Repr::new(Opcode::CNP, dest_qp, 0) };
         RoceFrameRepr {
             eth,
             ip,
@@ -355,21 +341,7 @@ mod tests {
 
     #[test]
     fn short_frames_are_padded() {
-        let b = bth::Repr {
-            opcode: Opcode::RC_SEND_ONLY,
-            solicited: false,
-            mig_req: false,
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: false,
-            resv6: 0,
-            dest_qp: 1,
-            ack_req: true,
-            resv7: 0,
-            psn: 2,
-        };
+        let b = bth::Repr { ack_req: true, ..bth::Repr::new(Opcode::RC_SEND_ONLY, 1, 2) };
         let r = RoceFrameRepr {
             eth: eth(),
             ip: v4(),

@@ -1,6 +1,7 @@
 //! Datagram Extended Transport Header (8 bytes; UD and RD): Q_Key, 8 reserved bits and
 //! the 24-bit source QP.
 
+use crate::view::fixed_header_packet;
 use crate::{be, Error, Result};
 
 pub const HEADER_LEN: usize = 8;
@@ -11,32 +12,13 @@ mod field {
     pub const SRC_QP: usize = 5;
 }
 
-/// A read/write view of a DETH.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+fixed_header_packet! {
+    /// A read/write view of a DETH.
+    len: HEADER_LEN,
+    truncated: Error::TruncatedExtHeaders { opcode: 0 },
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 8 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error::TruncatedExtHeaders { opcode: 0 })
-        } else {
-            Ok(())
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
     pub fn qkey(&self) -> u32 {
         be::u32_at(self.buffer.as_ref(), field::Q_KEY.start)
     }

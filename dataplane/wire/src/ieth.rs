@@ -1,36 +1,18 @@
 //! Invalidate Extended Transport Header (4 bytes; SEND with Invalidate): the R_Key the
 //! responder must invalidate.
 
+use crate::view::fixed_header_packet;
 use crate::{be, Error, Result};
 
 pub const HEADER_LEN: usize = 4;
 
-/// A read/write view of an IETH.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+fixed_header_packet! {
+    /// A read/write view of an IETH.
+    len: HEADER_LEN,
+    truncated: Error::TruncatedExtHeaders { opcode: 0 },
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 4 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-    pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
-            Err(Error::TruncatedExtHeaders { opcode: 0 })
-        } else {
-            Ok(())
-        }
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
-    }
     pub fn rkey(&self) -> u32 {
         be::u32_at(self.buffer.as_ref(), 0)
     }

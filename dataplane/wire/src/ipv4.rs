@@ -6,6 +6,7 @@
 
 use core::net::Ipv4Addr;
 
+use crate::view::packet_view;
 use crate::{be, checksum, Error, Result};
 
 /// Header length without options.
@@ -39,25 +40,11 @@ const FLAG_DF: u16 = 0x4000;
 const FLAG_MF: u16 = 0x2000;
 const OFFSET_MASK: u16 = 0x1fff;
 
-/// A read/write view of an IPv4 packet (header, options and payload up to total length).
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an IPv4 packet (header, options and payload up to total length).
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than the header.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps after [`Packet::check_len`].
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Ok when version is 4, IHL ≥ 5, the header with options is present, and the total
     /// length covers the header and lies within the buffer (trailing Ethernet padding is
     /// allowed beyond it).
@@ -83,10 +70,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::BadIpv4Length { total_len, header_len: ihl * 4, available: d.len() });
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     pub fn version(&self) -> u8 {

@@ -6,6 +6,7 @@
 
 use core::net::Ipv6Addr;
 
+use crate::view::packet_view;
 use crate::{be, Error, Result};
 
 /// Fixed header length.
@@ -24,25 +25,11 @@ pub(crate) mod field {
     pub const DST_ADDR: Field = 24..40;
 }
 
-/// A read/write view of an IPv6 packet.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of an IPv6 packet.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 40 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps after [`Packet::check_len`].
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Ok when the 40-byte header is present, version is 6, and the payload length lies
     /// within the buffer (trailing padding allowed).
     pub fn check_len(&self) -> Result<()> {
@@ -59,10 +46,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::BadIpv6Length { payload_len, available: d.len() - HEADER_LEN });
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     fn word0(&self) -> u32 {

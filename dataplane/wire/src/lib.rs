@@ -8,7 +8,9 @@
 //! zero-copy `Packet<T: AsRef<[u8]>>` view whose `new_checked` validates lengths once,
 //! field offsets in a `field` module, and an owned `Repr` whose `parse` and `emit` are mirror
 //! images. Malformed input is an [`Error`] value, never a panic; [`ErrorKind`] indexes
-//! fixed per-core counter arrays.
+//! fixed per-core counter arrays. The part of a view that is the same everywhere (struct,
+//! `new_unchecked`, `new_checked`, `into_inner`, and `check_len` of a fixed-length header)
+//! is written once, in the private `view` module, as two small `macro_rules!`.
 //!
 //! Layers: [`ethernet`] (+802.1Q/QinQ) → [`ipv4`] / [`ipv6`] → [`udp`] → [`roce`] (the
 //! [`bth`] and its extension headers [`rdeth`], [`deth`], [`reth`], [`atomic_eth`],
@@ -47,6 +49,7 @@ pub mod roce;
 pub mod udp;
 
 mod checksum;
+mod view;
 
 pub use error::{Error, ErrorKind, Result};
 

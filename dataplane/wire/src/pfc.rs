@@ -8,6 +8,7 @@
 //! durations, hence [`quanta_to_ns`].
 
 use crate::ethernet::{self, Address};
+use crate::view::packet_view;
 use crate::{be, Error, Result};
 
 /// MAC control opcodes.
@@ -49,22 +50,11 @@ pub const fn quanta_to_ns(quanta: u16, link_bps: u64) -> u64 {
     (quanta as u128 * BITS_PER_QUANTUM as u128 * 1_000_000_000 / link_bps as u128) as u64
 }
 
-/// A view of a MAC control frame's payload, from the opcode on.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A view of a MAC control frame's payload, from the opcode on.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a short buffer.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
     /// Ok for a PAUSE or PFC opcode with its parameters present (trailing pad allowed).
     pub fn check_len(&self) -> Result<()> {
         let d = self.buffer.as_ref();
@@ -78,9 +68,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::TruncatedMacControl);
         }
         Ok(())
-    }
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
     pub fn opcode(&self) -> u16 {
         be::u16_at(self.buffer.as_ref(), field::OPCODE.start)

@@ -357,21 +357,7 @@ mod tests {
     use crate::aeth::Syndrome;
 
     fn bth(opcode: Opcode) -> bth::Repr {
-        bth::Repr {
-            opcode,
-            solicited: false,
-            mig_req: true,
-            pad_count: 0,
-            tver: 0,
-            pkey: 0xffff,
-            fecn: false,
-            becn: false,
-            resv6: 0,
-            dest_qp: 0x48,
-            ack_req: true,
-            resv7: 0,
-            psn: 7,
-        }
+        bth::Repr { ack_req: true, ..bth::Repr::new(opcode, 0x48, 7) }
     }
 
     // UDP payload of the Soft-RoCE READ request (roce_icrc_vectors_3rdparty.pcap frame 4).

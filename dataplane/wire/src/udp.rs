@@ -7,6 +7,7 @@
 
 use core::net::{Ipv4Addr, Ipv6Addr};
 
+use crate::view::packet_view;
 use crate::{be, checksum, Error, Result};
 
 pub const HEADER_LEN: usize = 8;
@@ -23,25 +24,11 @@ pub(crate) mod field {
     pub const CHECKSUM: Field = 6..8;
 }
 
-/// A read/write view of a UDP datagram.
-#[derive(Debug, Clone)]
-pub struct Packet<T: AsRef<[u8]>> {
-    buffer: T,
+packet_view! {
+    /// A read/write view of a UDP datagram; the buffer is the IP payload.
 }
 
 impl<T: AsRef<[u8]>> Packet<T> {
-    /// Wraps without checks; accessors may panic on a buffer shorter than 8 bytes.
-    pub const fn new_unchecked(buffer: T) -> Packet<T> {
-        Packet { buffer }
-    }
-
-    /// Wraps after [`Packet::check_len`]; `buffer` is the IP payload.
-    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
-        let p = Self::new_unchecked(buffer);
-        p.check_len()?;
-        Ok(p)
-    }
-
     /// Ok when the header is present and 8 ≤ length ≤ the bytes present.
     pub fn check_len(&self) -> Result<()> {
         let d = self.buffer.as_ref();
@@ -53,10 +40,6 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::BadUdpLength { udp_len, available: d.len() });
         }
         Ok(())
-    }
-
-    pub fn into_inner(self) -> T {
-        self.buffer
     }
 
     pub fn src_port(&self) -> u16 {

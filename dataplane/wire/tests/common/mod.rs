@@ -88,24 +88,6 @@ pub fn ipv6_repr() -> ipv6::Repr {
     }
 }
 
-pub fn bth_repr(opcode: Opcode, dest_qp: u32, psn: u32) -> bth::Repr {
-    bth::Repr {
-        opcode,
-        solicited: false,
-        mig_req: true,
-        pad_count: 0,
-        tver: 0,
-        pkey: 0xffff,
-        fecn: false,
-        becn: false,
-        resv6: 0,
-        dest_qp,
-        ack_req: false,
-        resv7: 0,
-        psn,
-    }
-}
-
 /// Sets sample extension headers for every header the opcode carries.
 pub fn with_sample_headers(mut r: roce::Repr) -> roce::Repr {
     let h = r.bth.opcode.ext_headers();
@@ -128,7 +110,7 @@ pub fn roce_frame(opcode: Opcode, ip: IpRepr, vlans: Vlans, payload_len: usize) 
         eth: eth_repr(vlans),
         ip,
         udp: udp::Repr { src_port: 0xc123, dst_port: udp::ROCE_PORT, payload_len: 0 },
-        roce: with_sample_headers(roce::Repr::new(bth_repr(opcode, 0x48, 0x00ff_fffe), payload_len)),
+        roce: with_sample_headers(roce::Repr::new(bth::Repr::new(opcode, 0x48, 0x00ff_fffe), payload_len)),
     }
 }
 
