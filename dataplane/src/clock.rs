@@ -13,9 +13,11 @@ impl HostClock {
         HostClock { base_unix_ns: unix_now_ns(), base_tsc: tsc_now, tsc_hz: tsc_hz.max(1) }
     }
 
+    /// Signed: another core's TSC may read slightly below the reference taken here.
     pub fn unix_ns(&self, tsc: u64) -> u64 {
-        let elapsed = tsc.wrapping_sub(self.base_tsc) as u128;
-        self.base_unix_ns + (elapsed * 1_000_000_000 / self.tsc_hz as u128) as u64
+        let elapsed = tsc.wrapping_sub(self.base_tsc) as i64 as i128;
+        let ns = elapsed * 1_000_000_000 / self.tsc_hz as i128;
+        (self.base_unix_ns as i128 + ns).max(0) as u64
     }
 
     pub fn ticks(&self, seconds: f64) -> u64 {
@@ -38,5 +40,6 @@ mod tests {
         assert_eq!(c.unix_ns(2_500), 2_000);
         assert_eq!(c.unix_ns(500 + 2_000_000_000 * 3600), 1_000 + 3_600_000_000_000);
         assert_eq!(c.ticks(0.5), 1_000_000_000);
+        assert_eq!(c.unix_ns(300), 900, "a TSC slightly behind the reference");
     }
 }

@@ -47,8 +47,10 @@ pub struct Args {
     /// How packets are spread over worker cores.
     #[arg(long, value_enum, default_value_t = Balance::Rss)]
     pub balance: Balance,
-    /// Bytes kept of each frame (Lumina keeps 128: every RoCE header fits).
-    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(64..=65535))]
+    /// Bytes kept of each frame (Lumina keeps 128: every RoCE header fits). At least 80, so
+    /// the UDP header a restoration rewrites is always whole (QinQ + IPv6 + UDP = 70 B).
+    /// Only the first mbuf segment is kept, so a chained jumbo frame may be cut shorter.
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u32).range(80..=65535))]
     pub snaplen: u32,
     /// UDP destination port the switch writes into mirrored copies (Lumina: 9741).
     #[arg(long, default_value_t = 9741)]
@@ -57,29 +59,44 @@ pub struct Args {
     #[arg(long, default_value_t = 4791)]
     pub roce_port: u16,
     /// Stop after this many seconds.
-    #[arg(long)]
+    #[arg(long, value_parser = positive_seconds)]
     pub duration: Option<f64>,
-    /// Stop after recording exactly this many packets (all cores together).
-    #[arg(long)]
+    /// Take in exactly this many packets (all cores together) and stop; packets received
+    /// beyond it are counted as over_limit. Buffer drops still count against the limit.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_packets: Option<u64>,
     /// Stop once no packet has arrived for this many seconds (e.g. a replayed pcap ended).
-    #[arg(long)]
+    #[arg(long, value_parser = positive_seconds)]
     pub stop_when_idle: Option<f64>,
     /// Shard buffer per core, MiB (a full buffer drops and counts; RX never waits on disk).
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(8..=65536))]
     pub buffer_mb: u64,
     /// Seconds between live stats lines on stderr; 0 turns them off.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, value_parser = seconds_or_zero)]
     pub stats_interval: f64,
     /// RX descriptors per queue.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u16).range(32..))]
     pub rx_desc: u16,
-    /// Dispatcher-to-worker ring size (power of two).
-    #[arg(long, default_value_t = 4096)]
+    /// Dispatcher-to-worker ring size, in packets (any size; exact).
+    #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(32..=(1 << 24)))]
     pub ring_size: u32,
     /// Put the port in promiscuous mode (a mirror port receives frames for other MACs).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub promiscuous: bool,
+}
+
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+fn seconds_or_zero(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v == 0.0 => Ok(v),
+        _ => positive_seconds(s),
+    }
 }
 
 /// Splits argv at the first `--` into EAL arguments (with argv[0]) and app arguments.
@@ -117,5 +134,17 @@ mod tests {
         let a = Args::try_parse_from(s(&["rd", "-o", "run"])).unwrap();
         assert_eq!((a.snaplen, a.mirror_port, a.roce_port, a.balance), (128, 9741, 4791, Balance::Rss));
         assert!(Args::try_parse_from(s(&["rd", "-o", "run", "--snaplen", "20"])).is_err());
+    }
+
+    #[test]
+    fn rejects_values_that_would_never_or_always_fire() {
+        for bad in [&["--duration", "-1"][..], &["--duration", "NaN"], &["--stop-when-idle", "inf"], &["--max-packets", "0"]]
+        {
+            let argv: Vec<&str> = ["rd", "-o", "run"].iter().chain(bad).copied().collect();
+            assert!(Args::try_parse_from(s(&argv)).is_err(), "{bad:?} accepted");
+        }
+        assert!(Args::try_parse_from(s(&["rd", "-o", "r", "--ring-size", "4294967295"])).is_err());
+        let a = Args::try_parse_from(s(&["rd", "-o", "r", "--stats-interval", "0", "--duration", "0.5"])).unwrap();
+        assert_eq!((a.stats_interval, a.duration), (0.0, Some(0.5)));
     }
 }

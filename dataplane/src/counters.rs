@@ -74,9 +74,20 @@ pub enum StopReason {
     MaxPackets = 3,
     Idle = 4,
     WriteError = 5,
+    /// An lcore failed (panicked, or could not be launched): the others were stopped.
+    LcoreFailed = 6,
 }
 
 impl StopReason {
+    pub const ALL: [StopReason; 6] = [
+        StopReason::Signal,
+        StopReason::Duration,
+        StopReason::MaxPackets,
+        StopReason::Idle,
+        StopReason::WriteError,
+        StopReason::LcoreFailed,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             StopReason::Signal => "signal",
@@ -84,6 +95,7 @@ impl StopReason {
             StopReason::MaxPackets => "max_packets",
             StopReason::Idle => "idle",
             StopReason::WriteError => "write_error",
+            StopReason::LcoreFailed => "lcore_failed",
         }
     }
 }
@@ -106,8 +118,7 @@ impl Stop {
     }
 
     pub fn reason(&self) -> Option<StopReason> {
-        [StopReason::Signal, StopReason::Duration, StopReason::MaxPackets, StopReason::Idle, StopReason::WriteError]
-            .into_iter()
+        StopReason::ALL.into_iter()
             .find(|r| *r as u8 == self.reason.load(Relaxed))
     }
 }

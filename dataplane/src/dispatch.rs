@@ -5,7 +5,7 @@
 
 use crate::counters::{Admission, Live, Stop};
 use crate::dpdk::{MbufBurst, RingProducer, RxQueue};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Release};
 use std::sync::Arc;
 
 pub struct Dispatcher {
@@ -56,7 +56,8 @@ impl Dispatcher {
             }
             self.publish(&tally);
         }
-        self.done.store(true, Relaxed);
+        // Release: every enqueue above is visible to a worker that sees `done` (Acquire).
+        self.done.store(true, Release);
         self.publish(&tally);
         tally
     }

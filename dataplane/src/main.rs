@@ -1,6 +1,7 @@
 //! `rocescope-dataplane [EAL args] -- [app args]`: see `--help` and docs/architecture.md.
 
 use clap::Parser;
+use std::io::IsTerminal;
 
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
@@ -9,6 +10,7 @@ fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let (eal_args, app_args) = dataplane::config::split_args(std::env::args().collect());
     let args = dataplane::config::Args::parse_from(app_args);

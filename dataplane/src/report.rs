@@ -4,6 +4,7 @@ use crate::config::Args;
 use crate::counters::{Live, StopReason, Tally};
 use crate::dispatch::DispatchTally;
 use crate::dpdk::{PortInfo, PortStats};
+use crate::run::CoreSlot;
 use crate::shard::WriterReport;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -24,13 +25,14 @@ pub fn writer_name() -> String {
     format!("rocescope-dataplane {}", env!("CARGO_PKG_VERSION"))
 }
 
+/// The manifest written when the capture starts (`status: running`).
 pub fn initial_manifest(
     eal_args: &[String],
     args: &Args,
     info: &PortInfo,
     rx_queues: u16,
     rss: bool,
-    buffer_bytes: usize,
+    slots: &[CoreSlot],
 ) -> Manifest {
     Manifest {
         format: trace::manifest::FORMAT.into(),
@@ -43,27 +45,27 @@ pub fn initial_manifest(
         config: CaptureConfig {
             snaplen: args.snaplen,
             balance: args.balance.name().into(),
-            workers: 0,
+            workers: slots.len() as u32,
             mirror_port: args.mirror_port,
             roce_port: args.roce_port,
-            buffer_bytes_per_core: buffer_bytes as u64,
+            buffer_bytes_per_core: crate::run::buffer_bytes_per_core(args) as u64,
             max_packets: args.max_packets,
             eal_args: eal_args.iter().skip(1).cloned().collect(),
         },
-        port: PortRecord {
-            port_id: args.port,
-            driver: info.driver_name.clone(),
-            rx_queues,
-            rss,
-            ..Default::default()
-        },
+        port: PortRecord { port_id: args.port, driver: info.driver_name.clone(), rx_queues, rss, ..Default::default() },
         dispatcher: None,
-        cores: Vec::new(),
+        cores: slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| CoreRecord {
+                core: i as u32,
+                lcore: s.lcore,
+                rx_queue: s.queue,
+                shard: s.shard.clone(),
+                ..Default::default()
+            })
+            .collect(),
     }
-}
-
-pub fn core_skeleton(core: usize, lcore: u32, rx_queue: Option<u16>, shard: &str) -> CoreRecord {
-    CoreRecord { core: core as u32, lcore, rx_queue, shard: shard.into(), ..Default::default() }
 }
 
 pub fn dispatcher_record(lcore: u32, t: &DispatchTally) -> DispatcherRecord {
@@ -169,19 +171,20 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
     );
     let _ = writeln!(
         s,
-        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10}  shard",
-        "core", "lcore", "queue", "rx", "written", "buf-drop", "malformed", "first-seq", "last-seq"
+        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10}  shard",
+        "core", "lcore", "queue", "rx", "written", "buf-drop", "write-fail", "malformed", "first-seq", "last-seq"
     );
     for c in &m.cores {
         let _ = writeln!(
             s,
-            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>9} {:>10} {:>10}  {} ({} bytes, {} blocks)",
+            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10}  {} ({} bytes, {} blocks)",
             c.core,
             c.lcore,
             c.rx_queue.map_or("-".into(), |q| q.to_string()),
             c.rx,
             c.written,
-            c.buffer_drops + c.write_failed,
+            c.buffer_drops,
+            c.write_failed,
             c.classes.get("malformed").copied().unwrap_or(0),
             opt(c.first_seq),
             opt(c.last_seq),

@@ -1,174 +1,99 @@
 //! One capture from start to finish: EAL and port set-up, shards and writer threads,
 //! lcores launched, the stats loop on the main lcore, then an orderly stop that flushes
 //! every buffer and finalizes the manifest.
+//!
+//! Everything that can fail happens before the first lcore is launched; after that a
+//! [`Launched`] guard makes sure that any early return still stops and joins every lcore
+//! (otherwise EAL teardown would wait forever on workers nobody told to stop).
 
 use crate::clock::{unix_now_ns, HostClock};
 use crate::config::{Args, Balance};
 use crate::counters::{Admission, Live, Stop, StopReason, Tally};
 use crate::dispatch::{DispatchTally, Dispatcher};
-use crate::dpdk::{self, Eal, Mempool, Port, PortConfig, Ring};
+use crate::dpdk::{self, Eal, Mempool, Port, PortConfig, PortInfo, Ring};
 use crate::report::{self, CoreOutcome};
 use crate::shard::{self, WriterReport};
 use crate::worker::{Recorder, Source, Worker};
 use anyhow::{bail, Context, Result};
-use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use trace::manifest::RunStatus;
+use trace::manifest::{Manifest, RunStatus};
 use wire::frame::ClassifyConfig;
 
 const CHUNK_BYTES: usize = 4 << 20;
 
-/// Everything a worker core needs, prepared on the main lcore before launch.
-struct CoreSlot {
-    lcore: u32,
-    queue: Option<u16>,
-    shard: String,
-    live: Arc<Live>,
-    tally: Arc<Mutex<Option<Tally>>>,
-    writer: Option<std::thread::JoinHandle<WriterReport>>,
-}
-
-/// Captures until a stop condition and returns the human summary.
+/// Captures until a stop condition; returns the human summary, or an error if the capture
+/// could not start or could not write everything it received.
 pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
+    let signalled = register_signals();
     let run_dir = prepare_run_dir(&args.out, args.force)?;
     let eal = Eal::init(eal_args).context("initializing the DPDK EAL")?;
-    let lcores = eal.worker_lcores();
-    let (dispatcher_lcore, worker_lcores) = assign_lcores(args.balance, &lcores)?;
-    let workers = worker_lcores.len() as u16;
-    let rx_queues = if args.balance == Balance::Rss { workers } else { 1 };
-
-    let info = Port::info(args.port).with_context(|| format!("port {} (is a --vdev or NIC given to EAL?)", args.port))?;
-    let rss = args.balance == Balance::Rss && rx_queues > 1 && info.rss_offloads != 0;
-    if args.balance == Balance::Rss && rx_queues > 1 && !rss {
-        tracing::warn!("{} has no RSS: each of its {rx_queues} queues is fed by the device itself", info.driver_name);
-    }
-    let socket = eal.socket_id();
-    let ring_mbufs = if dispatcher_lcore.is_some() { workers as u32 * args.ring_size } else { 0 };
-    let n_mbufs = rx_queues as u32 * args.rx_desc as u32 + ring_mbufs + (lcores.len() as u32 + 1) * 512 + 2048;
-    let pool = Mempool::new_pktmbuf("rs_rx_pool", n_mbufs, 256, dpdk::DEFAULT_DATA_ROOM, socket)
-        .context("creating the mbuf pool")?;
-    let port_config = PortConfig { rx_queues, rx_desc: args.rx_desc, rss, promiscuous: args.promiscuous };
-    let mut port = Port::configure(args.port, &port_config, &pool).with_context(|| {
-        format!("configuring port {} ({}) with {rx_queues} RX queues; try --balance dispatch", args.port, info.driver_name)
-    })?;
-
+    let (dispatcher_lcore, worker_lcores) = assign_lcores(args.balance, &eal.worker_lcores())?;
     let stop = Arc::new(Stop::default());
+    // `--max-packets` is enforced by whichever stage receives from the port.
     let admission = Arc::new(Admission::new(args.max_packets));
-    let classify = ClassifyConfig { mirror_port: args.mirror_port, roce_port: args.roce_port };
-    let clock = HostClock::new(dpdk::rdtsc(), dpdk::tsc_hz());
-    let chunks = ((args.buffer_mb << 20) as usize / CHUNK_BYTES).max(2);
-
-    let mut manifest = report::initial_manifest(eal_args, args, &info, rx_queues, rss, chunks * CHUNK_BYTES);
-    let mut slots = Vec::new();
-    let mut workers_ready = Vec::new();
-    let mut rings = Vec::new();
-    let upstream_done = Arc::new(AtomicBool::new(false));
-    for (core, &lcore) in worker_lcores.iter().enumerate() {
-        let queue = (args.balance == Balance::Rss).then_some(core as u16);
-        let shard_name = format!("shard-{core:03}.pcapng");
-        let if_name = format!("port{}", args.port);
-        let if_desc = format!("{} {} core {core}", info.driver_name, args.balance.name());
-        let header = trace::pcapng::shard_header(args.snaplen, &if_name, &if_desc, &report::writer_name());
-        let (buffer, writer) = shard::open(&run_dir.join(&shard_name), header, chunks, CHUNK_BYTES, stop.clone())
-            .with_context(|| format!("creating {}", run_dir.join(&shard_name).display()))?;
-        let source = match queue {
-            Some(q) => Source::Queue { queue: port.rx_queue(q)?, admission: admission.clone() },
-            None => {
-                let ring = Ring::new(&format!("rs_ring_{core}"), args.ring_size, socket)
-                    .with_context(|| format!("creating ring of {} for core {core}", args.ring_size))?;
-                let (producer, consumer) = ring.split();
-                rings.push(producer);
-                Source::Ring { ring: consumer, upstream_done: upstream_done.clone() }
-            }
-        };
-        let slot = CoreSlot {
-            lcore,
-            queue,
-            shard: shard_name,
-            live: Arc::new(Live::default()),
-            tally: Arc::new(Mutex::new(None)),
-            writer: Some(writer),
-        };
-        let worker = Worker {
-            source,
-            buffer,
-            recorder: Recorder { classify, snaplen: args.snaplen as usize },
-            clock,
-            flush_after_ticks: clock.ticks(0.2),
-            stop: stop.clone(),
-            live: slot.live.clone(),
-        };
-        workers_ready.push((lcore, worker, slot.tally.clone()));
-        slots.push(slot);
-    }
-    manifest.cores = slots.iter().enumerate().map(|(i, s)| report::core_skeleton(i, s.lcore, s.queue, &s.shard)).collect();
+    let mut port = open_port(args, &eal, worker_lcores.len(), dispatcher_lcore.is_some())?;
+    let mut cores = prepare_cores(args, &port, &run_dir, &worker_lcores, &stop, &admission)?;
+    let dispatcher = match dispatcher_lcore {
+        Some(lcore) => Some(prepare_dispatcher(lcore, &port, &mut cores, &stop, admission)?),
+        None => None,
+    };
+    let mut manifest = report::initial_manifest(eal_args, args, &port.info, port.rx_queues, port.rss, &cores.slots);
     manifest.store(&run_dir).context("writing the initial manifest")?;
 
     // Start the port before any lcore polls it; packets arriving in between wait in the queue.
-    port.start().context("starting the port")?;
-    for (lcore, worker, tally) in workers_ready {
-        launch_worker(lcore, worker, tally)?;
-    }
-    let dispatch = match dispatcher_lcore {
-        Some(lcore) => {
-            let dispatcher = Dispatcher {
-                queue: port.rx_queue(0)?,
-                rings,
-                admission: admission.clone(),
-                stop: stop.clone(),
-                done: upstream_done.clone(),
-                live: Arc::new(Live::default()),
-            };
-            Some(launch_dispatcher(lcore, dispatcher)?)
-        }
-        None => None,
-    };
-
+    port.port.start().context("starting the port")?;
+    let launched = Launched::launch(cores.workers, dispatcher, stop.clone(), cores.upstream_done.clone())?;
     let started = Instant::now();
-    watch(args, &stop, &slots, dispatch.as_ref().map(|d| &d.2), started);
-    let exits = dpdk::lcore::wait_all();
+    watch(args, &stop, &signalled, &cores.slots, launched.dispatcher_live(), started);
+    let finished = launched.join();
     let elapsed = started.elapsed();
-    // Counters first: some PMDs (memif) reset them when the port stops.
-    let port_stats = port.stats().unwrap_or_else(|e| {
-        tracing::error!("reading port counters: {e}");
-        Default::default()
-    });
-    if let Err(e) = port.stop() {
-        tracing::warn!("stopping the port: {e}");
-    }
-
-    let mut outcomes = Vec::new();
-    for slot in &mut slots {
-        let tally = slot.tally.lock().map(|mut t| t.take()).ok().flatten().unwrap_or_default();
-        let writer = slot.writer.take().expect("joined once").join().unwrap_or_else(|_| WriterReport {
-            error: Some("writer thread panicked".into()),
-            ..Default::default()
-        });
-        outcomes.push(CoreOutcome { tally, writer });
-    }
-    if let Some((lcore, slot, _)) = dispatch {
-        let tally = slot.lock().map(|mut t| t.take()).ok().flatten().unwrap_or_default();
-        manifest.dispatcher = Some(report::dispatcher_record(lcore, &tally));
-    }
-    if let Some((lcore, code)) = exits.iter().find(|(_, code)| *code != 0) {
-        tracing::error!("lcore {lcore} exited with {code}");
-    }
-    report::finish(&mut manifest, &outcomes, &port_stats, stop.reason(), unix_now_ns());
-    manifest.status = RunStatus::Complete;
-    manifest.store(&run_dir).context("writing the final manifest")?;
+    let outcome = finish(&mut manifest, &run_dir, &mut port, cores.slots, finished, &stop)?;
     drop(port);
-    drop(pool);
     drop(eal);
-    Ok(report::summary(&run_dir, &manifest, elapsed))
+    let summary = report::summary(&run_dir, &manifest, elapsed);
+    match outcome {
+        Ok(()) => Ok(summary),
+        Err(problem) => {
+            print!("{summary}");
+            bail!("{problem}")
+        }
+    }
 }
 
-fn prepare_run_dir(out: &Path, force: bool) -> Result<std::path::PathBuf> {
-    if out.join(trace::manifest::FILE_NAME).exists() && !force {
+/// The shard buffer of each core: whole chunks, at least two (one filling, one writing).
+pub fn buffer_bytes_per_core(args: &Args) -> usize {
+    ((args.buffer_mb << 20) as usize / CHUNK_BYTES).max(2) * CHUNK_BYTES
+}
+
+/// SIGINT/SIGTERM set a flag the stats loop turns into a stop; registered first so a
+/// signal during start-up also ends in an orderly stop. A second signal exits at once.
+fn register_signals() -> Arc<AtomicBool> {
+    let signalled = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, signalled.clone());
+        let _ = signal_hook::flag::register(sig, signalled.clone());
+    }
+    signalled
+}
+
+fn prepare_run_dir(out: &Path, force: bool) -> Result<PathBuf> {
+    let manifest = out.join(trace::manifest::FILE_NAME);
+    if manifest.exists() && !force {
         bail!("{} already holds a run (manifest.json); choose another --out or pass --force", out.display());
     }
     std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if force {
+        // A smaller run must not leave an earlier run's extra shards beside its manifest.
+        for entry in std::fs::read_dir(out)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name == trace::manifest::FILE_NAME || (name.starts_with("shard-") && name.ends_with(".pcapng")) {
+                std::fs::remove_file(entry.path()).with_context(|| format!("removing {name}"))?;
+            }
+        }
+    }
     Ok(out.to_path_buf())
 }
 
@@ -186,63 +111,283 @@ fn assign_lcores(balance: Balance, lcores: &[u32]) -> Result<(Option<u32>, Vec<u
     }
 }
 
-fn launch_worker(lcore: u32, worker: Worker, out: Arc<Mutex<Option<Tally>>>) -> Result<()> {
-    dpdk::lcore::launch(lcore, move || {
-        let tally = worker.run();
-        if let Ok(mut slot) = out.lock() {
-            *slot = Some(tally);
-        }
-        0
-    })
-    .with_context(|| format!("launching the worker on lcore {lcore}"))
+/// The configured port and the pool its queues fill.
+struct OpenPort {
+    port: Port,
+    _pool: Mempool,
+    info: PortInfo,
+    rx_queues: u16,
+    rss: bool,
+    socket: i32,
 }
 
-type DispatchHandle = (u32, Arc<Mutex<Option<DispatchTally>>>, Arc<Live>);
+fn open_port(args: &Args, eal: &Eal, workers: usize, dispatch: bool) -> Result<OpenPort> {
+    let info = Port::info(args.port).with_context(|| format!("port {} (is a --vdev or NIC given to EAL?)", args.port))?;
+    let rx_queues = if dispatch { 1 } else { workers as u16 };
+    let rss = !dispatch && rx_queues > 1 && info.rss_offloads != 0;
+    if !dispatch && rx_queues > 1 && !rss {
+        tracing::warn!("{} has no RSS: each of its {rx_queues} queues is fed by the device itself", info.driver_name);
+    }
+    let socket = eal.socket_id();
+    let ring_mbufs = if dispatch { workers as u64 * args.ring_size as u64 } else { 0 };
+    let n_mbufs = rx_queues as u64 * args.rx_desc as u64 + ring_mbufs + (workers as u64 + 2) * 512 + 2048;
+    let n_mbufs = u32::try_from(n_mbufs).ok().filter(|&n| n < 1 << 30).with_context(|| {
+        format!("{n_mbufs} mbufs needed for {workers} rings of {} and {rx_queues} queues: too many", args.ring_size)
+    })?;
+    let pool = Mempool::new_pktmbuf("rs_rx_pool", n_mbufs, 256, dpdk::DEFAULT_DATA_ROOM, socket)
+        .with_context(|| format!("creating a pool of {n_mbufs} mbufs (is -m large enough?)"))?;
+    let config = PortConfig { rx_queues, rx_desc: args.rx_desc, rss, promiscuous: args.promiscuous };
+    let port = Port::configure(args.port, &config, &pool).with_context(|| {
+        format!("configuring port {} ({}) with {rx_queues} RX queues; try --balance dispatch", args.port, info.driver_name)
+    })?;
+    Ok(OpenPort { port, _pool: pool, info, rx_queues, rss, socket })
+}
 
-fn launch_dispatcher(lcore: u32, dispatcher: Dispatcher) -> Result<DispatchHandle> {
-    let out = Arc::new(Mutex::new(None));
-    let live = dispatcher.live.clone();
-    let slot = out.clone();
-    dpdk::lcore::launch(lcore, move || {
-        let tally = dispatcher.run();
-        if let Ok(mut s) = slot.lock() {
-            *s = Some(tally);
+/// What the main lcore keeps of each worker core.
+pub struct CoreSlot {
+    pub lcore: u32,
+    pub queue: Option<u16>,
+    pub shard: String,
+    pub live: Arc<Live>,
+    tally: Arc<Mutex<Option<Tally>>>,
+    writer: std::thread::JoinHandle<WriterReport>,
+}
+
+struct Cores {
+    slots: Vec<CoreSlot>,
+    workers: Vec<(u32, Worker, Arc<Mutex<Option<Tally>>>)>,
+    /// Producer ends of the workers' rings, for the dispatcher.
+    rings: Vec<dpdk::RingProducer>,
+    upstream_done: Arc<AtomicBool>,
+}
+
+fn prepare_cores(
+    args: &Args,
+    port: &OpenPort,
+    run_dir: &Path,
+    lcores: &[u32],
+    stop: &Arc<Stop>,
+    admission: &Arc<Admission>,
+) -> Result<Cores> {
+    let recorder = Recorder {
+        classify: ClassifyConfig { mirror_port: args.mirror_port, roce_port: args.roce_port },
+        snaplen: args.snaplen as usize,
+    };
+    let clock = HostClock::new(dpdk::rdtsc(), dpdk::tsc_hz());
+    let chunks = buffer_bytes_per_core(args) / CHUNK_BYTES;
+    let upstream_done = Arc::new(AtomicBool::new(false));
+    let mut cores = Cores { slots: Vec::new(), workers: Vec::new(), rings: Vec::new(), upstream_done };
+    for (core, &lcore) in lcores.iter().enumerate() {
+        let queue = (args.balance == Balance::Rss).then_some(core as u16);
+        let shard_name = format!("shard-{core:03}.pcapng");
+        let if_desc = format!("{} {} core {core}", port.info.driver_name, args.balance.name());
+        let header =
+            trace::pcapng::shard_header(args.snaplen, &format!("port{}", args.port), &if_desc, &report::writer_name());
+        let path = run_dir.join(&shard_name);
+        let (buffer, writer) = shard::open(&path, header, chunks, CHUNK_BYTES, stop.clone())
+            .with_context(|| format!("creating {}", path.display()))?;
+        let source = match queue {
+            Some(q) => Source::Queue { queue: port.port.rx_queue(q)?, admission: admission.clone() },
+            None => {
+                let ring = Ring::new(&format!("rs_ring_{core}"), args.ring_size, port.socket)
+                    .with_context(|| format!("creating a ring of {} for core {core}", args.ring_size))?;
+                let (producer, consumer) = ring.split();
+                cores.rings.push(producer);
+                Source::Ring { ring: consumer, upstream_done: cores.upstream_done.clone() }
+            }
+        };
+        let live = Arc::new(Live::default());
+        let tally = Arc::new(Mutex::new(None));
+        let worker = Worker {
+            source,
+            buffer,
+            recorder,
+            clock,
+            flush_after_ticks: clock.ticks(0.2),
+            pending_since: None,
+            stop: stop.clone(),
+            live: live.clone(),
+        };
+        cores.workers.push((lcore, worker, tally.clone()));
+        cores.slots.push(CoreSlot { lcore, queue, shard: shard_name, live, tally, writer });
+    }
+    Ok(cores)
+}
+
+fn prepare_dispatcher(
+    lcore: u32,
+    port: &OpenPort,
+    cores: &mut Cores,
+    stop: &Arc<Stop>,
+    admission: Arc<Admission>,
+) -> Result<(u32, Dispatcher)> {
+    let dispatcher = Dispatcher {
+        queue: port.port.rx_queue(0)?,
+        rings: std::mem::take(&mut cores.rings),
+        admission,
+        stop: stop.clone(),
+        done: cores.upstream_done.clone(),
+        live: Arc::new(Live::default()),
+    };
+    Ok((lcore, dispatcher))
+}
+
+/// Lcores that are running. Dropping it without [`Launched::join`] (an error on the way)
+/// stops them and waits for them, so EAL teardown never hangs.
+struct Launched {
+    stop: Arc<Stop>,
+    upstream_done: Arc<AtomicBool>,
+    dispatcher: Option<(u32, Arc<Mutex<Option<DispatchTally>>>, Arc<Live>)>,
+    joined: bool,
+}
+
+/// What the lcores left behind.
+struct Finished {
+    exits: Vec<(u32, i32)>,
+    dispatcher: Option<(u32, DispatchTally)>,
+}
+
+impl Launched {
+    fn launch(
+        workers: Vec<(u32, Worker, Arc<Mutex<Option<Tally>>>)>,
+        dispatcher: Option<(u32, Dispatcher)>,
+        stop: Arc<Stop>,
+        upstream_done: Arc<AtomicBool>,
+    ) -> Result<Launched> {
+        let mut launched = Launched { stop, upstream_done, dispatcher: None, joined: false };
+        for (lcore, worker, slot) in workers {
+            let stop = launched.stop.clone();
+            run_on(lcore, stop, move || {
+                let tally = worker.run();
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(tally);
+            })
+            .with_context(|| format!("launching the worker on lcore {lcore}"))?;
         }
+        if let Some((lcore, dispatcher)) = dispatcher {
+            let out = Arc::new(Mutex::new(None));
+            let (slot, live) = (out.clone(), dispatcher.live.clone());
+            run_on(lcore, launched.stop.clone(), move || {
+                let tally = dispatcher.run();
+                *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(tally);
+            })
+            .with_context(|| format!("launching the dispatcher on lcore {lcore}"))?;
+            launched.dispatcher = Some((lcore, out, live));
+        }
+        Ok(launched)
+    }
+
+    fn dispatcher_live(&self) -> Option<&Live> {
+        self.dispatcher.as_ref().map(|d| d.2.as_ref())
+    }
+
+    fn join(mut self) -> Finished {
+        self.joined = true;
+        let exits = dpdk::lcore::wait_all();
+        let dispatcher = self.dispatcher.take().map(|(lcore, slot, _)| {
+            (lcore, slot.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default())
+        });
+        Finished { exits, dispatcher }
+    }
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        if !self.joined {
+            self.stop.request(StopReason::LcoreFailed);
+            self.upstream_done.store(true, Ordering::Release);
+            dpdk::lcore::wait_all();
+        }
+    }
+}
+
+/// Launches `job` on `lcore`; if it panics (debug builds unwind), every other lcore is told
+/// to stop too, so the capture ends in an orderly way instead of running on short a core.
+fn run_on(lcore: u32, stop: Arc<Stop>, job: impl FnOnce() + Send + 'static) -> Result<(), dpdk::DpdkError> {
+    dpdk::lcore::launch(lcore, move || {
+        let guard = StopOnPanic(stop);
+        job();
+        std::mem::forget(guard);
         0
     })
-    .with_context(|| format!("launching the dispatcher on lcore {lcore}"))?;
-    Ok((lcore, out, live))
+}
+
+struct StopOnPanic(Arc<Stop>);
+
+impl Drop for StopOnPanic {
+    fn drop(&mut self) {
+        self.0.request(StopReason::LcoreFailed);
+    }
 }
 
 /// The main lcore's loop: stats line, and the stop conditions that are about time.
-fn watch(args: &Args, stop: &Stop, slots: &[CoreSlot], dispatcher: Option<&Arc<Live>>, started: Instant) {
-    let signalled = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // A second signal while stopping exits at once, like most capture tools.
-        let _ = signal_hook::flag::register_conditional_shutdown(sig, 130, signalled.clone());
-        let _ = signal_hook::flag::register(sig, signalled.clone());
-    }
+fn watch(args: &Args, stop: &Stop, signalled: &AtomicBool, slots: &[CoreSlot], dispatcher: Option<&Live>, t0: Instant) {
     let mut stats = report::LiveLine::new(slots.len());
+    let lives: Vec<&Live> = slots.iter().map(|s| s.live.as_ref()).collect();
     let mut last_rx = (0u64, Instant::now());
-    let tick = Duration::from_millis(10);
     while !stop.requested() {
-        std::thread::sleep(tick);
-        let lives: Vec<&Live> = slots.iter().map(|s| s.live.as_ref()).collect();
-        let rx: u64 = dispatcher.map_or_else(|| lives.iter().map(|l| l.rx.load(Relaxed)).sum(), |d| d.rx.load(Relaxed));
+        std::thread::sleep(Duration::from_millis(10));
+        let rx: u64 = match dispatcher {
+            Some(d) => d.rx.load(Ordering::Relaxed),
+            None => lives.iter().map(|l| l.rx.load(Ordering::Relaxed)).sum(),
+        };
         if rx != last_rx.0 {
             last_rx = (rx, Instant::now());
         }
-        if signalled.load(Relaxed) {
+        if signalled.load(Ordering::Relaxed) {
             stop.request(StopReason::Signal);
         }
-        if args.duration.is_some_and(|d| started.elapsed().as_secs_f64() >= d) {
+        if args.duration.is_some_and(|d| t0.elapsed().as_secs_f64() >= d) {
             stop.request(StopReason::Duration);
         }
         if args.stop_when_idle.is_some_and(|idle| last_rx.1.elapsed().as_secs_f64() >= idle) {
             stop.request(StopReason::Idle);
         }
         if args.stats_interval > 0.0 && stats.due(args.stats_interval) {
-            eprintln!("{}", stats.line(&lives, dispatcher.map(|d| d.as_ref()), started.elapsed()));
+            eprintln!("{}", stats.line(&lives, dispatcher, t0.elapsed()));
         }
     }
+}
+
+/// Collects tallies and writer reports, reads the NIC counters and writes the final
+/// manifest. The inner result says whether every received packet reached the disk.
+fn finish(
+    manifest: &mut Manifest,
+    run_dir: &Path,
+    port: &mut OpenPort,
+    slots: Vec<CoreSlot>,
+    finished: Finished,
+    stop: &Stop,
+) -> Result<Result<(), String>> {
+    // Counters before stopping: some PMDs (memif) reset them when the port stops.
+    let port_stats = port.port.stats().unwrap_or_else(|e| {
+        tracing::error!("reading port counters: {e}");
+        Default::default()
+    });
+    if let Err(e) = port.port.stop() {
+        tracing::warn!("stopping the port: {e}");
+    }
+    let outcomes: Vec<CoreOutcome> = slots
+        .into_iter()
+        .map(|slot| {
+            let tally = slot.tally.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default();
+            let writer = slot.writer.join().unwrap_or_else(|_| WriterReport {
+                error: Some("writer thread panicked".into()),
+                ..Default::default()
+            });
+            CoreOutcome { tally, writer }
+        })
+        .collect();
+    if let Some((lcore, tally)) = &finished.dispatcher {
+        manifest.dispatcher = Some(report::dispatcher_record(*lcore, tally));
+    }
+    report::finish(manifest, &outcomes, &port_stats, stop.reason(), unix_now_ns());
+    manifest.status = RunStatus::Complete;
+    manifest.store(run_dir).context("writing the final manifest")?;
+
+    let failed: Vec<String> = finished.exits.iter().filter(|(_, rc)| *rc != 0).map(|(l, rc)| format!("lcore {l} exited {rc}")).collect();
+    let write_errors: Vec<String> = outcomes.iter().filter_map(|o| o.writer.error.clone()).collect();
+    Ok(match (failed.is_empty(), write_errors.is_empty()) {
+        (true, true) => Ok(()),
+        _ => Err(format!("the capture is incomplete: {}", [failed, write_errors].concat().join("; "))),
+    })
 }

@@ -3,7 +3,7 @@
 //! sequential write each, then hands them back. The worker never waits: if every chunk is
 //! full or in flight the packet is dropped and counted (DESIGN.md "Traces").
 
-use crossbeam::channel::{self, Receiver, Sender, TryRecvError};
+use crossbeam::channel::{self, Receiver, Sender};
 use std::fs::File;
 use std::io::Write;
 use crate::counters::{Stop, StopReason};
@@ -22,6 +22,7 @@ pub struct ShardBuffer {
     current: Option<Chunk>,
     full_tx: Sender<Chunk>,
     free_rx: Receiver<Chunk>,
+    handoffs: u64,
 }
 
 /// What the writer thread did, for the manifest.
@@ -49,11 +50,20 @@ pub fn open(
     let (full_tx, full_rx) = channel::bounded(chunks);
     let (free_tx, free_rx) = channel::bounded(chunks);
     for _ in 0..chunks {
-        free_tx.send(Chunk { data: Vec::with_capacity(chunk_bytes), packets: 0 }).expect("capacity is `chunks`");
+        free_tx.send(Chunk { data: prefaulted(chunk_bytes), packets: 0 }).expect("capacity is `chunks`");
     }
     let name = format!("writer-{}", path.file_name().unwrap_or_default().to_string_lossy());
     let handle = std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx, &stop))?;
-    Ok((ShardBuffer { current: None, full_tx, free_rx }, handle))
+    Ok((ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 }, handle))
+}
+
+/// An empty buffer whose pages are already mapped: the polling core must not take a page
+/// fault every few packets on first use, and a buffer too large for memory should fail
+/// here, at start-up, not mid-capture.
+fn prefaulted(bytes: usize) -> Vec<u8> {
+    let mut v = vec![0u8; bytes];
+    v.clear();
+    v
 }
 
 impl ShardBuffer {
@@ -65,10 +75,7 @@ impl ShardBuffer {
             self.hand_off();
         }
         if self.current.is_none() {
-            self.current = match self.free_rx.try_recv() {
-                Ok(chunk) => Some(chunk),
-                Err(TryRecvError::Empty | TryRecvError::Disconnected) => None,
-            };
+            self.current = self.free_rx.try_recv().ok();
         }
         self.current.as_mut().filter(|c| fits(c))
     }
@@ -84,8 +91,14 @@ impl ShardBuffer {
         self.current.as_ref().map_or(0, |c| c.data.len())
     }
 
+    /// How many chunks went to the writer so far.
+    pub fn handoffs(&self) -> u64 {
+        self.handoffs
+    }
+
     fn hand_off(&mut self) {
         if let Some(chunk) = self.current.take() {
+            self.handoffs += 1;
             // Cannot be full: at most `chunks` chunks exist. If the writer died its
             // report carries the error, and the lost packets are counted there.
             let _ = self.full_tx.try_send(chunk);
@@ -138,6 +151,11 @@ fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport, stop: 
             report.error = Some(e.to_string());
             stop.request(StopReason::WriteError);
             report.packets_lost += chunk.packets;
+            // A partial write left packets no block accounts for: cut the file back to the
+            // last whole block so the shard says exactly what the manifest says.
+            if let Err(e) = file.set_len(report.bytes) {
+                report.error = Some(format!("{}; truncating after it: {e}", report.error.take().unwrap_or_default()));
+            }
         }
     }
 }
@@ -200,7 +218,7 @@ mod tests {
         let (full_tx, _full_rx) = channel::bounded(1);
         let (free_tx, free_rx) = channel::bounded(1);
         free_tx.send(Chunk { data: Vec::with_capacity(32), packets: 0 }).unwrap();
-        let mut buf = ShardBuffer { current: None, full_tx, free_rx };
+        let mut buf = ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 };
         assert!(append(&mut buf, &[1; 32]));
         assert!(!append(&mut buf, &[2; 1]), "the only chunk is full and in flight");
         assert!(!append(&mut buf, &[3; 64]), "still nothing free");

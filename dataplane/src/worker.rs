@@ -7,7 +7,7 @@ use crate::clock::HostClock;
 use crate::counters::{Admission, Live, Stop, Tally};
 use crate::dpdk::{MbufBurst, RingConsumer, RxQueue};
 use crate::shard::ShardBuffer;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Acquire};
 use std::sync::Arc;
 use trace::annotation::Annotation;
 use trace::pcapng::{Epb, MAX_COMMENT};
@@ -27,9 +27,11 @@ pub struct Worker {
     pub buffer: ShardBuffer,
     pub recorder: Recorder,
     pub clock: HostClock,
-    /// Hand a partly filled buffer to the writer after this many idle TSC ticks, so a
-    /// quiet link still reaches the disk promptly.
+    /// Hand a partly filled buffer to the writer once its oldest packet is this many TSC
+    /// ticks old, so even a slow link reaches the disk promptly.
     pub flush_after_ticks: u64,
+    /// When the buffer last went from empty to holding packets (TSC).
+    pub pending_since: Option<u64>,
     pub stop: Arc<Stop>,
     pub live: Arc<Live>,
 }
@@ -39,32 +41,38 @@ impl Worker {
     pub fn run(mut self) -> Tally {
         let mut tally = Tally::default();
         let mut burst = MbufBurst::new();
-        let mut last_write = crate::dpdk::rdtsc();
         loop {
             let n = self.receive(&mut burst, &mut tally);
-            if n == 0 {
-                if self.finished() {
-                    break;
-                }
-                let now = crate::dpdk::rdtsc();
-                if self.buffer.pending_bytes() > 0 && now.wrapping_sub(last_write) > self.flush_after_ticks {
-                    self.buffer.flush();
-                    last_write = now;
-                }
-                continue;
+            let now = crate::dpdk::rdtsc();
+            if n == 0 && self.finished() {
+                break;
             }
-            let now_tsc = crate::dpdk::rdtsc();
-            let host_ns = self.clock.unix_ns(now_tsc);
-            for i in 0..n {
-                self.recorder.record(burst.data(i), burst.pkt_len(i), host_ns, &mut self.buffer, &mut tally);
+            if n > 0 {
+                let host_ns = self.clock.unix_ns(now);
+                for i in 0..n {
+                    self.recorder.record(burst.data(i), burst.pkt_len(i), host_ns, &mut self.buffer, &mut tally);
+                }
+                burst.free_all();
+                self.live.publish(&tally);
             }
-            burst.free_all();
-            last_write = now_tsc;
-            self.live.publish(&tally);
+            self.flush_if_stale(now);
         }
         self.buffer.flush();
         self.live.publish(&tally);
         tally
+    }
+
+    /// Age-based flush: a buffer's oldest packet waits at most `flush_after_ticks`.
+    fn flush_if_stale(&mut self, now: u64) {
+        if self.buffer.pending_bytes() == 0 {
+            self.pending_since = None;
+            return;
+        }
+        let since = *self.pending_since.get_or_insert(now);
+        if now.wrapping_sub(since) > self.flush_after_ticks {
+            self.buffer.flush();
+            self.pending_since = None;
+        }
     }
 
     /// Fills `burst` and returns how many packets to record; packets beyond
@@ -101,8 +109,9 @@ impl Worker {
         match &self.source {
             Source::Queue { .. } => self.stop.requested(),
             // Only exit once the dispatcher is done *and* the ring was found empty after
-            // that, so no dispatched packet is left behind.
-            Source::Ring { ring, upstream_done } => upstream_done.load(Relaxed) && ring.is_empty(),
+            // that, so no dispatched packet is left behind. Acquire pairs with the
+            // dispatcher's Release: its last enqueue is visible once `done` is.
+            Source::Ring { ring, upstream_done } => upstream_done.load(Acquire) && ring.is_empty(),
         }
     }
 

@@ -28,11 +28,13 @@ fn recording_frames_allocates_nothing_on_the_worker_thread() {
         }
         buffer.flush();
     });
+    let handoffs = buffer.handoffs();
     drop(buffer);
     let report = writer.join().unwrap();
     let n = (frames.len() * rounds as usize) as u64;
     assert_eq!(info.count_total, 0, "allocations while recording {n} frames");
     assert_eq!(tally.written + tally.buffer_drops, n);
     assert_eq!(report.packets_written, tally.written);
-    assert!(report.blocks.len() > 20, "the buffer was handed over many times");
+    // ~6 MB through 64 KiB chunks: many hand-offs whether or not the writer kept up.
+    assert!(handoffs > 20, "the buffer was handed over many times ({handoffs})");
 }

@@ -178,6 +178,7 @@ impl RingConsumer {
 impl Drop for Inner {
     fn drop(&mut self) {
         let mut burst = MbufBurst::new();
+        let mut leftover = 0;
         loop {
             let (slots, room) = burst.spare_ptr();
             // SAFETY: neither end exists any more, so this is the only thread touching the
@@ -193,9 +194,14 @@ impl Drop for Inner {
             // SAFETY: the ring wrote `n` owned mbufs into the spare slots.
             unsafe { burst.assume_filled(n) };
             burst.free_all();
+            leftover += n;
             if n < BURST_SIZE {
                 break;
             }
+        }
+        if leftover > 0 {
+            // Packets nobody dequeued are lost to the capture: say so loudly.
+            tracing::warn!("ring {}: freed {leftover} mbufs that were never dequeued", self.name);
         }
         // SAFETY: the ring is empty and nothing else references it.
         unsafe { dpdk_sys::rte_ring_free(self.ptr.as_ptr()) };

@@ -1,0 +1,531 @@
+#!/usr/bin/env bash
+# bench/memif.sh — capture throughput of rocescope-dataplane against dpdk-testpmd rxonly,
+# both fed the same mirrored-RoCE stream over net_memif, in the same invocation.
+#
+#   feeder:  stock dpdk-testpmd, io forwarding from net_pcap (rx_pcap=feed, infinite_rx=1)
+#            to net_memif (role=server). One forwarding lcore, pinned to --feeder-cpu.
+#   clients: (memif role=client, pinned to --client-cpu)
+#     testpmd           dpdk-testpmd --forward-mode=rxonly (the reference)
+#     rocescope         rocescope-dataplane, --balance rss, 1 worker, shards in --disk-dir
+#     rocescope-shm     the same with the shards on tmpfs (/dev/shm): CPU without the disk
+#     rocescope-dispatch  --balance dispatch: dispatcher + 1 worker (3 lcores on 1 CPU)
+#
+# Every run: feeder up and forwarding, client connects, --warmup seconds, then a measured
+# --window read from the feeder's memif TX counter (testpmd `show port stats`, TSC-timed;
+# memif is lossless back-pressure, so what the feeder enqueues is what the client takes),
+# then the feeder stops, the client drains and stops, and the loss account is closed:
+#   sent (feeder memif TX) = received (client port RX) ; received = written + explained drops.
+# Anything else is "unexplained" loss and is reported as such.
+#
+# Usage: bench/memif.sh [options]      (root; see --help)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+ORIG_ARGS=("$@")
+TESTPMD=${TESTPMD:-dpdk-testpmd}
+DP=$ROOT/target/release/rocescope-dataplane
+MKFEED=$ROOT/target/release/mkfeed
+
+# ---- options --------------------------------------------------------------------------
+WARMUP=3
+WINDOW=10
+REPS=3
+CLIENTS="testpmd rocescope rocescope-shm"
+FRAME_ARGS=()
+COUNT=8192
+SNAPLEN=128
+BUFFER_MB=64
+WORK=/var/tmp/rocescope-bench
+DISK_DIR=""
+SHM_DIR=/dev/shm/rocescope-bench
+HUGE=auto
+FEEDER_CPU=0
+CLIENT_CPU=1
+PRIORITY=1
+PERF=0
+UPDATE_DOC=0
+KEEP_SHARDS=0
+BUILD=1
+RS_LCORES=""
+EXTRA_RS_ARGS=()
+
+usage() {
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    cat <<EOF
+
+Options:
+  --window S         measured seconds per run (default $WINDOW)
+  --warmup S         seconds from client start to the window (default $WARMUP)
+  --reps N           repetitions of every client, interleaved (default $REPS)
+  --clients LIST     space-separated, from: testpmd rocescope rocescope-shm rocescope-dispatch
+                     (default "$CLIENTS")
+  --payload B | --frame-len B   feed frame size (mkfeed; default 1024 B payload = 1082-byte frames)
+  --count N          frames in the feed pcap (default $COUNT)
+  --snaplen B        rocescope --snaplen (default $SNAPLEN)
+  --buffer-mb M      rocescope --buffer-mb per core (default $BUFFER_MB)
+  --work DIR         feed, logs, results (default $WORK); must not be tmpfs
+  --disk-dir DIR     where "rocescope" writes shards (default WORK/runs); must not be tmpfs
+  --shm-dir DIR      where "rocescope-shm" writes shards (default $SHM_DIR)
+  --huge auto|yes|no 2 MB hugepages for both processes; auto = use them if mounted with
+                     enough free pages, else --no-huge (default $HUGE). yes enables them (root).
+  --feeder-cpu N / --client-cpu N   (defaults $FEEDER_CPU / $CLIENT_CPU)
+  --rs-lcores MAP    override rocescope's --lcores (default: every lcore @ client CPU)
+  --rs-arg ARG       extra rocescope argument (repeatable), e.g. --rs-arg --buffer-mb=256
+  --no-priority      don't run in a fresh autogroup at nice -20 (see below)
+  --perf             one extra, unmeasured run per rocescope client under perf (cpu-clock)
+  --update-doc       replace the generated section of docs/benchmarks.md
+  --keep-shards      keep the shards (default: deleted after each run, manifests kept)
+  --no-build         don't run cargo build --release first
+
+Priority: on a shared machine other sessions' compilers steal the polling cores. Linux
+autogroups make nice values session-local, so the script re-executes itself in a new
+session (setsid) and gives that session's autogroup nice -20. Nothing else is touched.
+EOF
+}
+
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --window) WINDOW=$2; shift 2 ;;
+        --warmup) WARMUP=$2; shift 2 ;;
+        --reps) REPS=$2; shift 2 ;;
+        --clients) CLIENTS=$2; shift 2 ;;
+        --payload) FRAME_ARGS=(--payload "$2"); shift 2 ;;
+        --frame-len) FRAME_ARGS=(--frame-len "$2"); shift 2 ;;
+        --count) COUNT=$2; shift 2 ;;
+        --snaplen) SNAPLEN=$2; shift 2 ;;
+        --buffer-mb) BUFFER_MB=$2; shift 2 ;;
+        --work) WORK=$2; shift 2 ;;
+        --disk-dir) DISK_DIR=$2; shift 2 ;;
+        --shm-dir) SHM_DIR=$2; shift 2 ;;
+        --huge) HUGE=$2; shift 2 ;;
+        --feeder-cpu) FEEDER_CPU=$2; shift 2 ;;
+        --client-cpu) CLIENT_CPU=$2; shift 2 ;;
+        --rs-lcores) RS_LCORES=$2; shift 2 ;;
+        --rs-arg) EXTRA_RS_ARGS+=("$2"); shift 2 ;;
+        --no-priority) PRIORITY=0; shift ;;
+        --perf) PERF=1; shift ;;
+        --update-doc) UPDATE_DOC=1; shift ;;
+        --keep-shards) KEEP_SHARDS=1; shift ;;
+        --no-build) BUILD=0; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "memif.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+DISK_DIR=${DISK_DIR:-$WORK/runs}
+
+# A fresh session, so that its autogroup (and only it) can be given priority.
+if [[ $PRIORITY == 1 && -z ${RSBENCH_SESSION:-} ]]; then
+    export RSBENCH_SESSION=1
+    exec setsid --wait "$0" "${ORIG_ARGS[@]}" </dev/null
+fi
+
+log() { printf '[memif.sh %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+[[ $(id -u) == 0 ]] || die "run as root (DPDK vdevs, hugepages, perf)"
+command -v "$TESTPMD" >/dev/null || die "$TESTPMD not found (apt-get install dpdk)"
+command -v jq >/dev/null || die "jq not found (apt-get install jq)"
+for c in $CLIENTS; do
+    case $c in testpmd|rocescope|rocescope-shm|rocescope-dispatch) ;; *) die "unknown client $c" ;; esac
+done
+if [[ $PRIORITY == 1 && -w /proc/self/autogroup ]]; then
+    echo -20 >/proc/self/autogroup && log "priority: $(cat /proc/self/autogroup)"
+fi
+
+# ---- build, feed, directories -----------------------------------------------------------
+if [[ $BUILD == 1 ]]; then
+    log "building (release)"
+    (cd "$ROOT" && cargo build --release -q -p dataplane -p rocescope-bench)
+fi
+[[ -x $DP && -x $MKFEED ]] || die "missing $DP or $MKFEED (cargo build --release)"
+
+STAMP=$(date +%Y%m%d-%H%M%S)
+OUT=$WORK/$STAMP
+mkdir -p "$OUT" "$DISK_DIR" "$SHM_DIR"
+for d in "$OUT" "$DISK_DIR"; do
+    [[ $(stat -f -c %T "$d") != tmpfs ]] || die "$d is on tmpfs; --work/--disk-dir must be a real disk"
+done
+FEED=$OUT/feed.pcap
+"$MKFEED" -o "$FEED" -n "$COUNT" "${FRAME_ARGS[@]}" | tee "$OUT/feed.txt" >&2
+FRAME_LEN=$(grep -o 'frames of [0-9]*' "$OUT/feed.txt" | grep -o '[0-9]*$')
+
+# ---- hugepages -------------------------------------------------------------------------
+huge_ready() {
+    mount | grep -q ' type hugetlbfs ' && (($(awk '/HugePages_Free/ {print $2}' /proc/meminfo) >= 600))
+}
+case $HUGE in
+    yes)
+        if ! huge_ready; then
+            log "enabling 1024 x 2 MB hugepages"
+            echo 1024 >/proc/sys/vm/nr_hugepages
+            mount | grep -q ' type hugetlbfs ' || { mkdir -p /dev/hugepages; mount -t hugetlbfs nodev /dev/hugepages; }
+            huge_ready || die "could not get 600 free hugepages"
+        fi
+        MEM=(-m 512 --huge-unlink) ;;
+    auto) if huge_ready; then HUGE=yes; MEM=(-m 512 --huge-unlink); else HUGE=no; MEM=(--no-huge -m 1024); fi ;;
+    no) MEM=(--no-huge -m 1024) ;;
+    *) die "--huge auto|yes|no" ;;
+esac
+log "hugepages: $HUGE (EAL memory: ${MEM[*]})"
+
+# ---- process bookkeeping and cleanup -----------------------------------------------------
+PIDS=()
+TAG_PREFIX=rsbench$$
+cleanup() {
+    local p
+    for p in "${PIDS[@]:-}"; do
+        [[ -n $p ]] && kill -0 "$p" 2>/dev/null && kill "$p" 2>/dev/null || true
+    done
+    sleep 0.5
+    for p in "${PIDS[@]:-}"; do
+        [[ -n $p ]] && kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null || true
+    done
+    rm -f /tmp/"$TAG_PREFIX"-*.sock
+    rm -rf /var/run/dpdk/"$TAG_PREFIX"-* 2>/dev/null || true
+    rm -f /dev/hugepages/"$TAG_PREFIX"-* 2>/dev/null || true
+    rm -rf "${SHM_DIR:?}"/"$TAG_PREFIX"-* 2>/dev/null || true
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+HZ=$(getconf CLK_TCK)
+now() { date +%s.%N; }
+
+# Per-thread CPU ticks of the given pids ("pid comm ticks" lines) and the /proc/stat total.
+cpu_snap() {
+    local p t
+    for p in "$@"; do
+        for t in /proc/"$p"/task/*; do
+            [[ -r $t/stat ]] || continue
+            printf '%s %s %s\n' "$p" "$(tr ' ' '_' <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)"
+        done
+    done
+    awk '/^cpu / {print "ALL busy", $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
+}
+
+# Sends an interactive command to a testpmd (fd, name for the log, command).
+tell() {
+    echo "$3" >&"$1"
+    echo "$(now) $2 $3" >>"$rd/commands.log"
+}
+
+# The DPDK process's pid behind `timeout`.
+child_of() { pgrep -P "$1" | head -1; }
+
+wait_for() { # seconds, command...
+    local t=$1; shift
+    local end=$((SECONDS + t))
+    until "$@"; do
+        ((SECONDS < end)) || return 1
+        sleep 0.1
+    done
+}
+
+# ---- one run ------------------------------------------------------------------------------
+# Writes RUNDIR/result.env with the numbers of one client run.
+run_one() {
+    local client=$1 rep=$2 profile=${3:-0}
+    local tag=$TAG_PREFIX-$client-$rep
+    local rd=$OUT/$client-$rep
+    [[ $profile == 1 ]] && rd=$OUT/$client-perf
+    mkdir -p "$rd"
+    local sock=/tmp/$tag.sock
+    rm -f "$sock" "$rd"/*.in
+    log "run $client rep $rep$([[ $profile == 1 ]] && echo " (under perf, not measured)")"
+
+    mkfifo "$rd/feeder.in"
+    local ffd cfd=""
+    exec {ffd}<>"$rd/feeder.in"
+    timeout $((WARMUP + WINDOW + 90)) stdbuf -oL "$TESTPMD" --lcores "0@$FEEDER_CPU,1@$FEEDER_CPU" "${MEM[@]}" --no-pci \
+        --file-prefix "$tag-feed" --log-level=lib.eal:warning \
+        --vdev "net_pcap0,rx_pcap=$FEED,infinite_rx=1" \
+        --vdev "net_memif0,role=server,socket=$sock,socket-abstract=no" \
+        -- -i --forward-mode=io --nb-cores=1 --total-num-mbufs=$((COUNT + 16384)) \
+        <"$rd/feeder.in" >"$rd/feeder.log" 2>&1 &
+    local feeder_t=$!
+    PIDS+=("$feeder_t")
+    wait_for 60 grep -qs 'testpmd>' "$rd/feeder.log" || die "feeder did not start: $rd/feeder.log"
+    [[ -S $sock ]] || die "feeder has no memif socket $sock"
+    local feeder
+    feeder=$(child_of "$feeder_t")
+    tell "$ffd" feeder start
+
+    local client_t cmd=() run_dir=""
+    case $client in
+        testpmd)
+            mkfifo "$rd/client.in"
+            exec {cfd}<>"$rd/client.in"
+            cmd=("$TESTPMD" --lcores "0@$CLIENT_CPU,1@$CLIENT_CPU" "${MEM[@]}" --no-pci --file-prefix "$tag-cli"
+                --log-level=lib.eal:warning --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no"
+                -- -i --forward-mode=rxonly --nb-cores=1)
+            echo "${cmd[*]}" >"$rd/client.cmd"
+            timeout $((WARMUP + WINDOW + 60)) stdbuf -oL "${cmd[@]}" <"$rd/client.in" >"$rd/client.log" 2>&1 &
+            client_t=$!
+            wait_for 60 grep -qs 'testpmd>' "$rd/client.log" || die "client testpmd did not start: $rd/client.log"
+            tell "$cfd" client start
+            ;;
+        rocescope*)
+            local lcores=${RS_LCORES:-"0@$CLIENT_CPU,1@$CLIENT_CPU"} balance=rss
+            if [[ $client == rocescope-dispatch ]]; then
+                lcores=${RS_LCORES:-"0@$CLIENT_CPU,1@$CLIENT_CPU,2@$CLIENT_CPU"}
+                balance=dispatch
+            fi
+            run_dir=$DISK_DIR/$tag
+            [[ $client == rocescope-shm ]] && run_dir=$SHM_DIR/$tag
+            rm -rf "$run_dir"
+            cmd=("$DP" --lcores "$lcores" "${MEM[@]}" --no-pci --file-prefix "$tag-cli" --log-level=lib.eal:warning
+                --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no"
+                -- -o "$run_dir" --balance "$balance" --snaplen "$SNAPLEN" --buffer-mb "$BUFFER_MB"
+                --stop-when-idle 2 --stats-interval 1 "${EXTRA_RS_ARGS[@]}")
+            echo "${cmd[*]}" >"$rd/client.cmd"
+            timeout $((WARMUP + WINDOW + 60)) "${cmd[@]}" >"$rd/client.log" 2>&1 &
+            client_t=$!
+            ;;
+    esac
+    PIDS+=("$client_t")
+    local t_launch client_pid
+    t_launch=$(now)
+    sleep 0.3
+    client_pid=$(child_of "$client_t")
+
+    sleep "$WARMUP"
+    local t1 t2
+    t1=$(now)
+    cpu_snap "$feeder" "$client_pid" >"$rd/cpu1"
+    tell "$ffd" feeder "show port stats 1"
+    [[ -z $cfd ]] || tell "$cfd" client "show port stats 0"
+    local perf_pid=""
+    if [[ $profile == 1 ]]; then
+        perf record -e cpu-clock -F 1999 -p "$client_pid" -o "$rd/perf.data" -- sleep "$WINDOW" >"$rd/perf-record.log" 2>&1 &
+        perf_pid=$!
+    fi
+    sleep "$WINDOW"
+    t2=$(now)
+    cpu_snap "$feeder" "$client_pid" >"$rd/cpu2"
+    tell "$ffd" feeder "show port stats 1"
+    [[ -z $cfd ]] || tell "$cfd" client "show port stats 0"
+    [[ -n $perf_pid ]] && wait "$perf_pid" || true
+    sleep 0.3
+    tell "$ffd" feeder stop
+    wait_for 20 grep -qs 'Accumulated forward statistics' "$rd/feeder.log" ||
+        log "warning: the feeder did not stop within 20 s (see $rd/feeder.log)"
+    echo "$(now) feeder stopped" >>"$rd/commands.log"
+
+    # Drain: rocescope stops by itself after 2 s idle; testpmd is told to.
+    if [[ -n $cfd ]]; then
+        sleep 1
+        tell "$cfd" client "show port stats 0"
+        tell "$cfd" client stop
+        wait_for 20 grep -qs 'Accumulated forward statistics' "$rd/client.log" || log "warning: client testpmd did not stop"
+        tell "$cfd" client quit
+    elif ! wait_for 15 eval '! kill -0 "$client_pid" 2>/dev/null'; then
+        log "warning: rocescope still receiving 15 s after the feeder stopped; interrupting it"
+        kill -INT "$client_pid" 2>/dev/null || true
+    fi
+    local rc=0
+    wait "$client_t" || rc=$?
+    ((rc == 0)) || log "warning: client exited with $rc (see $rd/client.log)"
+    echo "$(now) client exited $rc" >>"$rd/commands.log"
+    tell "$ffd" feeder quit
+    rc=0
+    wait "$feeder_t" || rc=$?
+    ((rc == 0)) || log "warning: feeder exited with $rc (see $rd/feeder.log)"
+    exec {ffd}>&-
+    [[ -n $cfd ]] && exec {cfd}>&-
+    PIDS=()
+    rm -f "$sock" "$rd"/*.in
+
+    # ---- numbers ----
+    local win=$(awk -v a="$t1" -v b="$t2" 'BEGIN {printf "%.3f", b - a}')
+    # feeder: the two `show port stats 1` blocks, then the forward stats of port 1 at stop.
+    local feed_pps feed_tx1=0 feed_tx2=0 sent=0 offered_drop=0
+    read -r feed_tx1 feed_tx2 < <(awk '/NIC statistics for port 1/ {grab = 1} grab && /TX-packets:/ {printf "%s ", $2; grab = 0} END {print ""}' "$rd/feeder.log") || true
+    feed_pps=$(awk '/NIC statistics for port 1/ {grab = 1} grab && /Tx-pps:/ {v = $2; grab = 0} END {print v + 0}' "$rd/feeder.log")
+    read -r sent offered_drop < <(awk '/Forward statistics for port 1/ {grab = 1} grab && /TX-packets:/ {print $2, $4; grab = 0}' "$rd/feeder.log") || true
+    sent=${sent:-0} feed_tx1=${feed_tx1:-0} feed_tx2=${feed_tx2:-0}
+    local win_pkts=$((feed_tx2 - feed_tx1))
+    local received written explained explained_kind own_pps
+    case $client in
+        testpmd)
+            # The port counter (the last `show port stats 0`, after the drain), like rocescope's
+            # port.ipackets; testpmd's forward stats only count from its `start`.
+            received=$(awk '/NIC statistics for port 0/ {grab = 1} grab && /RX-packets:/ {v = $2; grab = 0} END {print v + 0}' "$rd/client.log")
+            local missed nombuf
+            missed=$(awk '/NIC statistics for port 0/ {grab = 1} grab && /RX-missed:/ {v = $4; grab = 0} END {print v + 0}' "$rd/client.log")
+            nombuf=$(awk '/NIC statistics for port 0/ {grab = 1} grab && /RX-nombuf:/ {v = $2; grab = 0} END {print v + 0}' "$rd/client.log")
+            written=$received
+            explained=$((missed + nombuf))
+            explained_kind="imissed $missed, rx_nombuf $nombuf"
+            own_pps=$(awk '/NIC statistics for port 0/ {grab = 1} grab && /Rx-pps:/ {n++; if (n == 2) v = $2; grab = 0} END {print v + 0}' "$rd/client.log")
+            ;;
+        rocescope*)
+            local m=$run_dir/manifest.json
+            [[ -f $m ]] || die "no manifest in $run_dir (see $rd/client.log)"
+            cp "$m" "$rd/manifest.json"
+            jq -e '.status == "complete"' "$m" >/dev/null || log "warning: manifest status is not complete"
+            received=$(jq '.port.ipackets' "$m")
+            written=$(jq '[.cores[].written] | add' "$m")
+            local bdrop wfail rdrop imissed nombuf over core_rx
+            bdrop=$(jq '[.cores[].buffer_drops] | add' "$m")
+            wfail=$(jq '[.cores[].write_failed] | add' "$m")
+            over=$(jq '[.cores[].over_limit] | add' "$m")
+            rdrop=$(jq '[.dispatcher.ring_drops // [] | .[]] | add // 0' "$m")
+            imissed=$(jq '.port.imissed' "$m")
+            nombuf=$(jq '.port.rx_nombuf' "$m")
+            core_rx=$(jq '[.cores[].rx] | add' "$m")
+            explained=$((bdrop + wfail + rdrop + over + imissed + nombuf))
+            explained_kind="buffer_drops $bdrop, ring_drops $rdrop, write_failed $wfail, imissed $imissed, rx_nombuf $nombuf"
+            # The port counter must agree with what the stages counted.
+            local stage_rx=$core_rx
+            [[ $client == rocescope-dispatch ]] && stage_rx=$(jq '.dispatcher.rx' "$m")
+            [[ $stage_rx == "$received" ]] || log "warning: port ipackets $received != stage rx $stage_rx"
+            # Client's own rate in (about) the window: mean of the stats lines inside it.
+            own_pps=$(awk -v a="$(awk -v x="$t1" -v l="$t_launch" 'BEGIN {print x - l}')" \
+                -v b="$(awk -v x="$t2" -v l="$t_launch" 'BEGIN {print x - l}')" '
+                /^\[ *[0-9.]+s\] rx/ { t = substr($1 $2, 2) + 0; if (t > a + 0.5 && t <= b + 0.5) { s += $4; n++ } }
+                END { if (n) printf "%.0f", s / n * 1e6; else print 0 }' "$rd/client.log")
+            if [[ $KEEP_SHARDS == 0 ]]; then rm -f "$run_dir"/shard-*.pcapng; fi
+            ;;
+    esac
+    local unexplained=$((sent - written - explained))
+    # CPU over the window: per interesting thread, and what other processes used.
+    local cpu_line
+    cpu_line=$(awk -v hz="$HZ" -v w="$win" '
+        FNR == NR { a[$1 " " $2] += $3; next }
+        { b[$1 " " $2] += $3 }
+        END {
+            total = (b["ALL busy"] - a["ALL busy"]) / hz / w
+            ours = 0
+            for (k in b) if (k != "ALL busy") { d = (b[k] - a[k]) / hz / w; ours += d
+                split(k, kk, " "); name = kk[2]
+                if (d >= 0.02) out = out sprintf("%s%s %.0f%%", out == "" ? "" : ", ", name, d * 100) }
+            printf "%s; others %.0f%%", out, (total - ours) * 100
+        }' "$rd/cpu1" "$rd/cpu2")
+    cat >"$rd/result.env" <<EOF
+client=$client
+rep=$rep
+window_s=$win
+feeder_tx_pps=$feed_pps
+window_pkts=$win_pkts
+client_own_pps=$own_pps
+sent=$sent
+offered_not_sent=$offered_drop
+received=$received
+written=$written
+explained=$explained
+explained_kind="$explained_kind"
+unexplained=$unexplained
+cpu="$cpu_line"
+EOF
+    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window; sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line"
+}
+
+# ---- disk speed -----------------------------------------------------------------------
+disk_speed() {
+    local f=$DISK_DIR/dd.$$ r1 r2
+    r1=$(dd if=/dev/zero of="$f" bs=4M count=512 conv=fdatasync 2>&1 | awk -F, '/copied/ {gsub(/^ +/, "", $NF); print $NF}')
+    r2=$(dd if=/dev/zero of="$f" bs=4M count=512 oflag=direct 2>&1 | awk -F, '/copied/ {gsub(/^ +/, "", $NF); print $NF}')
+    rm -f "$f"
+    echo "buffered 4 MiB writes + fdatasync: $r1; O_DIRECT 4 MiB writes: $r2 (2 GiB each, dd)"
+}
+
+# ---- main -------------------------------------------------------------------------------
+log "results in $OUT"
+DISK_SPEED=$(disk_speed)
+log "disk ($DISK_DIR): $DISK_SPEED"
+for rep in $(seq 1 "$REPS"); do
+    for c in $CLIENTS; do
+        run_one "$c" "$rep"
+    done
+done
+if [[ $PERF == 1 ]]; then
+    if command -v perf >/dev/null; then
+        for c in $CLIENTS; do
+            [[ $c == rocescope* ]] || continue
+            run_one "$c" perf 1
+            perf report -i "$OUT/$c-perf/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null \
+                | grep -v '^#' | grep '%' | head -40 >"$OUT/$c-perf/profile.txt" || true
+        done
+    else
+        log "perf not installed; skipping profiles"
+    fi
+fi
+
+# ---- report ---------------------------------------------------------------------------------
+median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+field() { (source "$1"; eval "echo \"\${$2}\""); }
+
+REPORT=$OUT/results.md
+{
+    echo "Run $STAMP: feed $(sed 's/^mkfeed: //' "$OUT/feed.txt")"
+    echo
+    echo "Machine: $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'), $(nproc) CPUs," \
+        "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM, kernel $(uname -r)," \
+        "DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'), hugepages: $HUGE." \
+        "Shard disk $DISK_DIR ($(df --output=source "$DISK_DIR" | tail -1)): $DISK_SPEED."
+    echo
+    echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
+        "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ $PRIORITY == 1 ]] && echo 'own autogroup, nice -20' || echo none)."
+    echo
+    echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    for rep in $(seq 1 "$REPS"); do
+        for c in $CLIENTS; do
+            f=$OUT/$c-$rep/result.env
+            [[ -f $f ]] || continue
+            (
+                source "$f"
+                awk -v c="$client" -v r="$rep" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
+                    -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" \
+                    'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s |\n",
+                        c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu}'
+            )
+        done
+    done
+    echo
+    echo "Summary (medians over the repetitions; ratio = client / testpmd rxonly; \"recorded\" = Mpps x written/sent):"
+    echo
+    echo "| client | Mpps | Gbit/s | ratio | recorded Mpps | recorded ratio | paired ratios | unexplained loss |"
+    echo "|---|---|---|---|---|---|---|---|"
+    ref=$(for rep in $(seq 1 "$REPS"); do f=$OUT/testpmd-$rep/result.env; if [[ -f $f ]]; then field "$f" feeder_tx_pps; fi; done | median)
+    for c in $CLIENTS; do
+        pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" feeder_tx_pps; fi; done | median)
+        rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; [[ ! -f $f ]] || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
+        pairs=$(for rep in $(seq 1 "$REPS"); do
+            f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env
+            if [[ -f $f && -f $g ]]; then
+                awk -v a="$(field "$f" feeder_tx_pps)" -v b="$(field "$g" feeder_tx_pps)" 'BEGIN {printf "%.2f ", (b > 0 ? a / b : 0)}'
+            fi
+        done)
+        unexp=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" unexplained; fi; done | awk '{s += $1} END {print s + 0}')
+        awk -v c="$c" -v p="$pps" -v r="$ref" -v q="$rec" -v fl="$FRAME_LEN" -v pr="$pairs" -v u="$unexp" \
+            'BEGIN {printf "| %s | %.3f | %.1f | %.2f | %.3f | %.2f | %s| %d |\n", c, p / 1e6, p * fl * 8 / 1e9, (r > 0 ? p / r : 0), q / 1e6, (r > 0 ? q / r : 0), pr, u}'
+    done
+    if [[ $PERF == 1 ]]; then
+        for c in $CLIENTS; do
+            [[ -f $OUT/$c-perf/profile.txt ]] || continue
+            echo
+            echo "perf profile of $c (cpu-clock, one unmeasured run, top symbols):"
+            echo
+            echo '```'
+            head -25 "$OUT/$c-perf/profile.txt"
+            echo '```'
+        done
+    fi
+} >"$REPORT"
+cat "$REPORT"
+
+if [[ $UPDATE_DOC == 1 ]]; then
+    DOC=$ROOT/docs/benchmarks.md
+    begin='<!-- memif.sh results: begin -->'
+    end='<!-- memif.sh results: end -->'
+    if [[ -f $DOC ]] && grep -qF "$begin" "$DOC" && grep -qF "$end" "$DOC"; then
+        awk -v b="$begin" -v e="$end" -v f="$REPORT" '
+            $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
+            $0 == e { skip = 0 }
+            !skip' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
+        log "updated $DOC"
+    else
+        log "no generated section in $DOC; not updating (add the $begin / $end markers)"
+    fi
+fi
