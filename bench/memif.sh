@@ -191,13 +191,15 @@ trap 'exit 130' INT TERM
 HZ=$(getconf CLK_TCK)
 now() { date +%s.%N; }
 
-# Per-thread CPU ticks of the given pids ("pid comm ticks" lines) and the /proc/stat total.
+# Per-thread CPU ticks of the feeder and the client ("role:thread ticks" lines) and the
+# /proc/stat total.
 cpu_snap() {
-    local p t
-    for p in "$@"; do
+    local role p t
+    for role in feeder client; do
+        p=$1; shift
         for t in /proc/"$p"/task/*; do
             [[ -r $t/stat ]] || continue
-            printf '%s %s %s\n' "$p" "$(tr ' ' '_' <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)"
+            printf '%s %s:%s %s\n' "$p" "$role" "$(tr ' ' '_' <"$t/comm")" "$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null || echo 0)"
         done
     done
     awk '/^cpu / {print "ALL busy", $2 + $3 + $4 + $7 + $8 + $9}' /proc/stat
@@ -296,7 +298,8 @@ run_one() {
     [[ -z $cfd ]] || tell "$cfd" client "show port stats 0"
     local perf_pid=""
     if [[ $profile == 1 ]]; then
-        perf record -e cpu-clock -F 1999 -p "$client_pid" -o "$rd/perf.data" -- sleep "$WINDOW" >"$rd/perf-record.log" 2>&1 &
+        # perf record -p ... -- sleep N waits for the target, not the sleep: time it out.
+        timeout -s INT "$WINDOW" perf record -e cpu-clock -F 1999 -p "$client_pid" -o "$rd/perf.data" >"$rd/perf-record.log" 2>&1 &
         perf_pid=$!
     fi
     sleep "$WINDOW"
@@ -388,18 +391,26 @@ run_one() {
             ;;
     esac
     local unexplained=$((sent - written - explained))
+    # A run counts only if the feeder's final count covers the window (memif resets its
+    # counters when the peer disconnects; a stop processed after that would read 0).
+    local valid=yes
+    if ((sent < feed_tx2 || feed_tx2 <= feed_tx1)); then
+        valid=no
+        log "warning: invalid run: feeder sent $sent < its count at the window end $feed_tx2"
+    fi
     # CPU over the window: per interesting thread, and what other processes used.
     local cpu_line
     cpu_line=$(awk -v hz="$HZ" -v w="$win" '
         FNR == NR { a[$1 " " $2] += $3; next }
-        { b[$1 " " $2] += $3 }
+        { k = $1 " " $2; if (!(k in b)) order[++n] = k; b[k] += $3 }
         END {
             total = (b["ALL busy"] - a["ALL busy"]) / hz / w
             ours = 0
-            for (k in b) if (k != "ALL busy") { d = (b[k] - a[k]) / hz / w; ours += d
-                split(k, kk, " "); name = kk[2]
-                if (d >= 0.02) out = out sprintf("%s%s %.0f%%", out == "" ? "" : ", ", name, d * 100) }
-            printf "%s; others %.0f%%", out, (total - ours) * 100
+            for (i = 1; i <= n; i++) { k = order[i]; if (k == "ALL busy") continue
+                d = (b[k] - a[k]) / hz / w; ours += d
+                split(k, kk, " ")
+                if (d >= 0.02) out = out sprintf("%s%s %.0f%%", out == "" ? "" : ", ", kk[2], d * 100) }
+            printf "%s; all other threads %.0f%%", out, (total - ours) * 100
         }' "$rd/cpu1" "$rd/cpu2")
     cat >"$rd/result.env" <<EOF
 client=$client
@@ -416,6 +427,7 @@ explained=$explained
 explained_kind="$explained_kind"
 unexplained=$unexplained
 cpu="$cpu_line"
+valid=$valid
 EOF
     log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window; sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line"
 }
@@ -454,6 +466,7 @@ fi
 # ---- report ---------------------------------------------------------------------------------
 median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 field() { (source "$1"; eval "echo \"\${$2}\""); }
+valid() { [[ -f $1 ]] && [[ $(field "$1" valid) == yes ]]; }
 
 REPORT=$OUT/results.md
 {
@@ -475,7 +488,7 @@ REPORT=$OUT/results.md
             [[ -f $f ]] || continue
             (
                 source "$f"
-                awk -v c="$client" -v r="$rep" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
+                awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
                     -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" \
                     'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s |\n",
                         c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu}'
@@ -487,13 +500,13 @@ REPORT=$OUT/results.md
     echo
     echo "| client | Mpps | Gbit/s | ratio | recorded Mpps | recorded ratio | paired ratios | unexplained loss |"
     echo "|---|---|---|---|---|---|---|---|"
-    ref=$(for rep in $(seq 1 "$REPS"); do f=$OUT/testpmd-$rep/result.env; if [[ -f $f ]]; then field "$f" feeder_tx_pps; fi; done | median)
+    ref=$(for rep in $(seq 1 "$REPS"); do f=$OUT/testpmd-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done | median)
     for c in $CLIENTS; do
-        pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" feeder_tx_pps; fi; done | median)
-        rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; [[ ! -f $f ]] || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
+        pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done | median)
+        rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; ! valid "$f" || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
         pairs=$(for rep in $(seq 1 "$REPS"); do
             f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env
-            if [[ -f $f && -f $g ]]; then
+            if valid "$f" && valid "$g"; then
                 awk -v a="$(field "$f" feeder_tx_pps)" -v b="$(field "$g" feeder_tx_pps)" 'BEGIN {printf "%.2f ", (b > 0 ? a / b : 0)}'
             fi
         done)

@@ -1,7 +1,8 @@
 //! `rocescope verify`: is a run directory exactly what its manifest says was written?
 //! Checks, per shard: the blocks tile the file and each CRC-32C matches; every pcapng
 //! block parses; the packets, their classes and mirror events match the manifest's
-//! counters. Per run: each core's packets are all accounted for (docs/formats.md §2.3).
+//! counters; each packet's id agrees with its annotation. Per run: each core's packets are
+//! all accounted for (docs/formats.md §2.3). Shards are memory-mapped, never read whole.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -9,7 +10,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use trace::annotation::Annotation;
 use trace::manifest::{CoreRecord, Manifest, RunStatus};
-use trace::reader::{verify_blocks, BlockFault, ShardReader};
+use trace::mapped::MappedFile;
+use trace::reader::{verify_blocks, BlockFault, ShardPacket, ShardReader};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
@@ -55,21 +57,27 @@ pub fn verify_run(run: &Path) -> Result<VerifyReport, VerifyError> {
 
 fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
     let mut f = ShardFindings { shard: core.shard.clone(), blocks: core.blocks.len(), packets: 0, problems: Vec::new() };
-    let bytes = match std::fs::read(run.join(&core.shard)) {
-        Ok(b) => b,
+    let mapped = match MappedFile::open(&run.join(&core.shard)) {
+        Ok(m) => m,
         Err(e) => {
             f.problems.push(format!("cannot read: {e}"));
             return f;
         }
     };
-    f.problems.extend(verify_blocks(&bytes, &core.blocks).iter().map(describe_fault));
+    let bytes = mapped.bytes();
+    f.problems.extend(verify_blocks(bytes, &core.blocks).iter().map(describe_fault));
+    f.problems.extend(manifest_shard_problems(core, bytes.len() as u64));
     let mut classes: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    for packet in ShardReader::new(&bytes) {
+    for packet in ShardReader::new(bytes) {
         match packet {
             Ok(p) => {
                 f.packets += 1;
-                count_annotation(p.annotation(), &mut classes, &mut events);
+                let annotation = p.annotation();
+                if let Some(problem) = packet_id_problem(&p, annotation) {
+                    f.problems.push(problem);
+                }
+                count_annotation(annotation, &mut classes, &mut events);
             }
             Err(e) => f.problems.push(format!("unreadable from here on: {e}")),
         }
@@ -84,6 +92,30 @@ fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
         compare_counts("event", &events, &core.events, &mut f.problems);
     }
     f
+}
+
+/// What the manifest says about a shard, checked against itself and the file's size.
+fn manifest_shard_problems(core: &CoreRecord, file_len: u64) -> Vec<String> {
+    let mut out = Vec::new();
+    if core.shard_bytes != file_len {
+        out.push(format!("is {file_len} bytes, the manifest says {}", core.shard_bytes));
+    }
+    let in_blocks: u128 = core.blocks.iter().map(|b| b.packets as u128).sum();
+    if in_blocks != core.written as u128 {
+        out.push(format!("its blocks hold {in_blocks} packets, the manifest says {} were written", core.written));
+    }
+    out
+}
+
+/// A mirrored copy's packet id is its mirror seq; anything else has id 0.
+fn packet_id_problem(p: &ShardPacket<'_>, annotation: Option<Annotation>) -> Option<String> {
+    let expected = match annotation {
+        Some(Annotation::Mirrored { seq, .. }) => seq as u64,
+        _ => 0,
+    };
+    (p.packet_id != Some(expected)).then(|| {
+        format!("packet at offset {}: packet id {:?} but its annotation says {expected}", p.offset, p.packet_id)
+    })
 }
 
 fn count_annotation(a: Option<Annotation>, classes: &mut BTreeMap<String, u64>, events: &mut BTreeMap<String, u64>) {
@@ -109,31 +141,38 @@ fn compare_counts(what: &str, found: &BTreeMap<String, u64>, manifest: &BTreeMap
     }
 }
 
-/// The identities of docs/formats.md §2.3.
+/// The identities of docs/formats.md §2.3. Sums are u128: a hostile manifest must give a
+/// finding, not an overflow.
 fn accounting_problems(m: &Manifest) -> Vec<String> {
     let mut out = Vec::new();
     for c in &m.cores {
-        let outcome = c.written + c.buffer_drops + c.write_failed + c.over_limit;
-        if c.rx != outcome {
+        let outcome = c.written as u128 + c.buffer_drops as u128 + c.write_failed as u128 + c.over_limit as u128;
+        if c.rx as u128 != outcome {
             out.push(format!(
                 "core {}: rx {} but written {} + buffer drops {} + write failures {} + over limit {} = {outcome}",
                 c.core, c.rx, c.written, c.buffer_drops, c.write_failed, c.over_limit
             ));
         }
+        let classified: u128 = c.classes.values().map(|&n| n as u128).sum();
+        if m.status == RunStatus::Complete && classified != (c.rx as u128).saturating_sub(c.over_limit as u128) {
+            out.push(format!("core {}: {classified} packets classified, but rx {} - over limit {}", c.core, c.rx, c.over_limit));
+        }
         if let Some(e) = &c.write_error {
             out.push(format!("core {}: write error: {e}", c.core));
         }
     }
-    let cores_rx: u64 = m.cores.iter().map(|c| c.rx).sum();
+    let cores_rx: u128 = m.cores.iter().map(|c| c.rx as u128).sum();
     match &m.dispatcher {
         Some(d) => {
-            let dealt = d.over_limit + d.ring_drops.iter().sum::<u64>() + cores_rx;
-            if d.rx != dealt {
+            let dealt = d.over_limit as u128 + d.ring_drops.iter().map(|&n| n as u128).sum::<u128>() + cores_rx;
+            if d.rx as u128 != dealt {
                 out.push(format!("dispatcher received {} but accounted for {dealt}", d.rx));
             }
         }
-        None if m.status == RunStatus::Complete && m.port.ipackets != cores_rx => {
-            out.push(format!("port delivered {} packets, cores received {cores_rx}", m.port.ipackets));
+        // A NIC may count packets that arrived after the workers stopped polling, so the
+        // port can be ahead of the cores, never behind.
+        None if m.status == RunStatus::Complete && (m.port.ipackets as u128) < cores_rx => {
+            out.push(format!("port delivered {} packets, fewer than the {cores_rx} the cores received", m.port.ipackets));
         }
         None => {}
     }
@@ -142,12 +181,13 @@ fn accounting_problems(m: &Manifest) -> Vec<String> {
 
 fn describe_fault(f: &BlockFault) -> String {
     match *f {
-        BlockFault::Missing { index, offset, len, file_len } => {
-            format!("block {index} (bytes {offset}..{}) lies beyond the end of the file ({file_len} bytes)", offset + len)
-        }
+        BlockFault::Missing { index, offset, len, file_len } => format!(
+            "block {index} (bytes {offset}..{}) lies beyond the end of the file ({file_len} bytes)",
+            offset.saturating_add(len)
+        ),
         BlockFault::Crc { index, offset, len, expected, actual } => format!(
             "block {index} (bytes {offset}..{}) is damaged: CRC-32C {actual:#010x}, manifest {expected:#010x}",
-            offset + len
+            offset.saturating_add(len)
         ),
         BlockFault::Gap { index, expected_offset, offset } => {
             format!("block {index} starts at {offset}, the previous one ended at {expected_offset}")

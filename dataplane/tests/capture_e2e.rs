@@ -12,7 +12,6 @@ use trace::annotation::Annotation;
 use trace::manifest::{Manifest, RunStatus};
 use trace::reader::{verify_blocks, ShardReader};
 
-const SNAPLEN: usize = 128;
 
 struct Run {
     dir: PathBuf,
@@ -43,6 +42,8 @@ fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
     assert!(out.status.success(), "dataplane failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("recorded"), "no summary:\n{stdout}");
     let manifest = Manifest::load(&dir).expect("manifest.json");
+    let verdict = control::verify::verify_run(&dir).expect("verifiable");
+    assert!(verdict.intact(), "rocescope verify:\n{verdict}");
     Run { dir, manifest }
 }
 
@@ -58,7 +59,7 @@ fn rss_queue(frame: &[u8]) -> usize {
 }
 
 /// Checks a run against the scenario, given which core each frame must have reached.
-fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str) {
+fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str, snaplen: usize) {
     let m = &run.manifest;
     assert_eq!(m.status, RunStatus::Complete);
     assert_eq!(m.stop_reason.as_deref(), Some(stop_reason));
@@ -74,7 +75,7 @@ fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str) 
         let packets: Vec<_> = ShardReader::new(&bytes).collect::<Result<_, _>>().expect("readable shard");
         assert_eq!(packets.len(), mine.len(), "core {c} packet count");
         for (p, e) in packets.iter().zip(&mine) {
-            let caplen = e.recorded.len().min(SNAPLEN);
+            let caplen = e.recorded.len().min(snaplen);
             assert_eq!(p.annotation(), Some(e.annotation));
             assert_eq!(p.data, &e.recorded[..caplen], "bytes of {:?}", e.annotation);
             assert_eq!(p.original_len as usize, e.recorded.len());
@@ -196,7 +197,7 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     let vdev = format!("net_pcap0,rx_pcap={}", all.display());
     let run = capture("dispatch", 4, &vdev, &["--balance", "dispatch"]);
     let core_of: Vec<_> = (0..s.frames.len()).map(|i| Some(i % 2)).collect();
-    check(&run, &s, &core_of, "idle");
+    check(&run, &s, &core_of, "idle", 128);
     let d = run.manifest.dispatcher.as_ref().expect("dispatcher record");
     assert_eq!((d.rx, d.over_limit, d.ring_drops.clone()), (s.frames.len() as u64, 0, vec![0, 0]));
     assert_eq!(run.manifest.port.ipackets, s.frames.len() as u64);
@@ -213,7 +214,7 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     }
     let run = capture("rss", 3, &vdev, &["--balance", "rss"]);
     let core_of: Vec<_> = queues.iter().map(|&q| Some(q)).collect();
-    check(&run, &s, &core_of, "idle");
+    check(&run, &s, &core_of, "idle", 128);
     assert_eq!(run.manifest.port.ipackets, s.frames.len() as u64);
     assert_eq!(run.manifest.cores.iter().map(|c| c.rx_queue).collect::<Vec<_>>(), vec![Some(0), Some(1)]);
 
@@ -222,13 +223,32 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     let vdev = format!("net_pcap0,rx_pcap={}", all.display());
     let run = capture("limit", 4, &vdev, &["--balance", "dispatch", "--max-packets", &limit.to_string()]);
     let core_of: Vec<_> = (0..s.frames.len()).map(|i| (i < limit).then_some(i % 2)).collect();
-    check(&run, &s, &core_of, "max_packets");
+    check(&run, &s, &core_of, "max_packets", 128);
     let d = run.manifest.dispatcher.as_ref().unwrap();
     assert_eq!(d.rx - d.over_limit, limit as u64);
     assert_eq!(run.manifest.total(|c| c.written), limit as u64);
 
+    // Untrimmed: every restored copy must verify its ICRC again unless the switch corrupted
+    // it (DESIGN.md: a strong end-to-end check of restoration).
+    let run = capture("full", 4, &vdev, &["--balance", "dispatch", "--snaplen", "65535"]);
+    let core_of: Vec<_> = (0..s.frames.len()).map(|i| Some(i % 2)).collect();
+    check(&run, &s, &core_of, "idle", 65535);
+    let mut verified = 0;
+    for core in &run.manifest.cores {
+        let bytes = std::fs::read(run.dir.join(&core.shard)).unwrap();
+        for p in ShardReader::new(&bytes).map(Result::unwrap) {
+            if let Some(Annotation::Mirrored { event, seq }) = p.annotation() {
+                assert_eq!(p.data.len(), p.original_len as usize, "untrimmed");
+                let ok = wire::icrc::verify_frame(p.data).expect("a RoCE frame");
+                assert_eq!(ok, event != wire::mirror::Event::Corrupt, "ICRC of restored seq {seq} ({event:?})");
+                verified += ok as usize;
+            }
+        }
+    }
+    assert!(verified > 20);
+
     std::fs::remove_dir_all(&work).unwrap();
-    for name in ["dispatch", "rss", "limit"] {
+    for name in ["dispatch", "rss", "limit", "full"] {
         let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("rs-e2e-{}-{name}", std::process::id())));
     }
 }

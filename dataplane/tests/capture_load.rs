@@ -84,6 +84,12 @@ impl Capture {
         assert_eq!(m.status, RunStatus::Complete);
         assert_eq!(m.stop_reason.as_deref(), Some(reason));
         check_accounting(&m, &self.dir);
+        // The control side's verifier must agree: shards intact, identities hold. A failed
+        // write is reported (write_error), and nothing else may be.
+        let verdict = control::verify::verify_run(&self.dir).expect("verifiable");
+        let shard_problems: Vec<_> = verdict.shards.iter().flat_map(|s| s.problems.clone()).collect();
+        assert_eq!(shard_problems, Vec::<String>::new(), "{verdict}");
+        assert!(verdict.problems.iter().all(|p| p.contains("write error")), "{verdict}");
         std::fs::remove_dir_all(&self.dir).unwrap();
         m
     }

@@ -8,10 +8,13 @@
 //! packet id option is the Lumina mirror sequence number, and whose comment says what the
 //! dataplane made of the frame ([`annotation::Annotation`]). See `docs/formats.md`.
 
-#![forbid(unsafe_code)]
+// `unsafe` only in `mapped` (mmap'd shard reading), as DESIGN allows.
+#![deny(unsafe_code)]
 
 pub mod annotation;
 pub mod manifest;
+#[allow(unsafe_code)]
+pub mod mapped;
 pub mod pcapng;
 pub mod reader;
 

@@ -149,10 +149,10 @@ impl Manifest {
     /// Writes atomically (temp file + rename) so a reader never sees half a manifest.
     pub fn store(&self, run_dir: &Path) -> std::io::Result<()> {
         let tmp = run_dir.join(format!("{FILE_NAME}.tmp"));
-        let mut f = std::fs::File::create(&tmp)?;
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
         serde_json::to_writer_pretty(&mut f, self)?;
         f.write_all(b"\n")?;
-        f.sync_all()?;
+        f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(tmp, run_dir.join(FILE_NAME))
     }
 
