@@ -56,7 +56,8 @@ pub fn verify_run(run: &Path) -> Result<VerifyReport, VerifyError> {
 }
 
 fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
-    let mut f = ShardFindings { shard: core.shard.clone(), blocks: core.blocks.len(), packets: 0, problems: Vec::new() };
+    let mut f =
+        ShardFindings { shard: core.shard.clone(), blocks: core.blocks.len(), packets: 0, problems: Vec::new() };
     let mapped = match MappedFile::open(&run.join(&core.shard)) {
         Ok(m) => m,
         Err(e) => {
@@ -155,7 +156,10 @@ fn accounting_problems(m: &Manifest) -> Vec<String> {
         }
         let classified: u128 = c.classes.values().map(|&n| n as u128).sum();
         if m.status == RunStatus::Complete && classified != (c.rx as u128).saturating_sub(c.over_limit as u128) {
-            out.push(format!("core {}: {classified} packets classified, but rx {} - over limit {}", c.core, c.rx, c.over_limit));
+            out.push(format!(
+                "core {}: {classified} packets classified, but rx {} - over limit {}",
+                c.core, c.rx, c.over_limit
+            ));
         }
         if let Some(e) = &c.write_error {
             out.push(format!("core {}: write error: {e}", c.core));
@@ -172,7 +176,10 @@ fn accounting_problems(m: &Manifest) -> Vec<String> {
         // A NIC may count packets that arrived after the workers stopped polling, so the
         // port can be ahead of the cores, never behind.
         None if m.status == RunStatus::Complete && (m.port.ipackets as u128) < cores_rx => {
-            out.push(format!("port delivered {} packets, fewer than the {cores_rx} the cores received", m.port.ipackets));
+            out.push(format!(
+                "port delivered {} packets, fewer than the {cores_rx} the cores received",
+                m.port.ipackets
+            ));
         }
         None => {}
     }

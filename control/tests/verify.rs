@@ -15,7 +15,8 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
     std::fs::create_dir_all(&dir).unwrap();
     let s = rocescope_tests::scenario::Scenario::lumina();
     let mut file = shard_header(128, "port0", "test", "test");
-    let mut blocks = vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: trace::manifest::block_crc(&file), packets: 0 }];
+    let mut blocks =
+        vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: trace::manifest::block_crc(&file), packets: 0 }];
     let mut core = CoreRecord { shard: "shard-000.pcapng".into(), ..Default::default() };
     for chunk in s.expected.chunks(per_block) {
         let start = file.len();
@@ -37,7 +38,12 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
             count(&mut core, e.annotation);
         }
         let bytes = &file[start..];
-        blocks.push(BlockRecord { offset: start as u64, len: bytes.len() as u64, crc32c: trace::manifest::block_crc(bytes), packets: chunk.len() as u64 });
+        blocks.push(BlockRecord {
+            offset: start as u64,
+            len: bytes.len() as u64,
+            crc32c: trace::manifest::block_crc(bytes),
+            packets: chunk.len() as u64,
+        });
     }
     core.rx = s.expected.len() as u64;
     core.written = core.rx;
@@ -82,7 +88,6 @@ fn count(core: &mut CoreRecord, a: Annotation) {
     *core.classes.entry(class).or_default() += 1;
 }
 
-
 fn problems(dir: &Path) -> Vec<String> {
     let r = verify_run(dir).unwrap();
     let mut all = r.problems.clone();
@@ -116,7 +121,10 @@ fn a_flipped_byte_is_located_to_its_block() {
     std::fs::write(shard(&dir), &bytes).unwrap();
     let p = problems(&dir);
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].starts_with(&format!("block 2 (bytes {}..{}) is damaged", victim.offset, victim.offset + victim.len)), "{p:?}");
+    assert!(
+        p[0].starts_with(&format!("block 2 (bytes {}..{}) is damaged", victim.offset, victim.offset + victim.len)),
+        "{p:?}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -128,7 +136,10 @@ fn truncation_and_appended_bytes_are_found() {
     std::fs::write(shard(&dir), &bytes[..bytes.len() - 10]).unwrap();
     let p = problems(&dir);
     let lost = last.packets.to_string();
-    assert!(p.iter().any(|x| x.contains(&format!("block {}", m.cores[0].blocks.len() - 1)) && x.contains("beyond the end")), "{p:?}");
+    assert!(
+        p.iter().any(|x| x.contains(&format!("block {}", m.cores[0].blocks.len() - 1)) && x.contains("beyond the end")),
+        "{p:?}"
+    );
     assert!(p.iter().any(|x| x.contains("unreadable from here on")), "{p:?}");
     assert!(p.iter().any(|x| x.contains("the manifest says")), "{p:?} ({lost} packets in the last block)");
 

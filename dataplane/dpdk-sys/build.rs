@@ -13,11 +13,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/shim.h");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
 
-    let dpdk = match pkg_config::Config::new()
-        .atleast_version("22.11")
-        .cargo_metadata(true)
-        .probe("libdpdk")
-    {
+    let dpdk = match pkg_config::Config::new().atleast_version("22.11").cargo_metadata(true).probe("libdpdk") {
         Ok(lib) => lib,
         Err(e) => {
             eprintln!(

@@ -138,7 +138,8 @@ mod tests {
 
     #[test]
     fn rejects_values_that_would_never_or_always_fire() {
-        for bad in [&["--duration", "-1"][..], &["--duration", "NaN"], &["--stop-when-idle", "inf"], &["--max-packets", "0"]]
+        for bad in
+            [&["--duration", "-1"][..], &["--duration", "NaN"], &["--stop-when-idle", "inf"], &["--max-packets", "0"]]
         {
             let argv: Vec<&str> = ["rd", "-o", "run"].iter().chain(bad).copied().collect();
             assert!(Args::try_parse_from(s(&argv)).is_err(), "{bad:?} accepted");

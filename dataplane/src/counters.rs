@@ -42,25 +42,24 @@ impl Tally {
     }
 }
 
-/// Totals a worker publishes once per burst for the live stats line.
+/// Totals a polling stage publishes once per burst for the live stats line.
 #[derive(Debug, Default)]
 #[repr(align(64))] // one cache line per core: no false sharing between workers
 pub struct Live {
     pub rx: AtomicU64,
     pub rx_bytes: AtomicU64,
-    pub written: AtomicU64,
+    /// Packets lost at this stage (buffer drops for a worker, ring drops for the dispatcher).
     pub drops: AtomicU64,
 }
 
 impl Live {
     pub fn publish(&self, t: &Tally) {
-        self.set(t.rx, t.rx_bytes, t.written, t.buffer_drops + t.over_limit);
+        self.set(t.rx, t.rx_bytes, t.buffer_drops);
     }
 
-    pub fn set(&self, rx: u64, rx_bytes: u64, written: u64, drops: u64) {
+    pub fn set(&self, rx: u64, rx_bytes: u64, drops: u64) {
         self.rx.store(rx, Relaxed);
         self.rx_bytes.store(rx_bytes, Relaxed);
-        self.written.store(written, Relaxed);
         self.drops.store(drops, Relaxed);
     }
 }
@@ -118,8 +117,7 @@ impl Stop {
     }
 
     pub fn reason(&self) -> Option<StopReason> {
-        StopReason::ALL.into_iter()
-            .find(|r| *r as u8 == self.reason.load(Relaxed))
+        StopReason::ALL.into_iter().find(|r| *r as u8 == self.reason.load(Relaxed))
     }
 }
 

@@ -84,6 +84,10 @@ pub fn finish(m: &mut Manifest, outcomes: &[CoreOutcome], port: &PortStats, reas
     m.port.rx_nombuf = port.rx_nombuf;
     for (record, o) in m.cores.iter_mut().zip(outcomes) {
         fill_core(record, o);
+        if let Some(q) = record.rx_queue.map(usize::from) {
+            record.nic_queue_packets = port.q_ipackets.get(q).copied();
+            record.nic_queue_errors = port.q_errors.get(q).copied();
+        }
     }
 }
 
@@ -207,9 +211,12 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
     );
     if let Some(d) = &m.dispatcher {
         let drops: u64 = d.ring_drops.iter().sum();
-        let _ = writeln!(s, "  dispatcher lcore {}: rx {} ring drops {} over limit {}", d.lcore, d.rx, drops, d.over_limit);
+        let _ =
+            writeln!(s, "  dispatcher lcore {}: rx {} ring drops {} over limit {}", d.lcore, d.rx, drops, d.over_limit);
     }
-    let losses = m.total(|c| c.buffer_drops + c.write_failed) + p.imissed + p.rx_nombuf
+    let losses = m.total(|c| c.buffer_drops + c.write_failed)
+        + p.imissed
+        + p.rx_nombuf
         + m.dispatcher.as_ref().map_or(0, |d| d.ring_drops.iter().sum());
     let _ = writeln!(s, "  losses: {losses}{}", if losses == 0 { " (none)" } else { " (see manifest.json)" });
     s

@@ -122,7 +122,8 @@ struct OpenPort {
 }
 
 fn open_port(args: &Args, eal: &Eal, workers: usize, dispatch: bool) -> Result<OpenPort> {
-    let info = Port::info(args.port).with_context(|| format!("port {} (is a --vdev or NIC given to EAL?)", args.port))?;
+    let info =
+        Port::info(args.port).with_context(|| format!("port {} (is a --vdev or NIC given to EAL?)", args.port))?;
     let rx_queues = if dispatch { 1 } else { workers as u16 };
     let rss = !dispatch && rx_queues > 1 && info.rss_offloads != 0;
     if !dispatch && rx_queues > 1 && !rss {
@@ -138,7 +139,10 @@ fn open_port(args: &Args, eal: &Eal, workers: usize, dispatch: bool) -> Result<O
         .with_context(|| format!("creating a pool of {n_mbufs} mbufs (is -m large enough?)"))?;
     let config = PortConfig { rx_queues, rx_desc: args.rx_desc, rss, promiscuous: args.promiscuous };
     let port = Port::configure(args.port, &config, &pool).with_context(|| {
-        format!("configuring port {} ({}) with {rx_queues} RX queues; try --balance dispatch", args.port, info.driver_name)
+        format!(
+            "configuring port {} ({}) with {rx_queues} RX queues; try --balance dispatch",
+            args.port, info.driver_name
+        )
     })?;
     Ok(OpenPort { port, _pool: pool, info, rx_queues, rss, socket })
 }
@@ -149,13 +153,22 @@ pub struct CoreSlot {
     pub queue: Option<u16>,
     pub shard: String,
     pub live: Arc<Live>,
-    tally: Arc<Mutex<Option<Tally>>>,
+    tally: TallySlot,
     writer: std::thread::JoinHandle<WriterReport>,
 }
 
+/// A worker ready to launch on its lcore, and where it will leave its tally.
+struct ReadyWorker {
+    lcore: u32,
+    worker: Worker,
+    tally: TallySlot,
+}
+
+type TallySlot = Arc<Mutex<Option<Tally>>>;
+
 struct Cores {
     slots: Vec<CoreSlot>,
-    workers: Vec<(u32, Worker, Arc<Mutex<Option<Tally>>>)>,
+    workers: Vec<ReadyWorker>,
     /// Producer ends of the workers' rings, for the dispatcher.
     rings: Vec<dpdk::RingProducer>,
     upstream_done: Arc<AtomicBool>,
@@ -208,7 +221,7 @@ fn prepare_cores(
             stop: stop.clone(),
             live: live.clone(),
         };
-        cores.workers.push((lcore, worker, tally.clone()));
+        cores.workers.push(ReadyWorker { lcore, worker, tally: tally.clone() });
         cores.slots.push(CoreSlot { lcore, queue, shard: shard_name, live, tally, writer });
     }
     Ok(cores)
@@ -237,8 +250,15 @@ fn prepare_dispatcher(
 struct Launched {
     stop: Arc<Stop>,
     upstream_done: Arc<AtomicBool>,
-    dispatcher: Option<(u32, Arc<Mutex<Option<DispatchTally>>>, Arc<Live>)>,
+    dispatcher: Option<LaunchedDispatcher>,
     joined: bool,
+}
+
+struct LaunchedDispatcher {
+    lcore: u32,
+    /// Filled by the dispatcher when it returns.
+    tally: Arc<Mutex<Option<DispatchTally>>>,
+    live: Arc<Live>,
 }
 
 /// What the lcores left behind.
@@ -249,13 +269,13 @@ struct Finished {
 
 impl Launched {
     fn launch(
-        workers: Vec<(u32, Worker, Arc<Mutex<Option<Tally>>>)>,
+        workers: Vec<ReadyWorker>,
         dispatcher: Option<(u32, Dispatcher)>,
         stop: Arc<Stop>,
         upstream_done: Arc<AtomicBool>,
     ) -> Result<Launched> {
         let mut launched = Launched { stop, upstream_done, dispatcher: None, joined: false };
-        for (lcore, worker, slot) in workers {
+        for ReadyWorker { lcore, worker, tally: slot } in workers {
             let stop = launched.stop.clone();
             run_on(lcore, stop, move || {
                 let tally = worker.run();
@@ -271,21 +291,22 @@ impl Launched {
                 *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(tally);
             })
             .with_context(|| format!("launching the dispatcher on lcore {lcore}"))?;
-            launched.dispatcher = Some((lcore, out, live));
+            launched.dispatcher = Some(LaunchedDispatcher { lcore, tally: out, live });
         }
         Ok(launched)
     }
 
     fn dispatcher_live(&self) -> Option<&Live> {
-        self.dispatcher.as_ref().map(|d| d.2.as_ref())
+        self.dispatcher.as_ref().map(|d| d.live.as_ref())
     }
 
     fn join(mut self) -> Finished {
         self.joined = true;
         let exits = dpdk::lcore::wait_all();
-        let dispatcher = self.dispatcher.take().map(|(lcore, slot, _)| {
-            (lcore, slot.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default())
-        });
+        let dispatcher = self
+            .dispatcher
+            .take()
+            .map(|d| (d.lcore, d.tally.lock().unwrap_or_else(|p| p.into_inner()).take().unwrap_or_default()));
         Finished { exits, dispatcher }
     }
 }
@@ -384,7 +405,8 @@ fn finish(
     manifest.status = RunStatus::Complete;
     manifest.store(run_dir).context("writing the final manifest")?;
 
-    let failed: Vec<String> = finished.exits.iter().filter(|(_, rc)| *rc != 0).map(|(l, rc)| format!("lcore {l} exited {rc}")).collect();
+    let failed: Vec<String> =
+        finished.exits.iter().filter(|(_, rc)| *rc != 0).map(|(l, rc)| format!("lcore {l} exited {rc}")).collect();
     let write_errors: Vec<String> = outcomes.iter().filter_map(|o| o.writer.error.clone()).collect();
     Ok(match (failed.is_empty(), write_errors.is_empty()) {
         (true, true) => Ok(()),

@@ -3,10 +3,10 @@
 //! sequential write each, then hands them back. The worker never waits: if every chunk is
 //! full or in flight the packet is dropped and counted (DESIGN.md "Traces").
 
+use crate::counters::{Stop, StopReason};
 use crossbeam::channel::{self, Receiver, Sender};
 use std::fs::File;
 use std::io::Write;
-use crate::counters::{Stop, StopReason};
 use std::path::Path;
 use std::sync::Arc;
 use trace::manifest::BlockRecord;
@@ -53,7 +53,8 @@ pub fn open(
         free_tx.send(Chunk { data: prefaulted(chunk_bytes), packets: 0 }).expect("capacity is `chunks`");
     }
     let name = format!("writer-{}", path.file_name().unwrap_or_default().to_string_lossy());
-    let handle = std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx, &stop))?;
+    let handle =
+        std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx, &stop))?;
     Ok((ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 }, handle))
 }
 

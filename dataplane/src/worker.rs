@@ -114,7 +114,6 @@ impl Worker {
             Source::Ring { ring, upstream_done } => upstream_done.load(Acquire) && ring.is_empty(),
         }
     }
-
 }
 
 /// How one frame becomes one pcapng block in a shard buffer; everything the hot path does

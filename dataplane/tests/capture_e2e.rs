@@ -12,7 +12,6 @@ use trace::annotation::Annotation;
 use trace::manifest::{Manifest, RunStatus};
 use trace::reader::{verify_blocks, ShardReader};
 
-
 struct Run {
     dir: PathBuf,
     manifest: Manifest,
@@ -94,10 +93,16 @@ fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str, 
         }
         check_with_tshark(&run.dir.join(&core.shard), &mine);
     }
-    let mut expected_seqs: Vec<u32> = s.expected.iter().zip(core_of).filter(|(_, k)| k.is_some()).filter_map(|(e, _)| match e.annotation {
-        Annotation::Mirrored { seq, .. } => Some(seq),
-        _ => None,
-    }).collect();
+    let mut expected_seqs: Vec<u32> = s
+        .expected
+        .iter()
+        .zip(core_of)
+        .filter(|(_, k)| k.is_some())
+        .filter_map(|(e, _)| match e.annotation {
+            Annotation::Mirrored { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
     seen_seqs.sort_unstable();
     expected_seqs.sort_unstable();
     assert_eq!(seen_seqs, expected_seqs, "every mirror seq exactly once across the shards");
@@ -123,14 +128,19 @@ fn check_counters(core: &trace::manifest::CoreRecord, mine: &[&Expected]) {
             }
         }
     }
-    let nonzero = |m: &BTreeMap<String, u64>| m.iter().filter(|(_, v)| **v > 0).map(|(k, v)| (k.clone(), *v)).collect::<BTreeMap<_, _>>();
+    let nonzero = |m: &BTreeMap<String, u64>| {
+        m.iter().filter(|(_, v)| **v > 0).map(|(k, v)| (k.clone(), *v)).collect::<BTreeMap<_, _>>()
+    };
     assert_eq!(nonzero(&core.classes), classes);
     assert_eq!(nonzero(&core.events), events);
     assert_eq!(core.parse_errors, errors);
-    let seqs: Vec<u32> = mine.iter().filter_map(|e| match e.annotation {
-        Annotation::Mirrored { seq, .. } => Some(seq),
-        _ => None,
-    }).collect();
+    let seqs: Vec<u32> = mine
+        .iter()
+        .filter_map(|e| match e.annotation {
+            Annotation::Mirrored { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect();
     assert_eq!((core.first_seq, core.last_seq), (seqs.first().copied(), seqs.last().copied()));
 }
 
@@ -140,10 +150,25 @@ fn check_with_tshark(shard: &Path, mine: &[&Expected]) {
         return;
     }
     let fields = [
-        "frame.packet_id", "frame.comment", "frame.time_epoch", "ip.ttl", "ipv6.hlim", "ip.dsfield.ecn",
-        "ipv6.tclass.ecn", "udp.srcport", "udp.dstport", "infiniband.bth.opcode", "infiniband.bth.destqp",
-        "infiniband.bth.psn", "infiniband.bth.m", "infiniband.aeth.syndrome", "infiniband.aeth.msn",
-        "infiniband.reth.va", "infiniband.reth.r_key", "infiniband.reth.dmalen", "_ws.malformed",
+        "frame.packet_id",
+        "frame.comment",
+        "frame.time_epoch",
+        "ip.ttl",
+        "ipv6.hlim",
+        "ip.dsfield.ecn",
+        "ipv6.tclass.ecn",
+        "udp.srcport",
+        "udp.dstport",
+        "infiniband.bth.opcode",
+        "infiniband.bth.destqp",
+        "infiniband.bth.psn",
+        "infiniband.bth.m",
+        "infiniband.aeth.syndrome",
+        "infiniband.aeth.msn",
+        "infiniband.reth.va",
+        "infiniband.reth.r_key",
+        "infiniband.reth.dmalen",
+        "_ws.malformed",
     ];
     let rows = tshark::fields(shard, &fields);
     assert_eq!(rows.len(), mine.len());
@@ -169,7 +194,11 @@ fn check_with_tshark(shard: &Path, mine: &[&Expected]) {
             .then(|| (num(col("infiniband.aeth.syndrome")) as u8, num(col("infiniband.aeth.msn")) as u32));
         assert_eq!(aeth, r.aeth, "{ctx}");
         let reth = (!col("infiniband.reth.va").is_empty()).then(|| {
-            (num(col("infiniband.reth.va")), num(col("infiniband.reth.r_key")) as u32, num(col("infiniband.reth.dmalen")) as u32)
+            (
+                num(col("infiniband.reth.va")),
+                num(col("infiniband.reth.r_key")) as u32,
+                num(col("infiniband.reth.dmalen")) as u32,
+            )
         });
         assert_eq!(reth, r.reth, "{ctx}");
         assert_eq!(col("_ws.malformed"), "", "tshark finds a restored copy malformed: {ctx}");
@@ -207,7 +236,8 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     let mut vdev = String::from("net_pcap0");
     for q in 0..2 {
         let path = work.join(format!("q{q}.pcap"));
-        let frames: Vec<Vec<u8>> = s.frames.iter().zip(&queues).filter(|(_, k)| **k == q).map(|(f, _)| f.clone()).collect();
+        let frames: Vec<Vec<u8>> =
+            s.frames.iter().zip(&queues).filter(|(_, k)| **k == q).map(|(f, _)| f.clone()).collect();
         assert!(frames.len() > 10, "both queues carry traffic");
         pcap::write(&path, &frames).unwrap();
         vdev.push_str(&format!(",rx_pcap={}", path.display()));

@@ -18,12 +18,7 @@ const TESTPMD: &str = "dpdk-testpmd";
 const HANG_GUARD_SECS: u64 = 60;
 
 fn testpmd_available() -> bool {
-    Command::new(TESTPMD)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok()
+    Command::new(TESTPMD).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
 }
 
 /// `TX-packets: N` of the port summary testpmd prints on `stop`.
@@ -54,21 +49,10 @@ fn testpmd_txonly_over_memif_arrives_complete() {
     let mut rxq = port.rx_queue(0).unwrap();
 
     let mut testpmd = Command::new(TESTPMD)
-        .args([
-            "--no-huge",
-            "--no-pci",
-            "-m",
-            "256",
-            "-l",
-            "0-1",
-            "--log-level=lib.eal:warning",
-        ])
+        .args(["--no-huge", "--no-pci", "-m", "256", "-l", "0-1", "--log-level=lib.eal:warning"])
         .arg(format!("--file-prefix={}", file_prefix("memif-tp")))
         .arg("--vdev")
-        .arg(format!(
-            "net_memif0,role=client,socket={},socket-abstract=no",
-            sock.display()
-        ))
+        .arg(format!("net_memif0,role=client,socket={},socket-abstract=no", sock.display()))
         .args(["--", "-i", "--total-num-mbufs=2048", "--forward-mode=rxonly"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -106,12 +90,7 @@ fn testpmd_txonly_over_memif_arrives_complete() {
 
     let sent = testpmd_tx_packets(&out).unwrap_or_else(|| panic!("no TX-packets in testpmd output:\n{out}"));
     assert!(sent > 0, "testpmd sent nothing:\n{out}");
-    assert_eq!(
-        frames.len() as u64,
-        sent,
-        "testpmd sent {sent}, we received {}",
-        frames.len()
-    );
+    assert_eq!(frames.len() as u64, sent, "testpmd sent {sent}, we received {}", frames.len());
     for (len, data) in &frames {
         assert_eq!(*len, 64, "testpmd txonly frames are 64 bytes");
         assert_eq!(&data[12..14], &[0x08, 0x00], "IPv4");

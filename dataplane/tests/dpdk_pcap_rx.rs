@@ -21,11 +21,7 @@ fn pcap_replay_is_byte_exact() {
     let pcap = dir.path().join("in.pcap");
     let frames: Vec<Vec<u8>> = (0..N)
         .map(|i| {
-            let len = if i == JUMBO_INDEX {
-                JUMBO_LEN
-            } else {
-                60 + (i * 97) % 1455
-            };
+            let len = if i == JUMBO_INDEX { JUMBO_LEN } else { 60 + (i * 97) % 1455 };
             frame(7, i as u32, len)
         })
         .collect();
@@ -49,10 +45,7 @@ fn pcap_replay_is_byte_exact() {
     assert_eq!(pool.available(), 1023);
 
     // net_pcap cannot hash: asking for RSS is a typed error, not a silent single queue.
-    let rss = PortConfig {
-        rss: true,
-        ..PortConfig::default()
-    };
+    let rss = PortConfig { rss: true, ..PortConfig::default() };
     match Port::configure(port_id, &rss, &pool) {
         Err(DpdkError::RssUnsupported { driver, supported, .. }) => {
             assert_eq!(driver, "net_pcap");
@@ -60,24 +53,14 @@ fn pcap_replay_is_byte_exact() {
         }
         other => panic!("expected RssUnsupported, got {other:?}"),
     }
-    let two = PortConfig {
-        rx_queues: 2,
-        ..PortConfig::default()
-    };
+    let two = PortConfig { rx_queues: 2, ..PortConfig::default() };
     assert!(matches!(
         Port::configure(port_id, &two, &pool),
-        Err(DpdkError::TooManyQueues {
-            requested: 2,
-            max: 1,
-            ..
-        })
+        Err(DpdkError::TooManyQueues { requested: 2, max: 1, .. })
     ));
 
     let mut port = Port::configure(port_id, &PortConfig::default(), &pool).expect("configure");
-    assert!(matches!(
-        Port::configure(port_id, &PortConfig::default(), &pool),
-        Err(DpdkError::PortBusy { .. })
-    ));
+    assert!(matches!(Port::configure(port_id, &PortConfig::default(), &pool), Err(DpdkError::PortBusy { .. })));
     port.start().expect("start");
     let mut rxq = port.rx_queue(0).expect("queue 0");
     assert!(matches!(port.rx_queue(0), Err(DpdkError::QueueBusy { .. })));
@@ -113,10 +96,7 @@ fn pcap_replay_is_byte_exact() {
     // The jumbo frame spans two mbufs: data() is its first segment, pkt_len the whole frame.
     let room = usize::from(DEFAULT_DATA_ROOM - HEADROOM);
     assert_eq!(first_segments[JUMBO_INDEX], (room, 2));
-    assert!(first_segments
-        .iter()
-        .enumerate()
-        .all(|(i, s)| i == JUMBO_INDEX || s.1 == 1));
+    assert!(first_segments.iter().enumerate().all(|(i, s)| i == JUMBO_INDEX || s.1 == 1));
 
     let stats = port.stats().expect("stats");
     assert_eq!(stats.ipackets, N as u64);

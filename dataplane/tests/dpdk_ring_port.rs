@@ -16,9 +16,8 @@ const N: usize = 200;
 fn frames_pushed_into_a_ring_port_arrive_unchanged() {
     let _runtime_dir = RuntimeDirGuard::new(file_prefix("ring-port"));
     // The argv form, program name first (as std::env::args() gives it), is accepted too.
-    let argv: Vec<String> = std::iter::once("dpdk_ring_port".to_string())
-        .chain(eal_args("ring-port", "0", &[]))
-        .collect();
+    let argv: Vec<String> =
+        std::iter::once("dpdk_ring_port".to_string()).chain(eal_args("ring-port", "0", &[])).collect();
     let eal = Eal::init(&argv).expect("EAL init");
     assert_eq!(Port::count(), 0);
     let pool = Mempool::new_pktmbuf("inject_pool", 511, 0, DEFAULT_DATA_ROOM, SOCKET_ID_ANY).unwrap();
@@ -55,17 +54,11 @@ fn frames_pushed_into_a_ring_port_arrive_unchanged() {
 
     // Misuse: a frame beyond the data room, a full burst.
     let too_big = vec![0u8; usize::from(DEFAULT_DATA_ROOM)];
-    assert!(matches!(
-        out.push_copy(&pool, &too_big),
-        Err(DpdkError::InvalidArgument(_))
-    ));
+    assert!(matches!(out.push_copy(&pool, &too_big), Err(DpdkError::InvalidArgument(_))));
     for _ in 0..out.capacity() {
         out.push_copy(&pool, &frames[0]).unwrap();
     }
-    assert!(matches!(
-        out.push_copy(&pool, &frames[0]),
-        Err(DpdkError::InvalidArgument(_))
-    ));
+    assert!(matches!(out.push_copy(&pool, &frames[0]), Err(DpdkError::InvalidArgument(_))));
     out.free_all();
 
     drop(rxq);
@@ -76,11 +69,7 @@ fn frames_pushed_into_a_ring_port_arrive_unchanged() {
     // Teardown guard: the pool goes while one of its mbufs is still held.
     burst.push_copy(&pool, &frames[1]).unwrap();
     drop(pool);
-    assert_eq!(
-        burst.data(0),
-        &frames[1][..],
-        "the leaked pool's mbuf is still readable"
-    );
+    assert_eq!(burst.data(0), &frames[1][..], "the leaked pool's mbuf is still readable");
     assert!(matches!(eal.shutdown(), Err(DpdkError::ObjectsAlive { live: 1 })));
     // Freeing the mbuf afterwards is still sound: DPDK was left up.
     drop(burst);

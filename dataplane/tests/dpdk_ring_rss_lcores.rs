@@ -31,10 +31,7 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
     write_pcap(&q0, &f0);
     write_pcap(&q1, &f1);
 
-    let vdevs = [
-        format!("net_pcap0,rx_pcap={},rx_pcap={}", q0.display(), q1.display()),
-        "net_null0".to_string(),
-    ];
+    let vdevs = [format!("net_pcap0,rx_pcap={},rx_pcap={}", q0.display(), q1.display()), "net_null0".to_string()];
     let _runtime_dir = RuntimeDirGuard::new(file_prefix("ring-lcores"));
     let eal = Eal::init(&eal_args("ring-lcores", "0-1", &vdevs)).expect("EAL init");
     assert_eq!(eal.main_lcore(), 0);
@@ -43,10 +40,7 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
 
     let pool = Mempool::new_pktmbuf("ring_pool", 2047, 32, DEFAULT_DATA_ROOM, SOCKET_ID_ANY).expect("mempool");
     let pcap_id = Port::id_by_name("net_pcap0").unwrap();
-    let cfg = PortConfig {
-        rx_queues: 2,
-        ..PortConfig::default()
-    };
+    let cfg = PortConfig { rx_queues: 2, ..PortConfig::default() };
     let mut port = Port::configure(pcap_id, &cfg, &pool).expect("configure net_pcap0");
     assert_eq!(port.tx_queues(), 1);
     port.start().expect("start");
@@ -92,12 +86,7 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
         }
         from_q0.len() >= A && from_ring.len() >= B
     });
-    assert!(
-        done,
-        "got {} of {A} from queue 0 and {} of {B} from the ring",
-        from_q0.len(),
-        from_ring.len()
-    );
+    assert!(done, "got {} of {A} from queue 0 and {} of {B} from the ring", from_q0.len(), from_ring.len());
     assert_eq!(lcore::wait_all(), vec![(1, B as i32)]);
     assert_eq!(lcore::wait_all(), vec![], "each launch is waited for once");
 
@@ -120,11 +109,7 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
     // RSS on a vdev that advertises it: only the supported IP/UDP functions are requested.
     let null_id = Port::id_by_name("net_null0").unwrap();
     let null_info = Port::info(null_id).unwrap();
-    let rss_cfg = PortConfig {
-        rx_queues: 2,
-        rss: true,
-        ..PortConfig::default()
-    };
+    let rss_cfg = PortConfig { rx_queues: 2, rss: true, ..PortConfig::default() };
     let mut null_port = Port::configure(null_id, &rss_cfg, &pool).expect("RSS on net_null");
     assert_eq!(null_port.rss_hf(), RSS_IP_UDP & null_info.rss_offloads);
     assert_ne!(null_port.rss_hf(), 0);
@@ -149,15 +134,8 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
     assert_eq!(nq.rx_burst(&mut burst), 32);
     let mut outs = [MbufBurst::new(), MbufBurst::new(), MbufBurst::new()];
     outs[2].free_from(0);
-    assert_eq!(
-        burst.deal_round_robin(&mut outs, 1),
-        0,
-        "32 mbufs from worker 1 end before worker 0"
-    );
-    assert_eq!(
-        (burst.len(), outs[0].len(), outs[1].len(), outs[2].len()),
-        (0, 10, 11, 11)
-    );
+    assert_eq!(burst.deal_round_robin(&mut outs, 1), 0, "32 mbufs from worker 1 end before worker 0");
+    assert_eq!((burst.len(), outs[0].len(), outs[1].len(), outs[2].len()), (0, 10, 11, 11));
     outs[1].free_from(4);
     assert_eq!(outs[1].len(), 4);
     assert_eq!(pool.in_use(), 25);
@@ -168,10 +146,7 @@ fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
     lcore::launch(1, || panic!("deliberate test panic on a worker lcore")).unwrap();
     assert_eq!(lcore::wait_all(), vec![(1, -1)]);
     // Misuse is refused with typed errors.
-    assert!(matches!(
-        lcore::launch(0, || 0),
-        Err(DpdkError::NotAWorker { lcore: 0, .. })
-    ));
+    assert!(matches!(lcore::launch(0, || 0), Err(DpdkError::NotAWorker { lcore: 0, .. })));
     let off_main = std::thread::spawn(|| lcore::launch(1, || 0)).join().unwrap();
     assert!(matches!(off_main, Err(DpdkError::NotMainLcore { current: None, .. })));
 

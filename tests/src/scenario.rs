@@ -12,7 +12,7 @@ use std::net::{Ipv4Addr, Ipv6Addr};
 use trace::annotation::Annotation;
 use wire::bth::{self, Opcode};
 use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
-use wire::ethernet::{self, Vlans, VlanTag};
+use wire::ethernet::{self, VlanTag, Vlans};
 use wire::frame::FrameClass;
 use wire::mirror::{Event, MirrorMeta, MirrorRepr};
 use wire::{aeth, immdt, ipv4, ipv6, pfc, reth, roce, udp, ErrorKind};
@@ -150,8 +150,14 @@ fn v6(src: Ipv6Addr, dst: Ipv6Addr) -> IpRepr {
     })
 }
 
-const A_TO_B: Dir =
-    Dir { src_mac: MAC_A, dst_mac: MAC_B, ip: IpRepr::V4(V4_PLACEHOLDER), udp_src_port: 50_001, dest_qp: QP_B, vlans: Vlans::Untagged };
+const A_TO_B: Dir = Dir {
+    src_mac: MAC_A,
+    dst_mac: MAC_B,
+    ip: IpRepr::V4(V4_PLACEHOLDER),
+    udp_src_port: 50_001,
+    dest_qp: QP_B,
+    vlans: Vlans::Untagged,
+};
 const V4_PLACEHOLDER: ipv4::Repr = ipv4::Repr {
     src_addr: Ipv4Addr::UNSPECIFIED,
     dst_addr: Ipv4Addr::UNSPECIFIED,
@@ -289,7 +295,8 @@ impl Rig {
         self.mirror(req.packet(Opcode::RC_WRITE_MIDDLE, p + 2, 1024), Event::None);
         let nak = aeth::Syndrome::Nak(aeth::NakCode::PsnSequenceError);
         self.mirror(with_aeth(resp.packet(Opcode::RC_ACK, p + 1, 0), nak, 0), Event::None);
-        for (i, op) in [Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST].into_iter().enumerate() {
+        for (i, op) in [Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_MIDDLE, Opcode::RC_WRITE_LAST].into_iter().enumerate()
+        {
             self.mirror(req.packet(op, p + 1 + i as u32, 1024), Event::None);
         }
         let ack = aeth::Syndrome::Ack { credit: 31 };

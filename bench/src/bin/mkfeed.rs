@@ -35,7 +35,11 @@ use wire::{icrc, ipv4, roce, udp};
 const OVERHEAD: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN + bth::HEADER_LEN + roce::ICRC_LEN;
 
 #[derive(Debug, Parser)]
-#[command(name = "mkfeed", version, about = "Write a pcap of Lumina-mirrored RoCEv2 WRITE traffic for the dataplane benchmarks")]
+#[command(
+    name = "mkfeed",
+    version,
+    about = "Write a pcap of Lumina-mirrored RoCEv2 WRITE traffic for the dataplane benchmarks"
+)]
 struct Args {
     /// Output pcap.
     #[arg(short, long)]
@@ -148,7 +152,8 @@ fn main() -> Result<()> {
     ensure!(args.link_gbps > 0.0, "--link-gbps must be positive");
     let cfg = ClassifyConfig { mirror_port: args.mirror_port, roce_port: udp::ROCE_PORT };
     let file = std::fs::File::create(&args.out).with_context(|| format!("creating {}", args.out.display()))?;
-    let header = PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
+    let header =
+        PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::NanoSecond, ..Default::default() };
     let mut writer = PcapWriter::with_header(BufWriter::new(file), header).context("writing the pcap header")?;
 
     let mut rng = Rng(args.seed | 1);

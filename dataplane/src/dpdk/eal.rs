@@ -89,10 +89,7 @@ impl Eal {
                     .map_err(|_| DpdkError::InvalidArgument(format!("EAL argument {a:?} contains a NUL byte")))?,
             );
         }
-        if STATE
-            .compare_exchange(UNINIT, INITIALIZING, Ordering::SeqCst, Ordering::SeqCst)
-            .is_err()
-        {
+        if STATE.compare_exchange(UNINIT, INITIALIZING, Ordering::SeqCst, Ordering::SeqCst).is_err() {
             return Err(DpdkError::EalAlreadyInitialized);
         }
         let mut argv: Vec<*mut c_char> = owned.iter().map(|c| c.as_ptr().cast_mut()).collect();
@@ -107,21 +104,11 @@ impl Eal {
             let errno = unsafe { dpdk_sys::shim_rte_errno() };
             // The EAL cannot be initialised again after a failure either.
             STATE.store(FINISHED, Ordering::SeqCst);
-            return Err(DpdkError::EalInit {
-                errno,
-                message: strerror(errno),
-                args,
-                pmd_dir: super::PMD_DIR,
-            });
+            return Err(DpdkError::EalInit { errno, message: strerror(errno), args, pmd_dir: super::PMD_DIR });
         }
         STATE.store(RUNNING, Ordering::SeqCst);
         tracing::debug!(?args, "DPDK EAL initialised");
-        Ok(Eal {
-            _args: owned,
-            _argv: argv,
-            torn_down: false,
-            _not_send: PhantomData,
-        })
+        Ok(Eal { _args: owned, _argv: argv, torn_down: false, _not_send: PhantomData })
     }
 
     /// EAL flags for a machine without NIC or hugepages: `--no-huge --no-pci

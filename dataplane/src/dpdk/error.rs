@@ -155,11 +155,7 @@ impl DpdkError {
     }
 
     fn call(call: &'static str, errno: i32) -> Self {
-        DpdkError::Call {
-            call,
-            errno,
-            message: strerror(errno),
-        }
+        DpdkError::Call { call, errno, message: strerror(errno) }
     }
 }
 

@@ -31,18 +31,11 @@ pub fn launch(lcore_id: u32, f: impl FnOnce() -> i32 + Send + 'static) -> Result
     let main = unsafe { dpdk_sys::rte_get_main_lcore() };
     let current = current();
     if current != Some(main) {
-        return Err(DpdkError::NotMainLcore {
-            what: "lcore::launch",
-            current,
-        });
+        return Err(DpdkError::NotMainLcore { what: "lcore::launch", current });
     }
     let workers = worker_lcores();
     if !workers.contains(&lcore_id) {
-        return Err(DpdkError::NotAWorker {
-            lcore: lcore_id,
-            main,
-            workers,
-        });
+        return Err(DpdkError::NotAWorker { lcore: lcore_id, main, workers });
     }
     let job: Box<Job> = Box::new(Box::new(f));
     let arg = Box::into_raw(job).cast::<c_void>();

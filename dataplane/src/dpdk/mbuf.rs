@@ -50,10 +50,7 @@ impl std::fmt::Debug for MbufBurst {
 impl MbufBurst {
     /// An empty burst.
     pub const fn new() -> Self {
-        MbufBurst {
-            mbufs: [ptr::null_mut(); BURST_SIZE],
-            len: 0,
-        }
+        MbufBurst { mbufs: [ptr::null_mut(); BURST_SIZE], len: 0 }
     }
 
     /// Mbufs held.
@@ -83,18 +80,13 @@ impl MbufBurst {
     /// The `i`th mbuf, or `None` past the end.
     #[inline]
     pub fn get(&self, i: usize) -> Option<MbufRef<'_>> {
-        (i < self.len).then(|| MbufRef {
-            m: self.mbufs[i],
-            _burst: PhantomData,
-        })
+        (i < self.len).then(|| MbufRef { m: self.mbufs[i], _burst: PhantomData })
     }
 
     /// The held mbufs in order.
     #[inline]
     pub fn iter(&self) -> impl ExactSizeIterator<Item = MbufRef<'_>> + '_ {
-        self.mbufs[..self.len]
-            .iter()
-            .map(|&m| MbufRef { m, _burst: PhantomData })
+        self.mbufs[..self.len].iter().map(|&m| MbufRef { m, _burst: PhantomData })
     }
 
     /// First-segment bytes of mbuf `i` (see the module docs on multi-segment packets).
@@ -156,9 +148,7 @@ impl MbufBurst {
         if dst.is_null() {
             // SAFETY: `m` is ours and not stored anywhere.
             unsafe { dpdk_sys::shim_rte_pktmbuf_free(m) };
-            return Err(DpdkError::InvalidArgument(
-                "mbuf tailroom smaller than its data room".into(),
-            ));
+            return Err(DpdkError::InvalidArgument("mbuf tailroom smaller than its data room".into()));
         }
         // SAFETY: `dst` points to frame.len() writable bytes inside `m`'s buffer, which cannot
         // overlap `frame` (a Rust slice outside any mbuf we own).
@@ -326,11 +316,7 @@ impl<'a> MbufRef<'a> {
 
     /// Every segment's bytes, in order (one item for a single-segment packet).
     pub fn segments(&self) -> Segments<'a> {
-        Segments {
-            next: self.m,
-            left: self.nb_segs(),
-            _burst: PhantomData,
-        }
+        Segments { next: self.m, left: self.nb_segs(), _burst: PhantomData }
     }
 
     /// The raw mbuf, valid while the burst holds it.

@@ -58,13 +58,7 @@ impl Mempool {
         let ptr = unsafe { dpdk_sys::rte_pktmbuf_pool_create(cname.as_ptr(), n_mbufs, cache, 0, data_room, socket) };
         let ptr = NonNull::new(ptr).ok_or_else(|| DpdkError::from_rte_errno("rte_pktmbuf_pool_create"))?;
         Ok(Mempool {
-            inner: Arc::new(Inner {
-                ptr,
-                name: name.to_owned(),
-                size: n_mbufs,
-                data_room,
-                live: Some(live),
-            }),
+            inner: Arc::new(Inner { ptr, name: name.to_owned(), size: n_mbufs, data_room, live: Some(live) }),
         })
     }
 

@@ -39,12 +39,7 @@ pub struct PortConfig {
 
 impl Default for PortConfig {
     fn default() -> Self {
-        PortConfig {
-            rx_queues: 1,
-            rx_desc: 1024,
-            rss: false,
-            promiscuous: true,
-        }
+        PortConfig { rx_queues: 1, rx_desc: 1024, rss: false, promiscuous: true }
     }
 }
 
@@ -198,9 +193,7 @@ impl Port {
         let info = dev_info(port_id)?;
         let driver = driver_name(&info);
         if config.rx_queues == 0 {
-            return Err(DpdkError::InvalidArgument(format!(
-                "port {port_id}: rx_queues must be at least 1"
-            )));
+            return Err(DpdkError::InvalidArgument(format!("port {port_id}: rx_queues must be at least 1")));
         }
         if config.rx_queues > info.max_rx_queues {
             return Err(DpdkError::TooManyQueues {
@@ -323,12 +316,7 @@ impl Port {
             return Err(DpdkError::from_rte_errno("rte_eth_from_rings"));
         }
         let port_id = ret as u16;
-        let config = PortConfig {
-            rx_queues,
-            rss: false,
-            promiscuous: false,
-            ..PortConfig::default()
-        };
+        let config = PortConfig { rx_queues, rss: false, promiscuous: false, ..PortConfig::default() };
         match Port::configure(port_id, &config, mempool) {
             Ok(mut port) => {
                 let inner = Arc::get_mut(&mut port.inner).expect("a new port has no other handle");
@@ -385,10 +373,7 @@ impl Port {
     pub fn stop(&mut self) -> Result<()> {
         let held = self.inner.held.load(Ordering::Acquire);
         if held > 0 {
-            return Err(DpdkError::QueuesInUse {
-                port_id: self.inner.port_id,
-                held,
-            });
+            return Err(DpdkError::QueuesInUse { port_id: self.inner.port_id, held });
         }
         self.inner.stop()
     }
@@ -436,24 +421,13 @@ impl Port {
     pub fn rx_queue(&self, queue: u16) -> Result<RxQueue> {
         let inner = &self.inner;
         let Some(flag) = inner.queue_held.get(usize::from(queue)) else {
-            return Err(DpdkError::NoSuchQueue {
-                port_id: inner.port_id,
-                queue,
-                configured: inner.rx_queues,
-            });
+            return Err(DpdkError::NoSuchQueue { port_id: inner.port_id, queue, configured: inner.rx_queues });
         };
         if flag.swap(true, Ordering::AcqRel) {
-            return Err(DpdkError::QueueBusy {
-                port_id: inner.port_id,
-                queue,
-            });
+            return Err(DpdkError::QueueBusy { port_id: inner.port_id, queue });
         }
         inner.held.fetch_add(1, Ordering::AcqRel);
-        Ok(RxQueue {
-            port: Arc::clone(inner),
-            port_id: inner.port_id,
-            queue,
-        })
+        Ok(RxQueue { port: Arc::clone(inner), port_id: inner.port_id, queue })
     }
 }
 
@@ -478,11 +452,7 @@ impl Drop for Inner {
         // is not used again by this handle. The mempool (a field) is released after this.
         let ret = unsafe { dpdk_sys::rte_eth_dev_close(self.port_id) };
         if ret < 0 {
-            tracing::warn!(
-                port_id = self.port_id,
-                "rte_eth_dev_close: {}",
-                super::error::strerror(-ret)
-            );
+            tracing::warn!(port_id = self.port_id, "rte_eth_dev_close: {}", super::error::strerror(-ret));
         }
         CLAIMED[usize::from(self.port_id)].store(false, Ordering::Release);
     }
@@ -538,10 +508,9 @@ struct Claim(u16, bool);
 
 impl Claim {
     fn take(port_id: u16) -> Result<Claim> {
-        let flag = CLAIMED.get(usize::from(port_id)).ok_or_else(|| DpdkError::NoSuchPort {
-            port_id,
-            available: Port::count(),
-        })?;
+        let flag = CLAIMED
+            .get(usize::from(port_id))
+            .ok_or_else(|| DpdkError::NoSuchPort { port_id, available: Port::count() })?;
         if flag.swap(true, Ordering::AcqRel) {
             return Err(DpdkError::PortBusy { port_id });
         }
@@ -565,10 +534,7 @@ impl Drop for Claim {
 fn dev_info(port_id: u16) -> Result<dpdk_sys::rte_eth_dev_info> {
     // SAFETY: the EAL is running (callers hold a token).
     if unsafe { dpdk_sys::rte_eth_dev_is_valid_port(port_id) } == 0 {
-        return Err(DpdkError::NoSuchPort {
-            port_id,
-            available: Port::count(),
-        });
+        return Err(DpdkError::NoSuchPort { port_id, available: Port::count() });
     }
     // SAFETY: all-zero is a valid rte_eth_dev_info (plain integers and nullable pointers).
     let mut info: dpdk_sys::rte_eth_dev_info = unsafe { std::mem::zeroed() };
@@ -583,7 +549,5 @@ fn driver_name(info: &dpdk_sys::rte_eth_dev_info) -> String {
         return String::from("unknown");
     }
     // SAFETY: a non-NULL driver_name points to the PMD's static NUL-terminated name.
-    unsafe { CStr::from_ptr(info.driver_name) }
-        .to_string_lossy()
-        .into_owned()
+    unsafe { CStr::from_ptr(info.driver_name) }.to_string_lossy().into_owned()
 }

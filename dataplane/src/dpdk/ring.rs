@@ -49,14 +49,7 @@ impl Ring {
         // SAFETY: the EAL is running (token held); `cname` is a valid C string for the call.
         let ptr = unsafe { dpdk_sys::rte_ring_create(cname.as_ptr(), size, socket, flags) };
         let ptr = NonNull::new(ptr).ok_or_else(|| DpdkError::from_rte_errno("rte_ring_create"))?;
-        Ok(Ring {
-            inner: Arc::new(Inner {
-                ptr,
-                name: name.to_owned(),
-                capacity: size,
-                _live: live,
-            }),
-        })
+        Ok(Ring { inner: Arc::new(Inner { ptr, name: name.to_owned(), capacity: size, _live: live }) })
     }
 
     /// The ring's name.
@@ -77,12 +70,7 @@ impl Ring {
     /// Split into the producer and consumer ends. The ring (and any mbufs still in it, which
     /// are freed) goes away when both ends are dropped.
     pub fn split(self) -> (RingProducer, RingConsumer) {
-        (
-            RingProducer {
-                inner: Arc::clone(&self.inner),
-            },
-            RingConsumer { inner: self.inner },
-        )
+        (RingProducer { inner: Arc::clone(&self.inner) }, RingConsumer { inner: self.inner })
     }
 }
 

@@ -122,7 +122,14 @@ mod tests {
 
     #[test]
     fn foreign_comments_are_not_ours() {
-        for text in [&b""[..], b"hello", b"mirror seq=x event=drop", b"mirror seq=5 event=boom", b"malformed: nope", b"mirrored_roce"] {
+        for text in [
+            &b""[..],
+            b"hello",
+            b"mirror seq=x event=drop",
+            b"mirror seq=5 event=boom",
+            b"malformed: nope",
+            b"mirrored_roce",
+        ] {
             assert_eq!(Annotation::parse(text), None);
         }
     }

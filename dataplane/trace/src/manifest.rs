@@ -21,7 +21,7 @@ pub struct Manifest {
     pub status: RunStatus,
     pub started_unix_ns: u64,
     pub finished_unix_ns: Option<u64>,
-    /// Why the capture ended (signal, duration, max_packets, idle).
+    /// Why the capture ended: signal, duration, max_packets, idle, write_error, lcore_failed.
     pub stop_reason: Option<String>,
     pub config: CaptureConfig,
     pub port: PortRecord,
@@ -83,6 +83,10 @@ pub struct CoreRecord {
     pub rx_queue: Option<u16>,
     /// File name of the shard, relative to the run directory.
     pub shard: String,
+    /// The NIC's own counters for this core's RX queue (rss mode, queues 0..16, where the
+    /// driver keeps them): packets received into the queue and errors on it.
+    pub nic_queue_packets: Option<u64>,
+    pub nic_queue_errors: Option<u64>,
     /// Packets this core took in (from its queue or its dispatcher ring).
     pub rx: u64,
     pub rx_bytes: u64,

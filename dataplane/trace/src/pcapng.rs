@@ -164,7 +164,14 @@ mod tests {
             for clen in 0..9 {
                 let data = vec![0xAB; caplen];
                 let comment = vec![b'c'; clen];
-                let epb = Epb { interface_id: 0, timestamp_ns: 1, original_len: 100, data: &data, packet_id: 7, comment: &comment };
+                let epb = Epb {
+                    interface_id: 0,
+                    timestamp_ns: 1,
+                    original_len: 100,
+                    data: &data,
+                    packet_id: 7,
+                    comment: &comment,
+                };
                 let mut out = Vec::new();
                 let at = epb.append_to(&mut out);
                 assert_eq!(out.len(), epb.encoded_len());

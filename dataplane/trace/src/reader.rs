@@ -14,7 +14,9 @@ pub enum ReadError {
     BadBlockLength { offset: u64, len: u32 },
     #[error("offset {offset}: trailing block length {trailing} differs from leading {len}")]
     LengthMismatch { offset: u64, len: u32, trailing: u32 },
-    #[error("offset {offset}: section byte order is big-endian or unknown ({magic:#010x}); rocescope writes little-endian")]
+    #[error(
+        "offset {offset}: section byte order is big-endian or unknown ({magic:#010x}); rocescope writes little-endian"
+    )]
     ByteOrder { offset: u64, magic: u32 },
     #[error("offset {offset}: packet block before any section header")]
     NoSection { offset: u64 },
@@ -43,6 +45,8 @@ impl ShardPacket<'_> {
     }
 }
 
+type RawBlock<'a> = (u32, &'a [u8], u64);
+
 /// Iterates the packets of a pcapng byte buffer. Stops after the first error.
 pub struct ShardReader<'a> {
     bytes: &'a [u8],
@@ -58,7 +62,8 @@ impl<'a> ShardReader<'a> {
         ShardReader { bytes, pos: 0, in_section: false, interfaces: Vec::new(), failed: false }
     }
 
-    fn next_block(&mut self) -> Result<Option<(u32, &'a [u8], u64)>, ReadError> {
+    /// The next block as (type, body between length fields, offset).
+    fn next_block(&mut self) -> Result<Option<RawBlock<'a>>, ReadError> {
         let offset = self.pos as u64;
         let rest = &self.bytes[self.pos..];
         if rest.is_empty() {
@@ -325,13 +330,19 @@ mod tests {
         let bytes = shard(&[(1, b"abc", 1, b"x")]);
         let half = bytes.len() as u64 / 2;
         let blocks = vec![
-            BlockRecord { offset: 0, len: half, crc32c: crate::manifest::block_crc(&bytes[..half as usize]), packets: 0 },
+            BlockRecord {
+                offset: 0,
+                len: half,
+                crc32c: crate::manifest::block_crc(&bytes[..half as usize]),
+                packets: 0,
+            },
             BlockRecord { offset: half, len: bytes.len() as u64 - half, crc32c: 0xdead_beef, packets: 1 },
         ];
         let faults = verify_blocks(&bytes, &blocks);
         assert_eq!(faults.len(), 1);
         assert!(matches!(faults[0], BlockFault::Crc { index: 1, .. }));
-        assert!(verify_blocks(&bytes[..half as usize + 1], &blocks[..1]).contains(&BlockFault::Unaccounted { offset: half, len: 1 }));
+        assert!(verify_blocks(&bytes[..half as usize + 1], &blocks[..1])
+            .contains(&BlockFault::Unaccounted { offset: half, len: 1 }));
         assert!(matches!(verify_blocks(&bytes[..10], &blocks[..1])[0], BlockFault::Missing { index: 0, .. }));
     }
 }

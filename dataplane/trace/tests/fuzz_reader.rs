@@ -26,10 +26,8 @@ proptest! {
             let i = at.index(bytes.len());
             bytes[i] ^= x | 1;
         }
-        for p in ShardReader::new(&bytes) {
-            if let Ok(p) = p {
-                let _ = p.annotation();
-            }
+        for p in ShardReader::new(&bytes).flatten() {
+            let _ = p.annotation();
         }
     }
 
@@ -62,9 +60,15 @@ fn shard_with(packets: &[Vec<u8>], ts: u64, id: u64) -> Vec<u8> {
     let mut comment = [0u8; MAX_COMMENT];
     let comment = Annotation::Mirrored { seq: 5, event: wire::mirror::Event::Drop }.render(&mut comment).to_vec();
     for data in packets {
-        Epb { interface_id: 0, timestamp_ns: ts, original_len: data.len() as u32 + 1, data, packet_id: id, comment: &comment }
-            .append_to(&mut out);
+        Epb {
+            interface_id: 0,
+            timestamp_ns: ts,
+            original_len: data.len() as u32 + 1,
+            data,
+            packet_id: id,
+            comment: &comment,
+        }
+        .append_to(&mut out);
     }
     out
 }
-

@@ -354,10 +354,7 @@ mod tests {
         assert_eq!(&buf[58..60], &[0, 0]);
         assert_eq!(buf[60], 0xee, "nothing written past the frame");
         assert!(icrc::verify_frame(&buf[..60]).unwrap());
-        assert_eq!(
-            r.emit(Payload::Zeros, &mut buf[..59]).unwrap_err(),
-            Error::BufferTooSmall { need: 60, have: 59 }
-        );
+        assert_eq!(r.emit(Payload::Zeros, &mut buf[..59]).unwrap_err(), Error::BufferTooSmall { need: 60, have: 59 });
         assert!(matches!(r.emit(Payload::Bytes(&[1]), &mut buf), Err(Error::BadRepr { .. })));
     }
 
@@ -377,10 +374,10 @@ mod tests {
 
     #[test]
     fn mac_control_frames() {
-        let pfc = MacControlFrameRepr::new([0, 0, 0, 0, 0, 0xaa], pfc::Repr::Pfc {
-            class_enable: 0x00dd,
-            quanta: [0, 1, 0, 20, 3, 40, 3, 500],
-        });
+        let pfc = MacControlFrameRepr::new(
+            [0, 0, 0, 0, 0, 0xaa],
+            pfc::Repr::Pfc { class_enable: 0x00dd, quanta: [0, 1, 0, 20, 3, 40, 3, 500] },
+        );
         let f = pfc.to_vec().unwrap();
         assert_eq!(f.len(), 60);
         assert_eq!(classify(&f, &ClassifyConfig::default()).unwrap().class, FrameClass::Pfc);

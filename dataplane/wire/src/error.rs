@@ -26,7 +26,9 @@ pub enum Error {
     #[error("IPv4 IHL {ihl} is below the minimum 5")]
     BadIpv4Ihl { ihl: u8 },
     /// Total length smaller than the header, or larger than the bytes present.
-    #[error("IPv4 total length {total_len} inconsistent with header length {header_len} and {available} bytes present")]
+    #[error(
+        "IPv4 total length {total_len} inconsistent with header length {header_len} and {available} bytes present"
+    )]
     BadIpv4Length { total_len: u16, header_len: u8, available: usize },
     /// Fewer than the 40 bytes of the fixed IPv6 header (or RoCEv1 GRH).
     #[error("truncated IPv6 header")]

@@ -205,7 +205,10 @@ pub enum Vlans {
     #[default]
     Untagged,
     Single(VlanTag),
-    Double { outer: VlanTag, inner: VlanTag },
+    Double {
+        outer: VlanTag,
+        inner: VlanTag,
+    },
 }
 
 impl Vlans {
@@ -236,12 +239,7 @@ impl Repr {
             (Some(t), None) => Vlans::Single(t),
             (Some(outer), Some(inner)) => Vlans::Double { outer, inner },
         };
-        Ok(Repr {
-            dst_addr: frame.dst_addr(),
-            src_addr: frame.src_addr(),
-            vlans,
-            ethertype: frame.inner_ethertype(),
-        })
+        Ok(Repr { dst_addr: frame.dst_addr(), src_addr: frame.src_addr(), vlans, ethertype: frame.inner_ethertype() })
     }
 
     pub const fn header_len(&self) -> usize {
@@ -286,9 +284,8 @@ impl Repr {
 mod tests {
     use super::*;
 
-    const UNTAGGED: [u8; 16] = [
-        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x08, 0x00, 0xaa, 0xbb,
-    ];
+    const UNTAGGED: [u8; 16] =
+        [0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x08, 0x00, 0xaa, 0xbb];
 
     #[test]
     fn parse_untagged() {

@@ -154,9 +154,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         be::set_u16(self.buffer.as_mut(), field::IDENT.start, v);
     }
     pub fn set_flags_and_offset(&mut self, dont_frag: bool, more_frags: bool, offset: u16) {
-        let v = (offset & OFFSET_MASK)
-            | if dont_frag { FLAG_DF } else { 0 }
-            | if more_frags { FLAG_MF } else { 0 };
+        let v = (offset & OFFSET_MASK) | if dont_frag { FLAG_DF } else { 0 } | if more_frags { FLAG_MF } else { 0 };
         be::set_u16(self.buffer.as_mut(), field::FLG_OFF.start, v);
     }
     pub fn set_ttl(&mut self, v: u8) {
@@ -270,8 +268,8 @@ mod tests {
 
     // The IPv4 header of the scapy RoCE vector (README: IP checksum 0xb4d5).
     const SCAPY_V4: [u8; 20] = [
-        0x45, 0x01, 0x00, 0x40, 0x04, 0x78, 0x40, 0x00, 0x40, 0x11, 0xb4, 0xd5, 0xc0, 0xa8, 0x00, 0x07, 0xc0,
-        0xa8, 0x00, 0x07,
+        0x45, 0x01, 0x00, 0x40, 0x04, 0x78, 0x40, 0x00, 0x40, 0x11, 0xb4, 0xd5, 0xc0, 0xa8, 0x00, 0x07, 0xc0, 0xa8,
+        0x00, 0x07,
     ];
 
     fn with_payload(h: &[u8]) -> Vec<u8> {

@@ -243,10 +243,7 @@ mod tests {
     fn malformed() {
         let b = packet();
         assert_eq!(Packet::new_checked(&b[..39]).unwrap_err(), Error::TruncatedIpv6);
-        assert_eq!(
-            Packet::new_checked(&b[..83]).unwrap_err(),
-            Error::BadIpv6Length { payload_len: 44, available: 43 }
-        );
+        assert_eq!(Packet::new_checked(&b[..83]).unwrap_err(), Error::BadIpv6Length { payload_len: 44, available: 43 });
         let mut v = b.clone();
         v[0] = 0x4e;
         assert_eq!(Packet::new_checked(&v[..]).unwrap_err(), Error::BadIpv6Version { version: 4 });

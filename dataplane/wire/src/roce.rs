@@ -307,8 +307,8 @@ impl Repr {
                 return bad("AETH field out of range");
             }
         }
-        let ranges_ok = self.rdeth.is_none_or(|r| r.ee_context <= 0xff_ffff)
-            && self.deth.is_none_or(|d| d.src_qp <= 0xff_ffff);
+        let ranges_ok =
+            self.rdeth.is_none_or(|r| r.ee_context <= 0xff_ffff) && self.deth.is_none_or(|d| d.src_qp <= 0xff_ffff);
         if !ranges_ok {
             return bad("24-bit field out of range");
         }
@@ -430,10 +430,7 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!(Packet::new_checked(&RXE_READ[..11]).unwrap_err(), Error::TruncatedBth);
-        assert_eq!(
-            Packet::new_checked(&RXE_READ[..27]).unwrap_err(),
-            Error::TruncatedExtHeaders { opcode: 0x0c }
-        );
+        assert_eq!(Packet::new_checked(&RXE_READ[..27]).unwrap_err(), Error::TruncatedExtHeaders { opcode: 0x0c });
         assert_eq!(Packet::new_checked(&RXE_READ[..31]).unwrap_err(), Error::TruncatedIcrc);
         let mut b = RXE_READ;
         b[1] |= 0x10; // PadCnt 1 with no payload

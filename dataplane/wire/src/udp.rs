@@ -72,8 +72,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
     /// Whether the checksum is correct under an IPv6 pseudo-header (0 is invalid in IPv6).
     pub fn verify_checksum_ipv6(&self, src: Ipv6Addr, dst: Ipv6Addr) -> bool {
-        self.checksum() != 0
-            && checksum::fold(pseudo_v6(src, dst, self.len()) + raw_sum(self.datagram())) == 0xffff
+        self.checksum() != 0 && checksum::fold(pseudo_v6(src, dst, self.len()) + raw_sum(self.datagram())) == 0xffff
     }
 }
 

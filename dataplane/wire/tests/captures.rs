@@ -80,7 +80,8 @@ fn scapy_crafted_uc_send_only_v4_v6() {
     let pkts = read_pcap(&dir.join("scapy_uts_crafted_uc_send_only_v4_v6.pcap"));
     assert_eq!(pkts.len(), 2);
     // (frame, ip version, ICRC, UDP checksum) from the README.
-    for (f, ver, want_icrc, want_udp) in [(&pkts[0].2, 4u8, 0x78f3_53f3u32, 0xaca2u16), (&pkts[1].2, 6, 0x3e5b_743b, 0xe7c5)]
+    for (f, ver, want_icrc, want_udp) in
+        [(&pkts[0].2, 4u8, 0x78f3_53f3u32, 0xaca2u16), (&pkts[1].2, 6, 0x3e5b_743b, 0xe7c5)]
     {
         let info = classify(f, &cfg()).unwrap();
         assert_eq!(info.class, FrameClass::Roce);

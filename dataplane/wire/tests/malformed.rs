@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
 use wire::bth::Opcode;
+use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
 use wire::ethernet::{self, Vlans};
 use wire::frame::{classify, ClassifyConfig, FrameClass, FrameInfo};
 use wire::mirror::{self, Event, MirrorMeta, MirrorRepr};
@@ -198,9 +198,8 @@ fn every_consistent_truncation_of_the_roce_layer() {
 }
 
 fn roce_v4() -> (Vec<u8>, usize) {
-    let f = roce_frame(Opcode::RC_SEND_ONLY, IpRepr::V4(ipv4_repr()), Vlans::Untagged, 32)
-        .to_vec(Payload::Zeros)
-        .unwrap();
+    let f =
+        roce_frame(Opcode::RC_SEND_ONLY, IpRepr::V4(ipv4_repr()), Vlans::Untagged, 32).to_vec(Payload::Zeros).unwrap();
     (f, 14)
 }
 
@@ -218,7 +217,8 @@ fn bad_versions_and_ethertypes() {
     let mut m = f.clone();
     m[l3] = 0x65;
     assert_eq!(classify(&m, &cfg()), Err(Error::BadIpv4Version { version: 6 }));
-    let v6 = roce_frame(Opcode::RC_SEND_ONLY, IpRepr::V6(ipv6_repr()), Vlans::Untagged, 0).to_vec(Payload::Zeros).unwrap();
+    let v6 =
+        roce_frame(Opcode::RC_SEND_ONLY, IpRepr::V6(ipv6_repr()), Vlans::Untagged, 0).to_vec(Payload::Zeros).unwrap();
     let mut m = v6.clone();
     m[12..14].copy_from_slice(&[0x08, 0x00]);
     assert_eq!(classify(&m, &cfg()), Err(Error::BadIpv4Version { version: 6 }));
@@ -380,7 +380,8 @@ fn touch_all_views(data: &[u8]) -> usize {
         n += p.payload().len() + p.message_len() + p.icrc().unwrap() as usize;
         n += p.rdeth().map_or(0, |h| h.ee_context() as usize) + p.deth().map_or(0, |h| h.src_qp() as usize);
         n += p.reth().map_or(0, |h| h.dma_len() as usize) + p.aeth().map_or(0, |h| h.msn() as usize);
-        n += p.atomic_eth().map_or(0, |h| h.compare() as usize) + p.atomic_ack_eth().map_or(0, |h| h.orig_data() as usize);
+        n += p.atomic_eth().map_or(0, |h| h.compare() as usize)
+            + p.atomic_ack_eth().map_or(0, |h| h.orig_data() as usize);
         n += p.immdt().map_or(0, |h| h.imm_data() as usize) + p.ieth().map_or(0, |h| h.rkey() as usize);
         let r = roce::Repr::parse(&p).unwrap();
         assert_eq!(r.ext_headers(), p.ext_headers());

@@ -6,8 +6,8 @@ mod common;
 
 use common::*;
 use proptest::prelude::*;
-use wire::build::{IpRepr, Payload};
 use wire::bth::Opcode;
+use wire::build::{IpRepr, Payload};
 use wire::ethernet::Vlans;
 use wire::frame::{classify, ClassifyConfig, FrameClass};
 use wire::mirror::{self, Event, MirrorMeta, MirrorRepr, SEQ_MAX, TIMESTAMP_MAX};
@@ -158,7 +158,10 @@ fn apply_then_restore_by_hand() {
     assert_eq!(&y[40..42], &72u16.to_be_bytes(), "original src port stashed in the checksum");
     // Only the MACs, TTL, IPv4 checksum and UDP ports / checksum differ.
     let changed: Vec<usize> = (0..x.len()).filter(|&i| x[i] != y[i]).collect();
-    assert!(changed.iter().all(|&i| i < 12 || i == 22 || (24..26).contains(&i) || (34..42).contains(&i)), "{changed:?}");
+    assert!(
+        changed.iter().all(|&i| i < 12 || i == 22 || (24..26).contains(&i) || (34..42).contains(&i)),
+        "{changed:?}"
+    );
 
     let cfg = ClassifyConfig::default();
     let info = classify(&y, &cfg).unwrap();

@@ -9,9 +9,9 @@ use std::process::Command;
 
 use common::*;
 use wire::aeth::{NakCode, Syndrome};
-use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
 use wire::bth::Opcode;
-use wire::ethernet::{Vlans, VlanTag};
+use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
+use wire::ethernet::{VlanTag, Vlans};
 use wire::frame::{classify, ClassifyConfig};
 use wire::mirror::{self, Event, MirrorMeta, MirrorRepr};
 use wire::{aeth, atomic_ack_eth, atomic_eth, deth, pfc, rdeth, reth};
@@ -169,7 +169,11 @@ fn cases() -> Vec<Case> {
 
     let mut fr = roce_frame(Opcode::RC_READ_RESPONSE_ONLY, v4, qinq, 100);
     fr.roce.aeth = Some(aeth::Repr { syndrome: Syndrome::Ack { credit: 5 }, msn: 7 });
-    out.push(roce_case("rc read response only + qinq", fr, &[("infiniband.aeth.syndrome", 5), ("infiniband.aeth.msn", 7)]));
+    out.push(roce_case(
+        "rc read response only + qinq",
+        fr,
+        &[("infiniband.aeth.syndrome", 5), ("infiniband.aeth.msn", 7)],
+    ));
 
     for (name, syndrome) in [
         ("rc nak psn sequence error", Syndrome::Nak(NakCode::PsnSequenceError)),
@@ -205,7 +209,11 @@ fn cases() -> Vec<Case> {
     out.push(roce_case(
         "rc atomic ack",
         fr,
-        &[("infiniband.aeth.syndrome", 31), ("infiniband.aeth.msn", 2), ("infiniband.atomicacketh.origremdt", 0xfeed_face)],
+        &[
+            ("infiniband.aeth.syndrome", 31),
+            ("infiniband.aeth.msn", 2),
+            ("infiniband.atomicacketh.origremdt", 0xfeed_face),
+        ],
     ));
 
     let mut fr = roce_frame(Opcode::UD_SEND_ONLY_IMM, v4, Vlans::Untagged, 40);
@@ -231,11 +239,15 @@ fn cases() -> Vec<Case> {
     rd.unreliable = &["infiniband.rdeth.eecnxt", "infiniband.deth.q_key", "infiniband.deth.srcqp"];
     out.push(rd);
 
-    out.push(roce_case("uc write only imm", roce_frame(Opcode::UC_WRITE_ONLY_IMM, v4, Vlans::Untagged, 12), &[
-        ("infiniband.reth.va", 0x7fee_260f_b000),
-        ("infiniband.reth.r_key", 0x2b8),
-        ("infiniband.reth.dmalen", 65536),
-    ]));
+    out.push(roce_case(
+        "uc write only imm",
+        roce_frame(Opcode::UC_WRITE_ONLY_IMM, v4, Vlans::Untagged, 12),
+        &[
+            ("infiniband.reth.va", 0x7fee_260f_b000),
+            ("infiniband.reth.r_key", 0x2b8),
+            ("infiniband.reth.dmalen", 65536),
+        ],
+    ));
     out.push(roce_case("rc send only inv", roce_frame(Opcode::RC_SEND_ONLY_INV, v6, Vlans::Untagged, 4), &[]));
 
     // Source port 69 belongs to TFTP; the test runs tshark with --disable-protocol tftp.
@@ -269,8 +281,10 @@ fn cases() -> Vec<Case> {
     assert_eq!(expect["infiniband.bth.opcode"], "129");
     out.push(Case { name: "cnp", frame: f, expect, unreliable: &[] });
 
-    let pfc_frame =
-        MacControlFrameRepr::new([0, 0, 0, 0, 0, 0xaa], pfc::Repr::Pfc { class_enable: 0x89, quanta: [1, 2, 3, 0xffff, 5, 6, 7, 500] });
+    let pfc_frame = MacControlFrameRepr::new(
+        [0, 0, 0, 0, 0, 0xaa],
+        pfc::Repr::Pfc { class_enable: 0x89, quanta: [1, 2, 3, 0xffff, 5, 6, 7, 500] },
+    );
     out.push(Case {
         name: "pfc",
         frame: pfc_frame.to_vec().unwrap(),

@@ -11,7 +11,7 @@ use pcap_file::pcap::{PcapPacket, PcapReader, PcapWriter};
 use proptest::prelude::*;
 use wire::bth::{self, ExtHeaders, Opcode};
 use wire::build::{IpRepr, RoceFrameRepr};
-use wire::ethernet::{self, Vlans, VlanTag};
+use wire::ethernet::{self, VlanTag, Vlans};
 use wire::{aeth, atomic_ack_eth, atomic_eth, deth, ieth, immdt, ipv4, ipv6, rdeth, reth, roce, udp};
 
 /// `../shared/data/captures` (DESIGN "Test data and oracles"), or `None` with a note when a
@@ -210,21 +210,25 @@ pub fn arb_roce() -> impl Strategy<Value = roce::Repr> {
         0u32..(1 << 24),
         prop_oneof![3 => Just((0u8, 0u8)), 1 => (0u8..64, 0u8..128)],
     )
-        .prop_map(|(opcode, solicited, mig_req, pad_count, pkey, fecn, becn, dest_qp, ack_req, psn, (resv6, resv7))| bth::Repr {
-            opcode,
-            solicited,
-            mig_req,
-            pad_count,
-            tver: 0,
-            pkey,
-            fecn,
-            becn,
-            resv6,
-            dest_qp,
-            ack_req,
-            resv7,
-            psn,
-        });
+        .prop_map(
+            |(opcode, solicited, mig_req, pad_count, pkey, fecn, becn, dest_qp, ack_req, psn, (resv6, resv7))| {
+                bth::Repr {
+                    opcode,
+                    solicited,
+                    mig_req,
+                    pad_count,
+                    tver: 0,
+                    pkey,
+                    fecn,
+                    becn,
+                    resv6,
+                    dest_qp,
+                    ack_req,
+                    resv7,
+                    psn,
+                }
+            },
+        );
     let ext = (
         0u32..(1 << 24),
         any::<u32>(),
