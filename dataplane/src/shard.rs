@@ -62,7 +62,9 @@ pub fn open(
 /// fault every few packets on first use, and a buffer too large for memory should fail
 /// here, at start-up, not mid-capture.
 fn prefaulted(bytes: usize) -> Vec<u8> {
-    let mut v = vec![0u8; bytes];
+    // Not `vec![0; n]`: that is calloc, whose fresh pages stay unmapped until first written.
+    let mut v = Vec::with_capacity(bytes);
+    v.resize(bytes, 0u8);
     v.clear();
     v
 }
