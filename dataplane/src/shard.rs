@@ -15,6 +15,73 @@ use trace::manifest::BlockRecord;
 pub struct Chunk {
     pub data: Vec<u8>,
     pub packets: u64,
+    /// Filler bytes at the front so that `data[lead..]`, what is written, is 4 KiB aligned
+    /// (O_DIRECT needs aligned buffers).
+    pub lead: usize,
+    /// The worker fills up to here; the rest is room for the padding block.
+    pub limit: usize,
+}
+
+/// Writes bypass the page cache (O_DIRECT): the kernel's copy into the cache cost more CPU
+/// than everything the worker does per packet (docs/benchmarks.md). That needs buffers,
+/// lengths and file offsets in multiples of 4 KiB, so every chunk is padded to one.
+const ALIGN: usize = 4096;
+const PAD_ROOM: usize = ALIGN + 64;
+/// Padding is an Interface Statistics Block (pcapng §4.6) for interface 0 with no
+/// statistics, whose comment option is the filler: packet readers skip it and, unlike a
+/// Custom Block, Wireshark/tshark do not show it as a frame.
+const BT_INTERFACE_STATISTICS: u32 = 0x0000_0005;
+/// An ISB without options: header, interface id, timestamp, end of options, trailer.
+const ISB_BARE: usize = 8 + 12 + 4 + 4;
+/// An ISB whose comment option is empty; each 4 filler bytes more add 4 to it.
+const ISB_WITH_COMMENT: usize = ISB_BARE + 4;
+
+impl Chunk {
+    fn aligned(bytes: usize) -> Chunk {
+        let mut data = Vec::with_capacity(bytes + ALIGN + PAD_ROOM);
+        // Prefault: no page faults on the polling core, and too large a buffer fails here,
+        // at start-up. (Not `vec![0; n]`: calloc's fresh pages stay unmapped until written.)
+        data.resize(bytes + ALIGN + PAD_ROOM, 0u8);
+        data.clear();
+        let mut c = Chunk { data, packets: 0, lead: 0, limit: 0 };
+        c.reset(bytes);
+        c
+    }
+    fn reset(&mut self, bytes: usize) {
+        self.data.clear();
+        self.lead = (ALIGN - self.data.as_ptr() as usize % ALIGN) % ALIGN;
+        self.data.resize(self.lead, 0);
+        self.limit = self.lead + bytes;
+        self.packets = 0;
+    }
+    fn body_len(&self) -> usize {
+        self.data.len() - self.lead
+    }
+    /// Pads the body to a multiple of 4 KiB with a filler Interface Statistics Block.
+    fn pad(&mut self) {
+        let len = self.body_len();
+        let mut gap = (ALIGN - len % ALIGN) % ALIGN;
+        if gap == 0 {
+            return;
+        }
+        if gap < ISB_BARE {
+            gap += ALIGN;
+        }
+        let filler = gap.saturating_sub(ISB_WITH_COMMENT); // 0 when the bare ISB fits exactly
+        let put32 = |d: &mut Vec<u8>, v: u32| d.extend_from_slice(&v.to_le_bytes());
+        put32(&mut self.data, BT_INTERFACE_STATISTICS);
+        put32(&mut self.data, gap as u32);
+        put32(&mut self.data, 0); // interface 0
+        put32(&mut self.data, 0); // timestamp (high, low): no statistics are claimed
+        put32(&mut self.data, 0);
+        if gap >= ISB_WITH_COMMENT {
+            self.data.extend_from_slice(&trace::pcapng::OPT_COMMENT.to_le_bytes());
+            self.data.extend_from_slice(&(filler as u16).to_le_bytes());
+            self.data.resize(self.data.len() + filler, b' ');
+        }
+        put32(&mut self.data, 0); // end of options
+        put32(&mut self.data, gap as u32);
+    }
 }
 
 /// The worker's end: where packets are appended.
@@ -46,34 +113,32 @@ pub fn open(
     chunk_bytes: usize,
     stop: Arc<Stop>,
 ) -> std::io::Result<(ShardBuffer, std::thread::JoinHandle<WriterReport>)> {
-    let file = File::create(path)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_DIRECT where the filesystem supports it (not tmpfs); otherwise ordinary writes.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .custom_flags(libc::O_DIRECT)
+        .open(path)
+        .or_else(|_| File::create(path))?;
     let (full_tx, full_rx) = channel::bounded(chunks);
     let (free_tx, free_rx) = channel::bounded(chunks);
     for _ in 0..chunks {
-        free_tx.send(Chunk { data: prefaulted(chunk_bytes), packets: 0 }).expect("capacity is `chunks`");
+        free_tx.send(Chunk::aligned(chunk_bytes)).expect("capacity is `chunks`");
     }
     let name = format!("writer-{}", path.file_name().unwrap_or_default().to_string_lossy());
-    let handle =
-        std::thread::Builder::new().name(name).spawn(move || write_loop(file, header, full_rx, free_tx, &stop))?;
+    let handle = std::thread::Builder::new()
+        .name(name)
+        .spawn(move || write_loop(file, header, full_rx, free_tx, &stop, chunk_bytes))?;
     Ok((ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 }, handle))
-}
-
-/// An empty buffer whose pages are already mapped: the polling core must not take a page
-/// fault every few packets on first use, and a buffer too large for memory should fail
-/// here, at start-up, not mid-capture.
-fn prefaulted(bytes: usize) -> Vec<u8> {
-    // Not `vec![0; n]`: that is calloc, whose fresh pages stay unmapped until first written.
-    let mut v = Vec::with_capacity(bytes);
-    v.resize(bytes, 0u8);
-    v.clear();
-    v
 }
 
 impl ShardBuffer {
     /// A chunk with at least `need` free bytes, or `None` when all chunks are busy
     /// (the caller drops the packet and counts it).
     pub fn reserve(&mut self, need: usize) -> Option<&mut Chunk> {
-        let fits = |c: &Chunk| c.data.capacity() - c.data.len() >= need;
+        let fits = |c: &Chunk| c.limit - c.data.len() >= need;
         if self.current.as_ref().is_some_and(|c| !fits(c)) {
             self.hand_off();
         }
@@ -85,13 +150,13 @@ impl ShardBuffer {
 
     /// Sends the current chunk to the writer if it holds anything (idle flush, shutdown).
     pub fn flush(&mut self) {
-        if self.current.as_ref().is_some_and(|c| !c.data.is_empty()) {
+        if self.current.as_ref().is_some_and(|c| c.body_len() > 0) {
             self.hand_off();
         }
     }
 
     pub fn pending_bytes(&self) -> usize {
-        self.current.as_ref().map_or(0, |c| c.data.len())
+        self.current.as_ref().map_or(0, |c| c.body_len())
     }
 
     /// How many chunks went to the writer so far.
@@ -115,14 +180,17 @@ fn write_loop(
     full_rx: Receiver<Chunk>,
     free_tx: Sender<Chunk>,
     stop: &Stop,
+    chunk_bytes: usize,
 ) -> WriterReport {
     let mut report = WriterReport::default();
-    let header = Chunk { data: header, packets: 0 };
-    write_chunk(&mut file, &header, &mut report, stop);
+    let mut head = Chunk::aligned(header.len());
+    head.data.extend_from_slice(&header);
+    head.pad();
+    write_chunk(&mut file, &head, &mut report, stop);
     for mut chunk in full_rx {
+        chunk.pad();
         write_chunk(&mut file, &chunk, &mut report, stop);
-        chunk.data.clear();
-        chunk.packets = 0;
+        chunk.reset(chunk_bytes);
         let _ = free_tx.send(chunk); // the worker may already be gone at shutdown
     }
     if report.error.is_none() {
@@ -138,15 +206,16 @@ fn write_chunk(file: &mut File, chunk: &Chunk, report: &mut WriterReport, stop: 
         report.packets_lost += chunk.packets;
         return;
     }
-    match file.write_all(&chunk.data) {
+    let body = &chunk.data[chunk.lead..];
+    match file.write_all(body) {
         Ok(()) => {
             report.blocks.push(BlockRecord {
                 offset: report.bytes,
-                len: chunk.data.len() as u64,
-                crc32c: trace::manifest::block_crc(&chunk.data),
+                len: body.len() as u64,
+                crc32c: trace::manifest::block_crc(body),
                 packets: chunk.packets,
             });
-            report.bytes += chunk.data.len() as u64;
+            report.bytes += body.len() as u64;
             report.packets_written += chunk.packets;
         }
         Err(e) => {
@@ -196,7 +265,12 @@ mod tests {
         let bytes = std::fs::read(&path).unwrap();
         assert_eq!(report.error, None);
         assert_eq!(report.packets_written, accepted);
-        assert_eq!(bytes.len() as u64, 4 + 16 * accepted);
+        assert!(accepted >= 4 * 64 / 16, "every chunk filled before any drop");
+        // Every block is padded to 4 KiB (O_DIRECT) with a Custom Block after the data.
+        assert_eq!(bytes.len() % ALIGN, 0);
+        assert!(report.blocks.iter().all(|b| b.len % ALIGN as u64 == 0));
+        assert_eq!(&bytes[..4], b"HEAD");
+        assert_eq!(&bytes[4..8], &BT_INTERFACE_STATISTICS.to_le_bytes());
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -216,11 +290,31 @@ mod tests {
     }
 
     #[test]
+    fn padding_blocks_are_well_formed_for_every_gap() {
+        for body in (0..ALIGN + 8).step_by(4) {
+            let mut c = Chunk::aligned(2 * ALIGN);
+            c.data.resize(c.lead + body, 0);
+            c.pad();
+            let padded = &c.data[c.lead..];
+            assert_eq!(padded.len() % ALIGN, 0, "body {body}");
+            if padded.len() == body {
+                continue;
+            }
+            let block = &padded[body..];
+            let le32 = |at: usize| u32::from_le_bytes(block[at..at + 4].try_into().unwrap());
+            assert_eq!(le32(0), BT_INTERFACE_STATISTICS);
+            assert_eq!(le32(4) as usize, block.len());
+            assert_eq!(le32(block.len() - 4) as usize, block.len());
+            assert!(block.len() >= ISB_BARE);
+        }
+    }
+
+    #[test]
     fn drops_instead_of_waiting_when_every_chunk_is_busy() {
         // A writer that never runs: build the buffer by hand with no free chunks left.
         let (full_tx, _full_rx) = channel::bounded(1);
         let (free_tx, free_rx) = channel::bounded(1);
-        free_tx.send(Chunk { data: Vec::with_capacity(32), packets: 0 }).unwrap();
+        free_tx.send(Chunk::aligned(32)).unwrap();
         let mut buf = ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 };
         assert!(append(&mut buf, &[1; 32]));
         assert!(!append(&mut buf, &[2; 1]), "the only chunk is full and in flight");

@@ -75,29 +75,42 @@ impl Epb<'_> {
     /// The caller reserves capacity: with `out.capacity() - out.len() >= encoded_len()`
     /// this never reallocates, which is what keeps the hot path allocation-free.
     pub fn append_to(&self, out: &mut Vec<u8>) -> usize {
+        // Three fixed-size pieces assembled on the stack plus two variable copies, instead of
+        // ~20 small appends each with its own capacity check (measured in bench/recbench).
         let len = self.encoded_len() as u32;
         let comment = &self.comment[..self.comment.len().min(MAX_COMMENT)];
-        put_u32(out, BT_ENHANCED_PACKET);
-        put_u32(out, len);
-        put_u32(out, self.interface_id);
-        put_u32(out, (self.timestamp_ns >> 32) as u32);
-        put_u32(out, self.timestamp_ns as u32);
-        put_u32(out, self.data.len() as u32);
-        put_u32(out, self.original_len);
+        let mut head = [0u8; 28];
+        for (i, v) in [
+            BT_ENHANCED_PACKET,
+            len,
+            self.interface_id,
+            (self.timestamp_ns >> 32) as u32,
+            self.timestamp_ns as u32,
+            self.data.len() as u32,
+            self.original_len,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            head[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&head);
         let data_at = out.len();
         put_padded(out, self.data);
-        put_u16(out, EPB_FLAGS);
-        put_u16(out, 4);
-        put_u32(out, EPB_FLAG_INBOUND);
-        put_u16(out, EPB_PACKETID);
-        put_u16(out, 8);
-        out.extend_from_slice(&self.packet_id.to_le_bytes());
-        put_u16(out, OPT_COMMENT);
-        put_u16(out, comment.len() as u16);
+        let mut opts = [0u8; 24];
+        opts[0..2].copy_from_slice(&EPB_FLAGS.to_le_bytes());
+        opts[2..4].copy_from_slice(&4u16.to_le_bytes());
+        opts[4..8].copy_from_slice(&EPB_FLAG_INBOUND.to_le_bytes());
+        opts[8..10].copy_from_slice(&EPB_PACKETID.to_le_bytes());
+        opts[10..12].copy_from_slice(&8u16.to_le_bytes());
+        opts[12..20].copy_from_slice(&self.packet_id.to_le_bytes());
+        opts[20..22].copy_from_slice(&OPT_COMMENT.to_le_bytes());
+        opts[22..24].copy_from_slice(&(comment.len() as u16).to_le_bytes());
+        out.extend_from_slice(&opts);
         put_padded(out, comment);
-        put_u16(out, OPT_END);
-        put_u16(out, 0);
-        put_u32(out, len);
+        let mut tail = [0u8; 8];
+        tail[4..8].copy_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&tail);
         data_at
     }
 }

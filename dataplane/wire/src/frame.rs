@@ -114,6 +114,7 @@ fn off(v: usize) -> u16 {
 /// Classifies a full (untrimmed) frame. `Ok` for every well-formed frame including
 /// non-RoCE ones ([`FrameClass::Other`]); `Err` only for malformed frames (the dataplane
 /// still records those, unrestored, and counts `err.kind()`).
+#[inline]
 pub fn classify(frame: &[u8], cfg: &ClassifyConfig) -> Result<FrameInfo> {
     let eth = ethernet::Frame::new_checked(frame)?;
     let l3 = eth.header_len();
@@ -153,34 +154,41 @@ pub fn classify(frame: &[u8], cfg: &ClassifyConfig) -> Result<FrameInfo> {
 }
 
 /// UDP and above. `ttl` is the IPv4 TTL or IPv6 hop limit: the mirror event field.
+#[inline(always)]
 fn classify_udp(
     frame: &[u8],
     ip_payload: &[u8],
     l4: usize,
     ttl: u8,
     cfg: &ClassifyConfig,
-    mut info: FrameInfo,
+    info: FrameInfo,
 ) -> Result<FrameInfo> {
     let u = udp::Packet::new_checked(ip_payload)?;
     let dst = u.dst_port();
-    let class = if dst == cfg.mirror_port {
+    let (class, mirror) = if dst == cfg.mirror_port {
         // Lumina §3.4: metadata in TTL / src MAC / dst MAC.
         let eth = ethernet::Frame::new_unchecked(frame);
-        info.mirror = Some(MirrorMeta::from_fields(eth.dst_addr(), eth.src_addr(), ttl)?);
-        FrameClass::MirroredRoce
+        (FrameClass::MirroredRoce, Some(MirrorMeta::from_fields(eth.dst_addr(), eth.src_addr(), ttl)?))
     } else if dst == cfg.roce_port {
-        FrameClass::Roce
+        (FrameClass::Roce, None)
     } else {
         return Ok(info);
     };
     let r = roce::Packet::new_checked(u.payload())?;
     let bth = r.bth();
-    info.class = class;
-    info.bth_offset = off(l4 + udp::HEADER_LEN);
-    info.opcode = Some(bth.opcode().0);
-    info.dest_qp = bth.dest_qp();
-    info.psn = bth.psn();
-    Ok(info)
+    // One struct literal, no field-by-field update of a by-value copy: that pattern made
+    // LLVM store narrow fields then reload them 8 bytes wide (a store-forwarding stall).
+    Ok(FrameInfo {
+        class,
+        l3_offset: info.l3_offset,
+        l4_offset: info.l4_offset,
+        bth_offset: off(l4 + udp::HEADER_LEN),
+        ip_version: info.ip_version,
+        mirror,
+        opcode: Some(bth.opcode().0),
+        dest_qp: bth.dest_qp(),
+        psn: bth.psn(),
+    })
 }
 
 /// Layer offsets of a UDP-over-IP frame.
