@@ -7,8 +7,9 @@
 #   clients: (memif role=client, pinned to --client-cpu)
 #     testpmd           dpdk-testpmd --forward-mode=rxonly (the reference)
 #     rocescope         rocescope-dataplane, --balance rss, 1 worker, shards in --disk-dir
-#     rocescope-shm     the same with the shards on tmpfs (/dev/shm): CPU without the disk
-#     rocescope-dispatch  --balance dispatch: dispatcher + 1 worker (3 lcores on 1 CPU)
+#     rocescope-shm     the same with the shards on tmpfs (/dev/shm): no disk I/O (still the
+#                       kernel copy into page cache), to tell CPU limits from disk limits
+#     rocescope-dispatch  --balance dispatch: dispatcher + 1 worker (on one CPU if only 2)
 #
 # Every run: feeder up and forwarding, client connects, --warmup seconds, then a measured
 # --window read from the feeder's memif TX counter (testpmd `show port stats`, TSC-timed;
@@ -23,14 +24,18 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ORIG_ARGS=("$@")
 TESTPMD=${TESTPMD:-dpdk-testpmd}
-DP=$ROOT/target/release/rocescope-dataplane
+DP=${DATAPLANE:-$ROOT/target/release/rocescope-dataplane}
 MKFEED=$ROOT/target/release/mkfeed
+C2C=$ROOT/target/release/c2c
 
 # ---- options --------------------------------------------------------------------------
 WARMUP=3
 WINDOW=10
 REPS=3
+# Dispatch mode needs a dispatcher and a worker besides the feeder: only by default with 4+ CPUs.
 CLIENTS="testpmd rocescope rocescope-shm"
+(($(nproc) >= 4)) && CLIENTS+=" rocescope-dispatch"
+DISPATCH_CPU=2
 FRAME_ARGS=()
 COUNT=8192
 SNAPLEN=128
@@ -38,19 +43,24 @@ BUFFER_MB=64
 WORK=/var/tmp/rocescope-bench
 DISK_DIR=""
 SHM_DIR=/dev/shm/rocescope-bench
-HUGE=auto
+HUGE=no
 FEEDER_CPU=0
 CLIENT_CPU=1
-PRIORITY=1
+NICE=""
+# The reference's mbuf pool, as rocescope-dataplane sizes its own for 1 queue x 1024
+# descriptors and 1 worker (run.rs: 1024 + 3 x 512 + 2048); testpmd's default is several
+# times that, and a bigger pool is a bigger, TLB- and cache-hungrier copy target.
+REF_MBUFS=4608
 PERF=0
 UPDATE_DOC=0
 KEEP_SHARDS=0
 BUILD=1
 RS_LCORES=""
+MEMIF_ARGS=""
 EXTRA_RS_ARGS=()
 
 usage() {
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
     cat <<EOF
 
 Options:
@@ -58,7 +68,7 @@ Options:
   --warmup S         seconds from client start to the window (default $WARMUP)
   --reps N           repetitions of every client, interleaved (default $REPS)
   --clients LIST     space-separated, from: testpmd rocescope rocescope-shm rocescope-dispatch
-                     (default "$CLIENTS")
+                     (default "$CLIENTS"; rocescope-dispatch by default only with 4+ CPUs)
   --payload B | --frame-len B   feed frame size (mkfeed; default 1024 B payload = 1082-byte frames)
   --count N          frames in the feed pcap (default $COUNT)
   --snaplen B        rocescope --snaplen (default $SNAPLEN)
@@ -66,20 +76,31 @@ Options:
   --work DIR         feed, logs, results (default $WORK); must not be tmpfs
   --disk-dir DIR     where "rocescope" writes shards (default WORK/runs); must not be tmpfs
   --shm-dir DIR      where "rocescope-shm" writes shards (default $SHM_DIR)
-  --huge auto|yes|no 2 MB hugepages for both processes; auto = use them if mounted with
-                     enough free pages, else --no-huge (default $HUGE). yes enables them (root).
-  --feeder-cpu N / --client-cpu N   (defaults $FEEDER_CPU / $CLIENT_CPU)
+  --huge no|yes|auto 2 MB hugepages for both processes (default $HUGE: memif works and
+                     measured the same without them). yes enables 1024 pages if needed (root;
+                     left enabled), auto = use them only if already mounted with free pages.
+  --feeder-cpu N / --client-cpu N / --dispatch-cpu N   (defaults $FEEDER_CPU / $CLIENT_CPU / $DISPATCH_CPU;
+                     the dispatcher shares the client CPU when the machine has no such CPU)
   --rs-lcores MAP    override rocescope's --lcores (default: every lcore @ client CPU)
   --rs-arg ARG       extra rocescope argument (repeatable), e.g. --rs-arg --buffer-mb=256
-  --no-priority      don't run in a fresh autogroup at nice -20 (see below)
+  --memif-args ARGS  extra net_memif devargs of the clients (the memif client sets up the
+                     rings), e.g. rsize=12 or zero-copy=yes (default none)
+  --nice N           run in a fresh session whose autogroup gets nice N (see below; default:
+                     no change)
   --perf             one extra, unmeasured run per rocescope client under perf (cpu-clock)
   --update-doc       replace the generated section of docs/benchmarks.md
   --keep-shards      keep the shards (default: deleted after each run, manifests kept)
   --no-build         don't run cargo build --release first
 
-Priority: on a shared machine other sessions' compilers steal the polling cores. Linux
-autogroups make nice values session-local, so the script re-executes itself in a new
-session (setsid) and gives that session's autogroup nice -20. Nothing else is touched.
+Environment: DATAPLANE=path runs another rocescope-dataplane binary (A/B of a change; the
+default is ROOT/target/release/rocescope-dataplane); TESTPMD=path another dpdk-testpmd.
+
+Priority (--nice): on a shared machine other sessions' compilers steal the polling CPUs, and
+Linux autogroups make plain nice values session-local; with --nice N the script re-executes
+itself in a new session (setsid) and gives that session's autogroup nice N. Careful: the
+pollers never sleep, and at -20 the per-CPU kernel workers of their CPUs starved ("workqueue
+lockup ... stuck for 57s", virtio-balloon and vsock work), which hung DPDK shutdown and perf.
+Without --nice, watch the "all other threads" CPU column of each run instead.
 EOF
 }
 
@@ -100,9 +121,11 @@ while [[ $# -gt 0 ]]; do
         --huge) HUGE=$2; shift 2 ;;
         --feeder-cpu) FEEDER_CPU=$2; shift 2 ;;
         --client-cpu) CLIENT_CPU=$2; shift 2 ;;
+        --dispatch-cpu) DISPATCH_CPU=$2; shift 2 ;;
         --rs-lcores) RS_LCORES=$2; shift 2 ;;
         --rs-arg) EXTRA_RS_ARGS+=("$2"); shift 2 ;;
-        --no-priority) PRIORITY=0; shift ;;
+        --memif-args) MEMIF_ARGS=",$2"; shift 2 ;;
+        --nice) NICE=$2; shift 2 ;;
         --perf) PERF=1; shift ;;
         --update-doc) UPDATE_DOC=1; shift ;;
         --keep-shards) KEEP_SHARDS=1; shift ;;
@@ -113,8 +136,8 @@ while [[ $# -gt 0 ]]; do
 done
 DISK_DIR=${DISK_DIR:-$WORK/runs}
 
-# A fresh session, so that its autogroup (and only it) can be given priority.
-if [[ $PRIORITY == 1 && -z ${RSBENCH_SESSION:-} ]]; then
+# A fresh session, so that its autogroup (and only it) can be given another nice value.
+if [[ -n $NICE && -z ${RSBENCH_SESSION:-} ]]; then
     export RSBENCH_SESSION=1
     exec setsid --wait "$0" "${ORIG_ARGS[@]}" </dev/null
 fi
@@ -128,8 +151,8 @@ command -v jq >/dev/null || die "jq not found (apt-get install jq)"
 for c in $CLIENTS; do
     case $c in testpmd|rocescope|rocescope-shm|rocescope-dispatch) ;; *) die "unknown client $c" ;; esac
 done
-if [[ $PRIORITY == 1 && -w /proc/self/autogroup ]]; then
-    echo -20 >/proc/self/autogroup && log "priority: $(cat /proc/self/autogroup)"
+if [[ -n $NICE && -w /proc/self/autogroup ]]; then
+    echo "$NICE" >/proc/self/autogroup && log "priority: $(cat /proc/self/autogroup)"
 fi
 
 # ---- build, feed, directories -----------------------------------------------------------
@@ -137,7 +160,7 @@ if [[ $BUILD == 1 ]]; then
     log "building (release)"
     (cd "$ROOT" && cargo build --release -q -p dataplane -p rocescope-bench)
 fi
-[[ -x $DP && -x $MKFEED ]] || die "missing $DP or $MKFEED (cargo build --release)"
+[[ -x $DP && -x $MKFEED && -x $C2C ]] || die "missing $DP, $MKFEED or $C2C (cargo build --release)"
 
 STAMP=$(date +%Y%m%d-%H%M%S)
 OUT=$WORK/$STAMP
@@ -235,9 +258,16 @@ run_one() {
     rm -f "$sock" "$rd"/*.in
     log "run $client rep $rep$([[ $profile == 1 ]] && echo " (under perf, not measured)")"
 
+    # Core-to-core latency right before the run: on a VM it tells the host's vCPU placement.
+    local c2c_ns
+    c2c_ns=$("$C2C" "$FEEDER_CPU" "$CLIENT_CPU" -n 100000 | grep -o '[0-9]* ns' | grep -o '[0-9]*') || c2c_ns=0
+
     mkfifo "$rd/feeder.in"
     local ffd cfd=""
     exec {ffd}<>"$rd/feeder.in"
+    echo "$TESTPMD --lcores 0@$FEEDER_CPU,1@$FEEDER_CPU ${MEM[*]} --no-pci --file-prefix $tag-feed --log-level=lib.eal:warning" \
+        "--vdev net_pcap0,rx_pcap=$FEED,infinite_rx=1 --vdev net_memif0,role=server,socket=$sock,socket-abstract=no" \
+        "-- -i --forward-mode=io --nb-cores=1 --total-num-mbufs=$((COUNT + 16384))" >"$rd/feeder.cmd"
     timeout $((WARMUP + WINDOW + 90)) stdbuf -oL "$TESTPMD" --lcores "0@$FEEDER_CPU,1@$FEEDER_CPU" "${MEM[@]}" --no-pci \
         --file-prefix "$tag-feed" --log-level=lib.eal:warning \
         --vdev "net_pcap0,rx_pcap=$FEED,infinite_rx=1" \
@@ -252,14 +282,20 @@ run_one() {
     feeder=$(child_of "$feeder_t")
     tell "$ffd" feeder start
 
-    local client_t cmd=() run_dir=""
+    local client_t cmd=() run_dir="" cmem=("${MEM[@]}")
+    # memif zero-copy (client side) maps the client's memory as one file per segment list.
+    # (--huge-unlink cannot be combined with it: the files are removed by the cleanup).
+    if [[ $MEMIF_ARGS == *zero-copy=yes* ]]; then
+        cmem=("${cmem[@]/--huge-unlink/}")
+        cmem=(${cmem[@]} --single-file-segments)
+    fi
     case $client in
         testpmd)
             mkfifo "$rd/client.in"
             exec {cfd}<>"$rd/client.in"
-            cmd=("$TESTPMD" --lcores "0@$CLIENT_CPU,1@$CLIENT_CPU" "${MEM[@]}" --no-pci --file-prefix "$tag-cli"
-                --log-level=lib.eal:warning --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no"
-                -- -i --forward-mode=rxonly --nb-cores=1)
+            cmd=("$TESTPMD" --lcores "0@$CLIENT_CPU,1@$CLIENT_CPU" "${cmem[@]}" --no-pci --file-prefix "$tag-cli"
+                --log-level=lib.eal:warning --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no$MEMIF_ARGS"
+                -- -i --forward-mode=rxonly --nb-cores=1 --total-num-mbufs=$REF_MBUFS)
             echo "${cmd[*]}" >"$rd/client.cmd"
             timeout $((WARMUP + WINDOW + 60)) stdbuf -oL "${cmd[@]}" <"$rd/client.in" >"$rd/client.log" 2>&1 &
             client_t=$!
@@ -269,14 +305,17 @@ run_one() {
         rocescope*)
             local lcores=${RS_LCORES:-"0@$CLIENT_CPU,1@$CLIENT_CPU"} balance=rss
             if [[ $client == rocescope-dispatch ]]; then
-                lcores=${RS_LCORES:-"0@$CLIENT_CPU,1@$CLIENT_CPU,2@$CLIENT_CPU"}
+                # Dispatcher (lcore 1) on its own CPU when there is one; else all on the client CPU.
+                local dcpu=$CLIENT_CPU
+                (($(nproc) > DISPATCH_CPU && DISPATCH_CPU != FEEDER_CPU && DISPATCH_CPU != CLIENT_CPU)) && dcpu=$DISPATCH_CPU
+                lcores=${RS_LCORES:-"0@$CLIENT_CPU,1@$dcpu,2@$CLIENT_CPU"}
                 balance=dispatch
             fi
             run_dir=$DISK_DIR/$tag
             [[ $client == rocescope-shm ]] && run_dir=$SHM_DIR/$tag
             rm -rf "$run_dir"
-            cmd=("$DP" --lcores "$lcores" "${MEM[@]}" --no-pci --file-prefix "$tag-cli" --log-level=lib.eal:warning
-                --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no"
+            cmd=("$DP" --lcores "$lcores" "${cmem[@]}" --no-pci --file-prefix "$tag-cli" --log-level=lib.eal:warning
+                --vdev "net_memif0,role=client,socket=$sock,socket-abstract=no$MEMIF_ARGS"
                 -- -o "$run_dir" --balance "$balance" --snaplen "$SNAPLEN" --buffer-mb "$BUFFER_MB"
                 --stop-when-idle 2 --stats-interval 1 "${EXTRA_RS_ARGS[@]}")
             echo "${cmd[*]}" >"$rd/client.cmd"
@@ -299,7 +338,9 @@ run_one() {
     local perf_pid=""
     if [[ $profile == 1 ]]; then
         # perf record -p ... -- sleep N waits for the target, not the sleep: time it out.
-        timeout -s INT "$WINDOW" perf record -e cpu-clock -F 1999 -p "$client_pid" -o "$rd/perf.data" >"$rd/perf-record.log" 2>&1 &
+        # (and may not get the CPU to act on SIGINT when pollers fill both CPUs: -k).
+        timeout -k 5 -s INT "$WINDOW" perf record -e cpu-clock -F 1999 -p "$client_pid" -o "$rd/perf.data" \
+            >"$rd/perf-record.log" 2>&1 &
         perf_pid=$!
     fi
     sleep "$WINDOW"
@@ -307,7 +348,6 @@ run_one() {
     cpu_snap "$feeder" "$client_pid" >"$rd/cpu2"
     tell "$ffd" feeder "show port stats 1"
     [[ -z $cfd ]] || tell "$cfd" client "show port stats 0"
-    [[ -n $perf_pid ]] && wait "$perf_pid" || true
     sleep 0.3
     tell "$ffd" feeder stop
     wait_for 20 grep -qs 'Accumulated forward statistics' "$rd/feeder.log" ||
@@ -329,6 +369,7 @@ run_one() {
     wait "$client_t" || rc=$?
     ((rc == 0)) || log "warning: client exited with $rc (see $rd/client.log)"
     echo "$(now) client exited $rc" >>"$rd/commands.log"
+    [[ -z $perf_pid ]] || wait "$perf_pid" || true
     tell "$ffd" feeder quit
     rc=0
     wait "$feeder_t" || rc=$?
@@ -427,9 +468,10 @@ explained=$explained
 explained_kind="$explained_kind"
 unexplained=$unexplained
 cpu="$cpu_line"
+c2c_ns=$c2c_ns
 valid=$valid
 EOF
-    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window; sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line"
+    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window (c2c $c2c_ns ns); sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line"
 }
 
 # ---- disk speed -----------------------------------------------------------------------
@@ -450,13 +492,23 @@ for rep in $(seq 1 "$REPS"); do
         run_one "$c" "$rep"
     done
 done
+# A closing reference, so that every client run sits between two reference runs.
+if [[ " $CLIENTS " == *" testpmd "* && $REPS -gt 0 ]]; then
+    run_one testpmd $((REPS + 1))
+fi
 if [[ $PERF == 1 ]]; then
     if command -v perf >/dev/null; then
         for c in $CLIENTS; do
             [[ $c == rocescope* ]] || continue
             run_one "$c" perf 1
-            perf report -i "$OUT/$c-perf/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null \
-                | grep -v '^#' | grep '%' | head -40 >"$OUT/$c-perf/profile.txt" || true
+            {
+                echo "by thread and object:"
+                perf report -i "$OUT/$c-perf/perf.data" --no-children --sort comm,dso --stdio 2>/dev/null \
+                    | grep -v '^#' | grep '%' | head -12
+                echo "top symbols (librte_net_memif has no symbols: see the line above):"
+                perf report -i "$OUT/$c-perf/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null \
+                    | grep -v '^#' | grep '%' | grep -v librte_net_memif | head -16
+            } >"$OUT/$c-perf/profile.txt" || true
         done
     else
         log "perf not installed; skipping profiles"
@@ -477,51 +529,76 @@ REPORT=$OUT/results.md
         "DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'), hugepages: $HUGE." \
         "Shard disk $DISK_DIR ($(df --output=source "$DISK_DIR" | tail -1)): $DISK_SPEED."
     echo
-    echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
-        "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ $PRIORITY == 1 ]] && echo 'own autogroup, nice -20' || echo none)."
+    echo "Dataplane: $DP ($(cd "$ROOT" && git describe --always --dirty 2>/dev/null || echo '?'))$([[ -n $MEMIF_ARGS ]] && echo "; client memif devargs: ${MEMIF_ARGS#,}")$([[ ${#EXTRA_RS_ARGS[@]} -gt 0 ]] && echo "; extra rocescope args: ${EXTRA_RS_ARGS[*]}")$([[ -n $RS_LCORES ]] && echo "; rocescope --lcores $RS_LCORES")."
     echo
-    echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
-    for rep in $(seq 1 "$REPS"); do
+    echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
+        "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ -n $NICE ]] && echo "own autogroup, nice $NICE" || echo "default (no --nice)")."
+    echo
+    echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    for rep in $(seq 1 $((REPS + 1))); do
         for c in $CLIENTS; do
             f=$OUT/$c-$rep/result.env
             [[ -f $f ]] || continue
             (
                 source "$f"
                 awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
-                    -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" \
-                    'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s |\n",
-                        c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu}'
+                    -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" -v cc="$c2c_ns" \
+                    'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s | %s |\n",
+                        c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu, cc}'
             )
         done
     done
     echo
-    echo "Summary (medians over the repetitions; ratio = client / testpmd rxonly; \"recorded\" = Mpps x written/sent):"
+    echo "Summary. Mpps: median over the repetitions of the feeder's memif TX rate in the window (= what the"
+    echo "client took; Gbit/s counts frame bytes). ratio: each client run divided by the mean of the two"
+    echo "testpmd runs around it (before and after, same invocation), median over repetitions; a pair whose"
+    echo "two references differ by more than 1.5x (the host changed regime) is marked ~ and left out of the"
+    echo "median (if no pair is stable, the median of all, marked ~). recorded: the rate at which packets"
+    echo "reached the shard, Mpps x written/sent (whole run)."
     echo
-    echo "| client | Mpps | Gbit/s | ratio | recorded Mpps | recorded ratio | paired ratios | unexplained loss |"
+    echo "| client | Mpps | Gbit/s | recorded Mpps | ratio | recorded ratio | per-rep ratios | unexplained loss |"
     echo "|---|---|---|---|---|---|---|---|"
-    ref=$(for rep in $(seq 1 "$REPS"); do f=$OUT/testpmd-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done | median)
     for c in $CLIENTS; do
+        if [[ $c == testpmd ]]; then
+            runs=$(for rep in $(seq 1 $((REPS + 1))); do f=$OUT/testpmd-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done)
+            pps=$(median <<<"$runs")
+            awk -v p="$pps" -v fl="$FRAME_LEN" -v all="$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1e6}' <<<"$runs")" \
+                'BEGIN {printf "| testpmd (reference) | %.3f | %.1f | %.3f | 1 | 1 | runs (Mpps): %s | 0 |\n", p / 1e6, p * fl * 8 / 1e9, p / 1e6, all}'
+            continue
+        fi
         pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done | median)
         rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; ! valid "$f" || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
+        # per rep: "ratio recorded_ratio stable" against the neighbouring references
         pairs=$(for rep in $(seq 1 "$REPS"); do
-            f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env
-            if valid "$f" && valid "$g"; then
-                awk -v a="$(field "$f" feeder_tx_pps)" -v b="$(field "$g" feeder_tx_pps)" 'BEGIN {printf "%.2f ", (b > 0 ? a / b : 0)}'
-            fi
+            f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env; h=$OUT/testpmd-$((rep + 1))/result.env
+            valid "$f" || continue
+            r1=0 r2=0
+            if valid "$g"; then r1=$(field "$g" feeder_tx_pps); fi
+            if valid "$h"; then r2=$(field "$h" feeder_tx_pps); fi
+            (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" -v a="$r1" -v b="$r2" 'BEGIN {
+                if (a > 0 && b > 0) { ref = (a + b) / 2; stable = (a > b ? a / b : b / a) <= 1.5 }
+                else { ref = a + b; stable = 1 }
+                if (ref > 0) printf "%.3f %.3f %d\n", p / ref, (s > 0 ? p * w / s : 0) / ref, stable }')
         done)
+        # No stable pair at all: the median of all of them, marked ~.
+        local_mark=""
+        grep -q ' 1$' <<<"$pairs" && stable_only='$3 == 1' || { stable_only=1; local_mark="~"; }
+        ratio=$(awk "$stable_only"' {print $1}' <<<"$pairs" | median)
+        rratio=$(awk "$stable_only"' {print $2}' <<<"$pairs" | median)
+        shown=$(awk '{printf "%s%.2f%s", (NR > 1 ? " " : ""), $1, ($3 == 1 ? "" : "~")}' <<<"$pairs")
         unexp=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" unexplained; fi; done | awk '{s += $1} END {print s + 0}')
-        awk -v c="$c" -v p="$pps" -v r="$ref" -v q="$rec" -v fl="$FRAME_LEN" -v pr="$pairs" -v u="$unexp" \
-            'BEGIN {printf "| %s | %.3f | %.1f | %.2f | %.3f | %.2f | %s| %d |\n", c, p / 1e6, p * fl * 8 / 1e9, (r > 0 ? p / r : 0), q / 1e6, (r > 0 ? q / r : 0), pr, u}'
+        awk -v c="$c" -v p="$pps" -v q="$rec" -v r="$ratio" -v rr="$rratio" -v fl="$FRAME_LEN" -v pr="$shown" -v u="$unexp" -v m="$local_mark" \
+            'BEGIN {printf "| %s | %.3f | %.1f | %.3f | %.2f%s | %.2f%s | %s | %d |\n", c, p / 1e6, p * fl * 8 / 1e9, q / 1e6, r, m, rr, m, pr, u}'
     done
     if [[ $PERF == 1 ]]; then
         for c in $CLIENTS; do
-            [[ -f $OUT/$c-perf/profile.txt ]] || continue
+            [[ -s $OUT/$c-perf/profile.txt ]] && grep -q '%' "$OUT/$c-perf/profile.txt" || continue
             echo
             echo "perf profile of $c (cpu-clock, one unmeasured run, top symbols):"
             echo
             echo '```'
-            head -25 "$OUT/$c-perf/profile.txt"
+            cat "$OUT/$c-perf/profile.txt"
             echo '```'
         done
     fi
