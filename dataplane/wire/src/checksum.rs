@@ -27,7 +27,6 @@ pub(crate) fn sum_u32(data: &[u8], acc: u32) -> u32 {
     s as u32
 }
 
-
 /// Folds a 32-bit running sum to 16 bits.
 pub(crate) fn fold(mut acc: u32) -> u16 {
     while acc > 0xffff {
