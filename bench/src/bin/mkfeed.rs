@@ -109,21 +109,7 @@ fn payload_len(args: &Args) -> Result<usize> {
 
 fn original(qp: u32, psn: u32, payload: usize) -> RoceFrameRepr {
     let host = |side: u8| -> [u8; 6] { [0x02, 0x00, side, 0x00, (qp >> 8) as u8, qp as u8] };
-    let b = bth::Repr {
-        opcode: Opcode::RC_WRITE_MIDDLE,
-        solicited: false,
-        mig_req: true,
-        pad_count: 0,
-        tver: 0,
-        pkey: 0xffff,
-        fecn: false,
-        becn: false,
-        resv6: 0,
-        dest_qp: 0x100 + qp,
-        ack_req: false,
-        resv7: 0,
-        psn,
-    };
+    let b = bth::Repr::new(Opcode::RC_WRITE_MIDDLE, 0x100 + qp, psn);
     RoceFrameRepr {
         eth: ethernet::Repr { dst_addr: host(2), src_addr: host(1), vlans: Vlans::Untagged, ethertype: 0 },
         ip: IpRepr::V4(ipv4::Repr {
