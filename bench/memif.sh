@@ -55,6 +55,7 @@ PERF=0
 UPDATE_DOC=0
 KEEP_SHARDS=0
 BUILD=1
+REPORT_DIR=""
 RS_LCORES=""
 MEMIF_ARGS=""
 EXTRA_RS_ARGS=()
@@ -91,6 +92,8 @@ Options:
   --update-doc       replace the generated section of docs/benchmarks.md
   --keep-shards      keep the shards (default: deleted after each run, manifests kept)
   --no-build         don't run cargo build --release first
+  --report DIR       only rebuild the report (and with --update-doc the doc) from a results
+                     directory of an earlier invocation
 
 Environment: DATAPLANE=path runs another rocescope-dataplane binary (A/B of a change; the
 default is ROOT/target/release/rocescope-dataplane); TESTPMD=path another dpdk-testpmd.
@@ -130,14 +133,23 @@ while [[ $# -gt 0 ]]; do
         --update-doc) UPDATE_DOC=1; shift ;;
         --keep-shards) KEEP_SHARDS=1; shift ;;
         --no-build) BUILD=0; shift ;;
+        --report) REPORT_DIR=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) echo "memif.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
 DISK_DIR=${DISK_DIR:-$WORK/runs}
 
+if [[ -n $REPORT_DIR ]]; then
+    [[ -f $REPORT_DIR/config.env ]] || { echo "memif.sh: no config.env in $REPORT_DIR" >&2; exit 2; }
+    update=$UPDATE_DOC
+    source "$REPORT_DIR/config.env"
+    OUT=$REPORT_DIR UPDATE_DOC=$update
+    REPORT_ONLY=1
+fi
+
 # A fresh session, so that its autogroup (and only it) can be given another nice value.
-if [[ -n $NICE && -z ${RSBENCH_SESSION:-} ]]; then
+if [[ -n $NICE && -z ${RSBENCH_SESSION:-} && -z ${REPORT_ONLY:-} ]]; then
     export RSBENCH_SESSION=1
     exec setsid --wait "$0" "${ORIG_ARGS[@]}" </dev/null
 fi
@@ -151,10 +163,11 @@ command -v jq >/dev/null || die "jq not found (apt-get install jq)"
 for c in $CLIENTS; do
     case $c in testpmd|rocescope|rocescope-shm|rocescope-dispatch) ;; *) die "unknown client $c" ;; esac
 done
-if [[ -n $NICE && -w /proc/self/autogroup ]]; then
+if [[ -n $NICE && -w /proc/self/autogroup && -z ${REPORT_ONLY:-} ]]; then
     echo "$NICE" >/proc/self/autogroup && log "priority: $(cat /proc/self/autogroup)"
 fi
 
+if [[ -z ${REPORT_ONLY:-} ]]; then
 # ---- build, feed, directories -----------------------------------------------------------
 if [[ $BUILD == 1 ]]; then
     log "building (release)"
@@ -190,6 +203,7 @@ case $HUGE in
     *) die "--huge auto|yes|no" ;;
 esac
 log "hugepages: $HUGE (EAL memory: ${MEM[*]})"
+fi
 
 # ---- process bookkeeping and cleanup -----------------------------------------------------
 PIDS=()
@@ -200,8 +214,12 @@ cleanup() {
         [[ -n $p ]] && kill -0 "$p" 2>/dev/null && kill "$p" 2>/dev/null || true
     done
     sleep 0.5
+    # PIDS are the `timeout` wrappers, which pass TERM on; whatever is still alive is killed,
+    # the DPDK process (the wrapper's child) first so that it cannot be orphaned.
     for p in "${PIDS[@]:-}"; do
-        [[ -n $p ]] && kill -0 "$p" 2>/dev/null && kill -9 "$p" 2>/dev/null || true
+        [[ -n $p ]] && kill -0 "$p" 2>/dev/null || continue
+        pkill -9 -P "$p" 2>/dev/null || true
+        kill -9 "$p" 2>/dev/null || true
     done
     rm -f /tmp/"$TAG_PREFIX"-*.sock
     rm -rf /var/run/dpdk/"$TAG_PREFIX"-* 2>/dev/null || true
@@ -213,6 +231,8 @@ trap 'exit 130' INT TERM
 
 HZ=$(getconf CLK_TCK)
 now() { date +%s.%N; }
+# An interruptible sleep: traps run during `wait`, not during a foreground `sleep`.
+nap() { sleep "$1" & wait $!; }
 
 # Per-thread CPU ticks of the feeder and the client ("role:thread ticks" lines) and the
 # /proc/stat total.
@@ -329,7 +349,7 @@ run_one() {
     sleep 0.3
     client_pid=$(child_of "$client_t")
 
-    sleep "$WARMUP"
+    nap "$WARMUP"
     local t1 t2
     t1=$(now)
     cpu_snap "$feeder" "$client_pid" >"$rd/cpu1"
@@ -343,7 +363,7 @@ run_one() {
             >"$rd/perf-record.log" 2>&1 &
         perf_pid=$!
     fi
-    sleep "$WINDOW"
+    nap "$WINDOW"
     t2=$(now)
     cpu_snap "$feeder" "$client_pid" >"$rd/cpu2"
     tell "$ffd" feeder "show port stats 1"
@@ -483,10 +503,136 @@ disk_speed() {
     echo "buffered 4 MiB writes + fdatasync: $r1; O_DIRECT 4 MiB writes: $r2 (2 GiB each, dd)"
 }
 
+# ---- report ---------------------------------------------------------------------------------
+median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+field() { (source "$1"; eval "echo \"\${$2}\""); }
+valid() { [[ -f $1 ]] && [[ $(field "$1" valid) == yes ]]; }
+
+# A run counts if it is valid and other processes left the CPUs alone (the "all other
+# threads" share of the window above BUSY_PCT % of a CPU means someone else was running).
+BUSY_PCT=30
+others_pct() { field "$1" cpu | grep -o 'all other threads [0-9]*' | grep -o '[0-9]*$' || echo 0; }
+counts() { valid "$1" && (($(others_pct "$1") <= BUSY_PCT)); }
+
+write_report() {
+    REPORT=$OUT/results.md
+    {
+        echo "Run $STAMP: feed $(sed 's/^mkfeed: //' "$OUT/feed.txt")"
+        echo
+        echo "Machine: $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'), $(nproc) CPUs," \
+            "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM, kernel $(uname -r)," \
+            "DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'), hugepages: $HUGE." \
+            "Shard disk $DISK_DIR ($(df --output=source "$DISK_DIR" | tail -1)): $DISK_SPEED."
+        echo
+        echo "Dataplane: $DP ($DP_VERSION)$([[ -n $MEMIF_ARGS ]] && echo "; client memif devargs: ${MEMIF_ARGS#,}")$([[ ${#EXTRA_RS_ARGS[@]} -gt 0 ]] && echo "; extra rocescope args: ${EXTRA_RS_ARGS[*]}")$([[ -n $RS_LCORES ]] && echo "; rocescope --lcores $RS_LCORES")."
+        echo
+        echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
+            "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ -n $NICE ]] && echo "own autogroup, nice $NICE" || echo "default (no --nice)")."
+        echo
+        echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        for rep in $(seq 1 $((REPS + 1))); do
+            for c in $CLIENTS; do
+                f=$OUT/$c-$rep/result.env
+                [[ -f $f ]] || continue
+                (
+                    source "$f"
+                    awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')$(counts "$f" || [[ $valid != yes ]] || echo " (busy)")" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
+                        -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" -v cc="$c2c_ns" \
+                        'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s | %s |\n",
+                            c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu, cc}'
+                )
+            done
+        done
+        echo
+        echo "Summary. Mpps: median over the repetitions of the feeder's memif TX rate in the window (= what the"
+        echo "client took; Gbit/s counts frame bytes). ratio: each client run divided by the mean of the two"
+        echo "testpmd runs around it (before and after, same invocation), median over repetitions; a pair whose"
+        echo "two references differ by more than 1.5x (the host changed regime) is marked ~ and left out of the"
+        echo "median (if no pair is stable, the median of all, marked ~). Runs marked (busy) in the table above"
+    echo "(other processes took more than $BUSY_PCT % of a CPU in the window) are left out. recorded: the rate at which packets"
+        echo "reached the shard, Mpps x written/sent (whole run)."
+        echo
+        echo "| client | Mpps | Gbit/s | recorded Mpps | ratio | recorded ratio | per-rep ratios | unexplained loss |"
+        echo "|---|---|---|---|---|---|---|---|"
+        for c in $CLIENTS; do
+            if [[ $c == testpmd ]]; then
+                runs=$(for rep in $(seq 1 $((REPS + 1))); do f=$OUT/testpmd-$rep/result.env; if counts "$f"; then field "$f" feeder_tx_pps; fi; done)
+                pps=$(median <<<"$runs")
+                awk -v p="$pps" -v fl="$FRAME_LEN" -v all="$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1e6}' <<<"$runs")" \
+                    'BEGIN {printf "| testpmd (reference) | %.3f | %.1f | %.3f | 1 | 1 | runs (Mpps): %s | 0 |\n", p / 1e6, p * fl * 8 / 1e9, p / 1e6, all}'
+                continue
+            fi
+            pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if counts "$f"; then field "$f" feeder_tx_pps; fi; done | median)
+            rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; ! counts "$f" || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
+            # per rep: "ratio recorded_ratio stable" against the neighbouring references
+            pairs=$(for rep in $(seq 1 "$REPS"); do
+                f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env; h=$OUT/testpmd-$((rep + 1))/result.env
+                counts "$f" || continue
+                r1=0 r2=0
+                if counts "$g"; then r1=$(field "$g" feeder_tx_pps); fi
+                if counts "$h"; then r2=$(field "$h" feeder_tx_pps); fi
+                (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" -v a="$r1" -v b="$r2" 'BEGIN {
+                    if (a > 0 && b > 0) { ref = (a + b) / 2; stable = (a > b ? a / b : b / a) <= 1.5 }
+                    else { ref = a + b; stable = 1 }
+                    if (ref > 0) printf "%.3f %.3f %d\n", p / ref, (s > 0 ? p * w / s : 0) / ref, stable }')
+            done)
+            # No stable pair at all: the median of all of them, marked ~.
+            local_mark=""
+            grep -q ' 1$' <<<"$pairs" && stable_only='$3 == 1' || { stable_only=1; local_mark="~"; }
+            ratio=$(awk "$stable_only"' {print $1}' <<<"$pairs" | median)
+            rratio=$(awk "$stable_only"' {print $2}' <<<"$pairs" | median)
+            shown=$(awk '{printf "%s%.2f%s", (NR > 1 ? " " : ""), $1, ($3 == 1 ? "" : "~")}' <<<"$pairs")
+            unexp=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" unexplained; fi; done | awk '{s += $1} END {print s + 0}')
+            awk -v c="$c" -v p="$pps" -v q="$rec" -v r="$ratio" -v rr="$rratio" -v fl="$FRAME_LEN" -v pr="$shown" -v u="$unexp" -v m="$local_mark" \
+                'BEGIN {printf "| %s | %.3f | %.1f | %.3f | %.2f%s | %.2f%s | %s | %d |\n", c, p / 1e6, p * fl * 8 / 1e9, q / 1e6, r, m, rr, m, pr, u}'
+        done
+        if [[ $PERF == 1 ]]; then
+            for c in $CLIENTS; do
+                [[ -s $OUT/$c-perf/profile.txt ]] && grep -q '%' "$OUT/$c-perf/profile.txt" || continue
+                echo
+                echo "perf profile of $c (cpu-clock, one unmeasured run, top symbols):"
+                echo
+                echo '```'
+                cat "$OUT/$c-perf/profile.txt"
+                echo '```'
+            done
+        fi
+    } >"$REPORT"
+    cat "$REPORT"
+}
+
+update_doc() {
+    DOC=$ROOT/docs/benchmarks.md
+    begin='<!-- memif.sh results: begin -->'
+    end='<!-- memif.sh results: end -->'
+    if [[ -f $DOC ]] && grep -qF "$begin" "$DOC" && grep -qF "$end" "$DOC"; then
+        awk -v b="$begin" -v e="$end" -v f="$REPORT" '
+            $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
+            $0 == e { skip = 0 }
+            !skip' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
+        log "updated $DOC"
+    else
+        log "no generated section in $DOC; not updating (add the $begin / $end markers)"
+    fi
+}
+
+if [[ -n ${REPORT_ONLY:-} ]]; then
+    write_report
+    if [[ $UPDATE_DOC == 1 ]]; then
+        update_doc
+    fi
+    exit 0
+fi
+
 # ---- main -------------------------------------------------------------------------------
 log "results in $OUT"
 DISK_SPEED=$(disk_speed)
 log "disk ($DISK_DIR): $DISK_SPEED"
+DP_VERSION="$(cd "$ROOT" && git describe --always --dirty 2>/dev/null || echo '?')"
+# What the report needs, for --report.
+declare -p STAMP REPS CLIENTS FRAME_LEN DISK_SPEED DISK_DIR HUGE DP DP_VERSION MEMIF_ARGS EXTRA_RS_ARGS \
+    RS_LCORES WINDOW WARMUP SNAPLEN BUFFER_MB FEEDER_CPU CLIENT_CPU NICE PERF >"$OUT/config.env"
 for rep in $(seq 1 "$REPS"); do
     for c in $CLIENTS; do
         run_one "$c" "$rep"
@@ -514,108 +660,7 @@ if [[ $PERF == 1 ]]; then
         log "perf not installed; skipping profiles"
     fi
 fi
-
-# ---- report ---------------------------------------------------------------------------------
-median() { sort -g | awk '{v[NR] = $1} END {if (NR == 0) print 0; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-field() { (source "$1"; eval "echo \"\${$2}\""); }
-valid() { [[ -f $1 ]] && [[ $(field "$1" valid) == yes ]]; }
-
-REPORT=$OUT/results.md
-{
-    echo "Run $STAMP: feed $(sed 's/^mkfeed: //' "$OUT/feed.txt")"
-    echo
-    echo "Machine: $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2; exit}'), $(nproc) CPUs," \
-        "$(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) RAM, kernel $(uname -r)," \
-        "DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'), hugepages: $HUGE." \
-        "Shard disk $DISK_DIR ($(df --output=source "$DISK_DIR" | tail -1)): $DISK_SPEED."
-    echo
-    echo "Dataplane: $DP ($(cd "$ROOT" && git describe --always --dirty 2>/dev/null || echo '?'))$([[ -n $MEMIF_ARGS ]] && echo "; client memif devargs: ${MEMIF_ARGS#,}")$([[ ${#EXTRA_RS_ARGS[@]} -gt 0 ]] && echo "; extra rocescope args: ${EXTRA_RS_ARGS[*]}")$([[ -n $RS_LCORES ]] && echo "; rocescope --lcores $RS_LCORES")."
-    echo
-    echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
-        "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ -n $NICE ]] && echo "own autogroup, nice $NICE" || echo "default (no --nice)")."
-    echo
-    echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-    for rep in $(seq 1 $((REPS + 1))); do
-        for c in $CLIENTS; do
-            f=$OUT/$c-$rep/result.env
-            [[ -f $f ]] || continue
-            (
-                source "$f"
-                awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
-                    -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" -v cc="$c2c_ns" \
-                    'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s | %s |\n",
-                        c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu, cc}'
-            )
-        done
-    done
-    echo
-    echo "Summary. Mpps: median over the repetitions of the feeder's memif TX rate in the window (= what the"
-    echo "client took; Gbit/s counts frame bytes). ratio: each client run divided by the mean of the two"
-    echo "testpmd runs around it (before and after, same invocation), median over repetitions; a pair whose"
-    echo "two references differ by more than 1.5x (the host changed regime) is marked ~ and left out of the"
-    echo "median (if no pair is stable, the median of all, marked ~). recorded: the rate at which packets"
-    echo "reached the shard, Mpps x written/sent (whole run)."
-    echo
-    echo "| client | Mpps | Gbit/s | recorded Mpps | ratio | recorded ratio | per-rep ratios | unexplained loss |"
-    echo "|---|---|---|---|---|---|---|---|"
-    for c in $CLIENTS; do
-        if [[ $c == testpmd ]]; then
-            runs=$(for rep in $(seq 1 $((REPS + 1))); do f=$OUT/testpmd-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done)
-            pps=$(median <<<"$runs")
-            awk -v p="$pps" -v fl="$FRAME_LEN" -v all="$(awk '{printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1e6}' <<<"$runs")" \
-                'BEGIN {printf "| testpmd (reference) | %.3f | %.1f | %.3f | 1 | 1 | runs (Mpps): %s | 0 |\n", p / 1e6, p * fl * 8 / 1e9, p / 1e6, all}'
-            continue
-        fi
-        pps=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if valid "$f"; then field "$f" feeder_tx_pps; fi; done | median)
-        rec=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; ! valid "$f" || (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" 'BEGIN {print (s > 0 ? p * w / s : 0)}'); done | median)
-        # per rep: "ratio recorded_ratio stable" against the neighbouring references
-        pairs=$(for rep in $(seq 1 "$REPS"); do
-            f=$OUT/$c-$rep/result.env; g=$OUT/testpmd-$rep/result.env; h=$OUT/testpmd-$((rep + 1))/result.env
-            valid "$f" || continue
-            r1=0 r2=0
-            if valid "$g"; then r1=$(field "$g" feeder_tx_pps); fi
-            if valid "$h"; then r2=$(field "$h" feeder_tx_pps); fi
-            (source "$f"; awk -v p="$feeder_tx_pps" -v w="$written" -v s="$sent" -v a="$r1" -v b="$r2" 'BEGIN {
-                if (a > 0 && b > 0) { ref = (a + b) / 2; stable = (a > b ? a / b : b / a) <= 1.5 }
-                else { ref = a + b; stable = 1 }
-                if (ref > 0) printf "%.3f %.3f %d\n", p / ref, (s > 0 ? p * w / s : 0) / ref, stable }')
-        done)
-        # No stable pair at all: the median of all of them, marked ~.
-        local_mark=""
-        grep -q ' 1$' <<<"$pairs" && stable_only='$3 == 1' || { stable_only=1; local_mark="~"; }
-        ratio=$(awk "$stable_only"' {print $1}' <<<"$pairs" | median)
-        rratio=$(awk "$stable_only"' {print $2}' <<<"$pairs" | median)
-        shown=$(awk '{printf "%s%.2f%s", (NR > 1 ? " " : ""), $1, ($3 == 1 ? "" : "~")}' <<<"$pairs")
-        unexp=$(for rep in $(seq 1 "$REPS"); do f=$OUT/$c-$rep/result.env; if [[ -f $f ]]; then field "$f" unexplained; fi; done | awk '{s += $1} END {print s + 0}')
-        awk -v c="$c" -v p="$pps" -v q="$rec" -v r="$ratio" -v rr="$rratio" -v fl="$FRAME_LEN" -v pr="$shown" -v u="$unexp" -v m="$local_mark" \
-            'BEGIN {printf "| %s | %.3f | %.1f | %.3f | %.2f%s | %.2f%s | %s | %d |\n", c, p / 1e6, p * fl * 8 / 1e9, q / 1e6, r, m, rr, m, pr, u}'
-    done
-    if [[ $PERF == 1 ]]; then
-        for c in $CLIENTS; do
-            [[ -s $OUT/$c-perf/profile.txt ]] && grep -q '%' "$OUT/$c-perf/profile.txt" || continue
-            echo
-            echo "perf profile of $c (cpu-clock, one unmeasured run, top symbols):"
-            echo
-            echo '```'
-            cat "$OUT/$c-perf/profile.txt"
-            echo '```'
-        done
-    fi
-} >"$REPORT"
-cat "$REPORT"
-
+write_report
 if [[ $UPDATE_DOC == 1 ]]; then
-    DOC=$ROOT/docs/benchmarks.md
-    begin='<!-- memif.sh results: begin -->'
-    end='<!-- memif.sh results: end -->'
-    if [[ -f $DOC ]] && grep -qF "$begin" "$DOC" && grep -qF "$end" "$DOC"; then
-        awk -v b="$begin" -v e="$end" -v f="$REPORT" '
-            $0 == b { print; while ((getline l < f) > 0) print l; skip = 1; next }
-            $0 == e { skip = 0 }
-            !skip' "$DOC" >"$DOC.tmp" && mv "$DOC.tmp" "$DOC"
-        log "updated $DOC"
-    else
-        log "no generated section in $DOC; not updating (add the $begin / $end markers)"
-    fi
+    update_doc
 fi
