@@ -66,6 +66,7 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
             roce_port: 4791,
             buffer_bytes_per_core: 0,
             max_packets: None,
+            writer_cpus: vec![],
             eal_args: vec![],
         },
         port: PortRecord { ipackets: core.rx, ..Default::default() },

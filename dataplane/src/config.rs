@@ -80,6 +80,10 @@ pub struct Args {
     /// Dispatcher-to-worker ring size, in packets (any size; exact).
     #[arg(long, default_value_t = 4096, value_parser = clap::value_parser!(u32).range(32..=(1 << 24)))]
     pub ring_size: u32,
+    /// CPUs for the shard writer threads (e.g. `2,3`), dealt to the cores' writers in turn.
+    /// Default: where the main lcore runs. Keep them off the worker lcores' CPUs.
+    #[arg(long, value_delimiter = ',')]
+    pub writer_cpus: Vec<usize>,
     /// Put the port in promiscuous mode (a mirror port receives frames for other MACs).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub promiscuous: bool,
@@ -147,5 +151,7 @@ mod tests {
         assert!(Args::try_parse_from(s(&["rd", "-o", "r", "--ring-size", "4294967295"])).is_err());
         let a = Args::try_parse_from(s(&["rd", "-o", "r", "--stats-interval", "0", "--duration", "0.5"])).unwrap();
         assert_eq!((a.stats_interval, a.duration), (0.0, Some(0.5)));
+        let a = Args::try_parse_from(s(&["rd", "-o", "r", "--writer-cpus", "2,3"])).unwrap();
+        assert_eq!(a.writer_cpus, vec![2, 3]);
     }
 }

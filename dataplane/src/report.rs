@@ -50,6 +50,7 @@ pub fn initial_manifest(
             roce_port: args.roce_port,
             buffer_bytes_per_core: crate::run::buffer_bytes_per_core(args) as u64,
             max_packets: args.max_packets,
+            writer_cpus: args.writer_cpus.clone(),
             eal_args: eal_args.iter().skip(1).cloned().collect(),
         },
         port: PortRecord { port_id: args.port, driver: info.driver_name.clone(), rx_queues, rss, ..Default::default() },

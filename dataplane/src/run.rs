@@ -197,7 +197,8 @@ fn prepare_cores(
         let header =
             trace::pcapng::shard_header(args.snaplen, &format!("port{}", args.port), &if_desc, &report::writer_name());
         let path = run_dir.join(&shard_name);
-        let (buffer, writer) = shard::open(&path, header, chunks, CHUNK_BYTES, stop.clone())
+        let writer_cpu = (!args.writer_cpus.is_empty()).then(|| args.writer_cpus[core % args.writer_cpus.len()]);
+        let (buffer, writer) = shard::open(&path, header, chunks, CHUNK_BYTES, stop.clone(), writer_cpu)
             .with_context(|| format!("creating {}", path.display()))?;
         let source = match queue {
             Some(q) => Source::Queue { queue: port.port.rx_queue(q)?, admission: admission.clone() },

@@ -112,6 +112,7 @@ pub fn open(
     chunks: usize,
     chunk_bytes: usize,
     stop: Arc<Stop>,
+    cpu: Option<usize>,
 ) -> std::io::Result<(ShardBuffer, std::thread::JoinHandle<WriterReport>)> {
     use std::os::unix::fs::OpenOptionsExt;
     // O_DIRECT where the filesystem supports it (not tmpfs); otherwise ordinary writes.
@@ -128,9 +129,16 @@ pub fn open(
         free_tx.send(Chunk::aligned(chunk_bytes)).expect("capacity is `chunks`");
     }
     let name = format!("writer-{}", path.file_name().unwrap_or_default().to_string_lossy());
-    let handle = std::thread::Builder::new()
-        .name(name)
-        .spawn(move || write_loop(file, header, full_rx, free_tx, &stop, chunk_bytes))?;
+    let handle = std::thread::Builder::new().name(name).spawn(move || {
+        // Off the workers' CPUs when asked: the writer's CRC and I/O set-up otherwise
+        // take their time from a polling core (docs/benchmarks.md).
+        if let Some(id) = cpu {
+            if !core_affinity::set_for_current(core_affinity::CoreId { id }) {
+                tracing::warn!("cannot pin the shard writer to CPU {id}; it runs unpinned");
+            }
+        }
+        write_loop(file, header, full_rx, free_tx, &stop, chunk_bytes)
+    })?;
     Ok((ShardBuffer { current: None, full_tx, free_rx, handoffs: 0 }, handle))
 }
 
@@ -252,7 +260,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rocescope-shard-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.bin");
-        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 4, 64, Arc::default()).unwrap();
+        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 4, 64, Arc::default(), None).unwrap();
         let mut accepted = 0;
         for i in 0..100u8 {
             if append(&mut buf, &[i; 16]) {
@@ -279,7 +287,7 @@ mod tests {
     fn a_write_error_stops_the_capture_and_counts_the_lost_packets() {
         // /dev/full accepts the open and fails every write with ENOSPC.
         let stop = Arc::new(Stop::default());
-        let (mut buf, writer) = open(Path::new("/dev/full"), b"HEAD".to_vec(), 2, 64, stop.clone()).unwrap();
+        let (mut buf, writer) = open(Path::new("/dev/full"), b"HEAD".to_vec(), 2, 64, stop.clone(), Some(0)).unwrap();
         assert!(append(&mut buf, &[7; 16]));
         buf.flush();
         drop(buf);

@@ -128,7 +128,7 @@ fn stops_cleanly_on_sigint_and_on_duration_with_two_workers() {
     assert!(m.port.rss, "net_null takes an RSS configuration");
     assert!(m.finished_unix_ns.unwrap() - m.started_unix_ns < 30_000_000_000, "stopped promptly");
 
-    let c = spawn("duration", "dispatch", &["--duration", "1"], None);
+    let c = spawn("duration", "dispatch", &["--duration", "1", "--writer-cpus", "0"], None);
     let m = c.finish(true, "duration");
     assert_eq!(m.cores.len(), 2);
     assert!(m.dispatcher.is_some());

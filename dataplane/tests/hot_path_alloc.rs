@@ -16,7 +16,7 @@ fn recording_frames_allocates_nothing_on_the_worker_thread() {
     let header = trace::pcapng::shard_header(128, "p", "d", "a");
     // Small chunks so the loop hands many of them to the writer and takes them back.
     let (mut buffer, writer) =
-        shard::open(std::path::Path::new("/dev/null"), header, 4, 64 << 10, Arc::new(Stop::default())).unwrap();
+        shard::open(std::path::Path::new("/dev/null"), header, 4, 64 << 10, Arc::new(Stop::default()), None).unwrap();
     let recorder = Recorder { classify: ClassifyConfig::default(), snaplen: 128 };
     let mut tally = Tally::default();
     let rounds = 200;

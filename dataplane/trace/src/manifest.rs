@@ -48,6 +48,9 @@ pub struct CaptureConfig {
     pub roce_port: u16,
     pub buffer_bytes_per_core: u64,
     pub max_packets: Option<u64>,
+    /// CPUs the shard writer threads were pinned to (empty: the main lcore's).
+    #[serde(default)]
+    pub writer_cpus: Vec<usize>,
     pub eal_args: Vec<String>,
 }
 
