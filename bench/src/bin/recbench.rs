@@ -85,7 +85,7 @@ fn main() -> Result<()> {
         let header = trace::pcapng::shard_header(args.snaplen as u32, "port0", "recbench", "recbench");
         let chunks = (args.buffer_mb << 20) / CHUNK_BYTES;
         let (mut buffer, writer) =
-            shard::open(&args.out, header, chunks.max(2), CHUNK_BYTES, Arc::new(Stop::default()))?;
+            shard::open(&args.out, header, chunks.max(2), CHUNK_BYTES, Arc::new(Stop::default()), None)?;
         pin(args.cpu)?;
         let mut tally = Tally::default();
         let host_ns = 1_700_000_000_000_000_000;
