@@ -120,15 +120,10 @@ fn packet_id_problem(p: &ShardPacket<'_>, annotation: Option<Annotation>) -> Opt
 }
 
 fn count_annotation(a: Option<Annotation>, classes: &mut BTreeMap<String, u64>, events: &mut BTreeMap<String, u64>) {
-    let class = match a {
-        Some(Annotation::Mirrored { event, .. }) => {
-            *events.entry(event.name().into()).or_default() += 1;
-            "mirrored_roce"
-        }
-        Some(Annotation::Class(c)) => c.name(),
-        Some(Annotation::Malformed(_)) => "malformed",
-        None => "unannotated",
-    };
+    if let Some(Annotation::Mirrored { event, .. }) = a {
+        *events.entry(event.name().into()).or_default() += 1;
+    }
+    let class = a.as_ref().map_or("unannotated", Annotation::class_name);
     *classes.entry(class.into()).or_default() += 1;
 }
 

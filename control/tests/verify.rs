@@ -78,15 +78,10 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
 }
 
 fn count(core: &mut CoreRecord, a: Annotation) {
-    let class = match a {
-        Annotation::Mirrored { event, .. } => {
-            *core.events.entry(event.name().into()).or_default() += 1;
-            "mirrored_roce".to_string()
-        }
-        Annotation::Class(c) => c.name().into(),
-        Annotation::Malformed(_) => "malformed".into(),
-    };
-    *core.classes.entry(class).or_default() += 1;
+    if let Annotation::Mirrored { event, .. } = a {
+        *core.events.entry(event.name().into()).or_default() += 1;
+    }
+    *core.classes.entry(a.class_name().into()).or_default() += 1;
 }
 
 fn problems(dir: &Path) -> Vec<String> {

@@ -103,7 +103,7 @@ fn fill_core(r: &mut CoreRecord, o: &CoreOutcome) {
     r.write_failed = o.writer.packets_lost;
     r.write_error = o.writer.error.clone();
     r.classes = FrameClass::ALL.iter().map(|c| (c.name().to_string(), t.classes[c.index()])).collect();
-    r.classes.insert("malformed".into(), t.malformed_total());
+    r.classes.insert(trace::annotation::MALFORMED_CLASS.into(), t.malformed_total());
     r.events = Event::ALL.iter().map(|e| (e.name().to_string(), t.events[*e as usize])).collect();
     r.parse_errors = nonzero(ErrorKind::ALL.iter().map(|k| (k.name(), t.malformed[k.index()])));
     r.first_seq = t.first_seq;
@@ -190,7 +190,7 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
             c.written,
             c.buffer_drops,
             c.write_failed,
-            c.classes.get("malformed").copied().unwrap_or(0),
+            c.classes.get(trace::annotation::MALFORMED_CLASS).copied().unwrap_or(0),
             opt(c.first_seq),
             opt(c.last_seq),
             c.shard,

@@ -150,34 +150,26 @@ fn v6(src: Ipv6Addr, dst: Ipv6Addr) -> IpRepr {
     })
 }
 
-const A_TO_B: Dir = Dir {
-    src_mac: MAC_A,
-    dst_mac: MAC_B,
-    ip: IpRepr::V4(V4_PLACEHOLDER),
-    udp_src_port: 50_001,
-    dest_qp: QP_B,
-    vlans: Vlans::Untagged,
-};
-const V4_PLACEHOLDER: ipv4::Repr = ipv4::Repr {
-    src_addr: Ipv4Addr::UNSPECIFIED,
-    dst_addr: Ipv4Addr::UNSPECIFIED,
-    protocol: 17,
-    payload_len: 0,
-    dscp: 0,
-    ecn: 0,
-    ident: 0,
-    dont_frag: false,
-    more_frags: false,
-    frag_offset: 0,
-    ttl: 64,
-};
-
 impl Dir {
     fn a_to_b(qp: u32) -> Dir {
-        Dir { ip: v4(IP_A, IP_B), dest_qp: qp, ..A_TO_B }
+        Dir {
+            src_mac: MAC_A,
+            dst_mac: MAC_B,
+            ip: v4(IP_A, IP_B),
+            udp_src_port: 50_001,
+            dest_qp: qp,
+            vlans: Vlans::Untagged,
+        }
     }
     fn b_to_a(qp: u32) -> Dir {
-        Dir { src_mac: MAC_B, dst_mac: MAC_A, ip: v4(IP_B, IP_A), udp_src_port: 50_002, dest_qp: qp, ..A_TO_B }
+        Dir {
+            src_mac: MAC_B,
+            dst_mac: MAC_A,
+            ip: v4(IP_B, IP_A),
+            udp_src_port: 50_002,
+            dest_qp: qp,
+            vlans: Vlans::Untagged,
+        }
     }
 
     /// A packet of this direction with the extension headers its opcode needs.

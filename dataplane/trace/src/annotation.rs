@@ -24,7 +24,19 @@ const MIRROR_PREFIX: &[u8] = b"mirror seq=";
 const EVENT_PREFIX: &[u8] = b" event=";
 const MALFORMED_PREFIX: &[u8] = b"malformed: ";
 
+/// The manifest's `classes` key for frames that failed to parse.
+pub const MALFORMED_CLASS: &str = "malformed";
+
 impl Annotation {
+    /// The manifest's `classes` key this packet counts under.
+    pub fn class_name(&self) -> &'static str {
+        match self {
+            Annotation::Mirrored { .. } => FrameClass::MirroredRoce.name(),
+            Annotation::Class(c) => c.name(),
+            Annotation::Malformed(_) => MALFORMED_CLASS,
+        }
+    }
+
     /// Renders into `buf` without allocating and returns the used prefix.
     pub fn render<'b>(&self, buf: &'b mut [u8; MAX_COMMENT]) -> &'b [u8] {
         let mut w = Cursor { buf, len: 0 };
