@@ -1,0 +1,174 @@
+//! `rocescope-rig`: runs the emulated Lumina test rig and writes a run directory.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+
+use rig::config::{DataPktEvent, EventKind, RigConfig};
+use rig::output;
+use rig::profile::NicKind;
+use rig::{Capture, Rig};
+
+#[derive(Parser)]
+#[command(
+    name = "rocescope-rig",
+    version,
+    about = "Emulated Lumina test rig: RNICs, an event-injecting mirroring switch and dump hosts, with ground truth"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run a test from a Lumina YAML configuration.
+    Run {
+        config: PathBuf,
+        /// The run directory to create.
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Override `rig.seed`.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Replace an existing run directory.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Generate a large run for benchmarks: many QPs of WRITE traffic, trimmed copies.
+    Scale {
+        #[arg(short, long)]
+        out: PathBuf,
+        /// Queue pairs.
+        #[arg(long, default_value_t = 4096)]
+        qps: u32,
+        /// Data packets to send in total (rounded to whole messages per QP).
+        #[arg(long, default_value_t = 10_000_000)]
+        packets: u64,
+        /// Packets per message (MTU 1024).
+        #[arg(long, default_value_t = 16)]
+        msg_pkts: u32,
+        /// Drop one data packet in every this many QPs (0: none).
+        #[arg(long, default_value_t = 64)]
+        drop_every_qps: u32,
+        #[arg(long, default_value_t = 2)]
+        dump_hosts: usize,
+        /// Snap length of the dumped copies.
+        #[arg(long, default_value_t = 128)]
+        snaplen: u32,
+        #[arg(long, default_value = "cx6")]
+        nic: String,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the NIC profiles (Lumina §6 figures) as JSON.
+    Profiles,
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().cmd {
+        Cmd::Run { config, out, seed, force } => {
+            let mut cfg = RigConfig::load(&config)?;
+            if let Some(s) = seed {
+                cfg.rig.seed = s;
+            }
+            run(&cfg, &out, force)
+        }
+        Cmd::Scale { out, qps, packets, msg_pkts, drop_every_qps, dump_hosts, snaplen, nic, seed, force } => {
+            let cfg = scale_config(qps, packets, msg_pkts, drop_every_qps, dump_hosts, snaplen, &nic, seed)?;
+            run(&cfg, &out, force)
+        }
+        Cmd::Profiles => {
+            let all: Vec<_> = NicKind::ALL.iter().map(|k| k.profile()).collect();
+            println!("{}", serde_json::to_string_pretty(&all)?);
+            Ok(())
+        }
+    }
+}
+
+fn prepare(out: &Path, force: bool) -> Result<()> {
+    if out.exists() {
+        if !force {
+            bail!("{} exists; pass --force to replace it", out.display());
+        }
+        std::fs::remove_dir_all(out).with_context(|| format!("removing {}", out.display()))?;
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))
+}
+
+fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
+    prepare(out, force)?;
+    let started = Instant::now();
+    let result = Rig::new(cfg, Capture::Pcap(out), false)?.run().context("writing the dump hosts' pcaps")?;
+    let secs = started.elapsed().as_secs_f64();
+    output::write_run(out, cfg, &result)?;
+    std::fs::write(out.join("config.yaml"), serde_yaml_ng::to_string(cfg)?)?;
+    let s = &result.stats;
+    let t = &result.truth;
+    println!(
+        "{}: {} packets ({} mirrored) over {:.3} ms simulated, in {:.2} s ({:.2} M packets/s)",
+        out.display(),
+        s.packets,
+        s.mirrored,
+        s.duration_ns as f64 / 1e6,
+        secs,
+        s.packets as f64 / secs / 1e6
+    );
+    println!(
+        "  events {} (unmatched {}), NAKs {}, timeouts {}, retransmissions {}, CNPs {} (+{} suppressed), QP errors {}",
+        t.events.len(),
+        t.unmatched_events.len(),
+        t.naks.len(),
+        t.timeouts.len(),
+        t.retransmissions.len(),
+        t.cnps.len(),
+        t.suppressed_cnps.len(),
+        t.qp_errors.len()
+    );
+    if s.hit_time_limit {
+        println!("  stopped at rig.time-limit-ms before the traffic finished");
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scale_config(
+    qps: u32,
+    packets: u64,
+    msg_pkts: u32,
+    drop_every: u32,
+    dump_hosts: usize,
+    snaplen: u32,
+    nic: &str,
+    seed: u64,
+) -> Result<RigConfig> {
+    if qps == 0 || msg_pkts == 0 || dump_hosts == 0 {
+        bail!("--qps, --msg-pkts and --dump-hosts must be at least 1");
+    }
+    let msgs = packets.div_ceil(u64::from(qps) * u64::from(msg_pkts)).max(1);
+    let host = |port: u16, ip: &str| format!("  nic: {{type: {nic}, switch-port: {port}, ip-list: [{ip}]}}\n");
+    let dumps: String = (0..dump_hosts).map(|i| format!("  - {{name: dump{i}}}\n")).collect();
+    let text = format!(
+        "requester:\n{}responder:\n{}traffic:\n  num-connections: {qps}\n  rdma-verb: write\n  num-msgs-per-qp: {msgs}\n  mtu: 1024\n  message-size: {}\n  tx-depth: 1\n  min-retransmit-timeout: 10\nrig:\n  seed: {seed}\n  snaplen: {snaplen}\n  mirror-buffer-bytes: 0\n  dump-hosts:\n{dumps}",
+        host(1, "192.0.2.1/24"),
+        host(2, "192.0.2.2/24"),
+        msg_pkts * 1024,
+    );
+    let mut cfg = RigConfig::from_yaml(&text)?;
+    if drop_every > 0 {
+        cfg.traffic.data_pkt_events = (1..=qps)
+            .step_by(drop_every as usize)
+            .map(|qpn| DataPktEvent { qpn, psn: msg_pkts.min(5), kind: EventKind::Drop, iter: 1 })
+            .collect();
+        cfg.validate()?;
+    }
+    Ok(cfg)
+}
