@@ -133,6 +133,21 @@ impl RoceFrameRepr {
 
     /// Emits the whole frame into the start of `buf`; returns its length.
     pub fn emit(&self, payload: Payload<'_>, buf: &mut [u8]) -> Result<usize> {
+        self.emit_inner(payload, buf, true)
+    }
+
+    /// Emits the frame into `buf` (which must hold all of it) but guarantees only its
+    /// first `len` bytes: the ICRC, the one costly field, is computed only when it starts
+    /// inside them. Returns how many bytes are valid (`len`, or the frame length if
+    /// shorter). For generators that keep a snap length's worth of each frame.
+    pub fn emit_prefix(&self, payload: Payload<'_>, buf: &mut [u8], len: usize) -> Result<usize> {
+        let frame_len = self.frame_len();
+        let icrc_at = self.unpadded_len() - roce::ICRC_LEN;
+        let n = self.emit_inner(payload, buf, len > icrc_at)?;
+        Ok(len.min(frame_len).min(n))
+    }
+
+    fn emit_inner(&self, payload: Payload<'_>, buf: &mut [u8], with_icrc: bool) -> Result<usize> {
         self.check()?;
         if let Payload::Bytes(b) = payload {
             if b.len() != self.roce.payload_len {
@@ -162,7 +177,11 @@ impl RoceFrameRepr {
             Payload::Bytes(b) => buf[pay].copy_from_slice(b),
         }
         buf[end..].fill(0);
-        icrc::fill(&mut buf[l3..end])?;
+        if with_icrc {
+            icrc::fill(&mut buf[l3..end])?;
+        } else {
+            buf[end - roce::ICRC_LEN..end].fill(0);
+        }
         Ok(len)
     }
 
@@ -320,6 +339,27 @@ mod tests {
             frag_offset: 0,
             ttl: 64,
         })
+    }
+
+    #[test]
+    fn emit_prefix_matches_emit_where_it_promises() {
+        let bth = bth::Repr::new(Opcode::RC_SEND_ONLY, 0x11, 7);
+        let r = RoceFrameRepr {
+            eth: eth(),
+            ip: v4(),
+            udp: udp::Repr { src_port: 0xc001, dst_port: udp::ROCE_PORT, payload_len: 0 },
+            roce: roce::Repr::new(bth, 64),
+        };
+        let whole = r.to_vec(Payload::Fill(0xa5)).unwrap();
+        let icrc_at = whole.len() - roce::ICRC_LEN;
+        for len in [0, 20, 60, icrc_at, icrc_at + 1, whole.len(), whole.len() + 10] {
+            let mut buf = vec![0xee; whole.len()];
+            let n = r.emit_prefix(Payload::Fill(0xa5), &mut buf, len).unwrap();
+            assert_eq!(n, len.min(whole.len()));
+            assert_eq!(buf[..n], whole[..n], "prefix of {len}");
+        }
+        let mut short = vec![0; whole.len() - 1];
+        assert!(matches!(r.emit_prefix(Payload::Zeros, &mut short, 10), Err(Error::BufferTooSmall { .. })));
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! copies, reordering, extra delay) apply here.
 
 use std::fs::File;
-use std::io::BufWriter;
+use std::io::Write;
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -34,13 +36,90 @@ pub struct Frame<'a> {
 }
 
 pub enum Sink {
-    Pcap(PcapWriter<BufWriter<File>>),
+    Pcap(PcapWriter<BackgroundFile>),
     Memory(Vec<Captured>),
+}
+
+/// A file written by its own thread in large chunks, so that generating frames and the
+/// kernel's copying of them into the page cache overlap (at scale the two take about as
+/// long as each other).
+pub struct BackgroundFile {
+    buf: Vec<u8>,
+    full: Option<SyncSender<Vec<u8>>>,
+    empty: Receiver<Vec<u8>>,
+    writer: Option<JoinHandle<std::io::Result<()>>>,
+}
+
+const CHUNK: usize = 4 << 20;
+
+impl BackgroundFile {
+    pub fn create(path: &Path) -> std::io::Result<BackgroundFile> {
+        let mut file = File::create(path)?;
+        let (full_tx, full_rx) = sync_channel::<Vec<u8>>(2);
+        let (empty_tx, empty_rx) = sync_channel::<Vec<u8>>(3);
+        for _ in 0..2 {
+            empty_tx.send(Vec::with_capacity(CHUNK)).expect("receiver alive");
+        }
+        let writer = std::thread::Builder::new().name("rig-pcap-writer".into()).spawn(move || {
+            for mut chunk in full_rx {
+                file.write_all(&chunk)?;
+                chunk.clear();
+                let _ = empty_tx.send(chunk);
+            }
+            file.flush()
+        })?;
+        Ok(BackgroundFile {
+            buf: Vec::with_capacity(CHUNK),
+            full: Some(full_tx),
+            empty: empty_rx,
+            writer: Some(writer),
+        })
+    }
+
+    fn ship(&mut self) -> std::io::Result<()> {
+        let next = self.empty.recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK));
+        let chunk = std::mem::replace(&mut self.buf, next);
+        let sent = self.full.as_ref().map(|tx| tx.send(chunk));
+        if !matches!(sent, Some(Ok(()))) {
+            return Err(self.join().err().unwrap_or_else(|| std::io::Error::other("pcap writer thread stopped")));
+        }
+        Ok(())
+    }
+
+    fn join(&mut self) -> std::io::Result<()> {
+        self.full = None;
+        match self.writer.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(std::io::Error::other("pcap writer thread panicked")),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes what is buffered and waits for the writer thread.
+    pub fn close(mut self) -> std::io::Result<()> {
+        if !self.buf.is_empty() {
+            self.ship()?;
+        }
+        self.join()
+    }
+}
+
+impl Write for BackgroundFile {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() >= CHUNK {
+            self.ship()?;
+        }
+        Ok(data.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 impl Sink {
     pub fn pcap(path: &Path, snaplen: u32) -> std::io::Result<Sink> {
-        let file = BufWriter::with_capacity(4 << 20, File::create(path)?);
+        let file = BackgroundFile::create(path)?;
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
             ts_resolution: TsResolution::NanoSecond,
@@ -65,10 +144,9 @@ impl Sink {
 
     /// Flushes a pcap; returns the frames of a memory sink.
     fn finish(self) -> std::io::Result<Vec<Captured>> {
-        use std::io::Write;
         match self {
             Sink::Pcap(w) => {
-                w.into_writer().flush()?;
+                w.into_writer().close()?;
                 Ok(Vec::new())
             }
             Sink::Memory(v) => Ok(v),

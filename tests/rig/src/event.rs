@@ -18,6 +18,6 @@ pub enum Ev {
     /// The requester reacts to a NAK, a detected READ gap or a GBN fault: go back to
     /// `psn`.
     GoBack { conn: u32, psn: u64, trigger: Trigger },
-    /// A requester's retransmission timer (stale unless `gen` is current).
-    Timer { conn: u32, gen: u32 },
+    /// A requester QP's retransmission timer may have expired.
+    Timer { conn: u32 },
 }

@@ -57,10 +57,14 @@ pub fn repr(conn: &Conn, pkt: &Pkt) -> RoceFrameRepr {
     }
 }
 
-/// Appends the frame of `pkt` to `out`; returns its length.
-pub fn emit(conn: &Conn, pkt: &Pkt, out: &mut Vec<u8>) -> usize {
+/// Writes the frame of `pkt` into `out` (resized to the frame length); only the first
+/// `keep` bytes are guaranteed (the ICRC is skipped when a snap length cuts it off).
+/// Returns the frame length.
+pub fn emit(conn: &Conn, pkt: &Pkt, out: &mut Vec<u8>, keep: usize) -> usize {
     let r = repr(conn, pkt);
-    debug_assert_eq!(r.frame_len(), pkt.frame_len());
-    let range = r.emit_vec(Payload::Zeros, out).expect("the rig builds valid reprs");
-    range.len()
+    let len = r.frame_len();
+    debug_assert_eq!(len, pkt.frame_len());
+    out.resize(len, 0);
+    r.emit_prefix(Payload::Zeros, out, keep).expect("the rig builds valid reprs");
+    len
 }

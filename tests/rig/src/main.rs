@@ -157,7 +157,7 @@ fn scale_config(
     let host = |port: u16, ip: &str| format!("  nic: {{type: {nic}, switch-port: {port}, ip-list: [{ip}]}}\n");
     let dumps: String = (0..dump_hosts).map(|i| format!("  - {{name: dump{i}}}\n")).collect();
     let text = format!(
-        "requester:\n{}responder:\n{}traffic:\n  num-connections: {qps}\n  rdma-verb: write\n  num-msgs-per-qp: {msgs}\n  mtu: 1024\n  message-size: {}\n  tx-depth: 1\n  min-retransmit-timeout: 10\nrig:\n  seed: {seed}\n  snaplen: {snaplen}\n  mirror-buffer-bytes: 0\n  dump-hosts:\n{dumps}",
+        "requester:\n{}responder:\n{}traffic:\n  num-connections: {qps}\n  rdma-verb: write\n  num-msgs-per-qp: {msgs}\n  mtu: 1024\n  message-size: {}\n  tx-depth: 1\n  min-retransmit-timeout: 14\nrig:\n  seed: {seed}\n  snaplen: {snaplen}\n  mirror-buffer-bytes: 0\n  dump-hosts:\n{dumps}",
         host(1, "192.0.2.1/24"),
         host(2, "192.0.2.2/24"),
         msg_pkts * 1024,

@@ -71,6 +71,8 @@ pub struct Pkt {
     pub seq: u32,
     /// Switch ingress timestamp (ns, 48 bits), set by the switch.
     pub switch_ts_ns: u64,
+    /// [`Pkt::frame_len`], fixed when the NIC sends the packet (0 before).
+    pub wire_len: u32,
 }
 
 impl Pkt {
@@ -92,6 +94,7 @@ impl Pkt {
             tag: Tag::None,
             seq: 0,
             switch_ts_ns: 0,
+            wire_len: 0,
         }
     }
 

@@ -158,6 +158,9 @@ pub struct Cnp {
     pub from: Side,
     pub cause: CnpCause,
     pub cause_seq: u32,
+    /// When the NP decided to send it (simulated ns since the start): the rate limiter's
+    /// clock.
+    pub decided_at_ns: u64,
     pub seq: u32,
     pub switch_ts_ns: u64,
 }

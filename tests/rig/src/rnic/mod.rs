@@ -20,7 +20,7 @@ use crate::event::Ev;
 use crate::packet::{Pkt, Side, Tag};
 use crate::profile::{CnpInterval, NicKind, NicProfile};
 use crate::rng::Rng;
-use crate::sim::{ns, EventQueue, Ps};
+use crate::sim::{ns, EventQueue, Ps, Rate};
 use crate::truth::{Cnp, CnpCause, SuppressedCnp, Truth};
 
 pub use counters::Counters;
@@ -89,6 +89,7 @@ pub struct Nic {
     pub profile: NicProfile,
     pub params: RoceParameters,
     pub gbps: f64,
+    pub rate: Rate,
     pub counters: Counters,
     busy_until: Ps,
     wake_at: Option<Ps>,
@@ -115,6 +116,7 @@ impl Nic {
             profile,
             params,
             gbps,
+            rate: Rate::gbps(gbps),
             counters: Counters::default(),
             busy_until: 0,
             wake_at: None,
@@ -133,7 +135,7 @@ impl Nic {
         self.wake_at_time(q, want);
     }
 
-    fn wake_at_time(&mut self, q: &mut EventQueue<Ev>, t: Ps) {
+    pub fn wake_at_time(&mut self, q: &mut EventQueue<Ev>, t: Ps) {
         if self.wake_at.is_none_or(|w| w > t) {
             q.push(t, Ev::TxReady(self.side));
             self.wake_at = Some(t);
@@ -169,18 +171,30 @@ impl Nic {
             None => self.next_from_qps(ctx)?,
         };
         pkt.mig_req = self.profile.mig_req;
+        pkt.wire_len = pkt.frame_len() as u32;
         pkt.ip_ident = self.ip_ident;
         self.ip_ident = self.ip_ident.wrapping_add(1);
         self.counters.tx_packets += 1;
         Some(pkt)
     }
 
-    /// The frame just sent occupies the link until `until`.
-    pub fn sent(&mut self, until: Ps, q: &mut EventQueue<Ev>) {
+    /// The frame just sent occupies the link until `until`. Returns whether the
+    /// transmitter has more to do then; the caller either queues the wake-up
+    /// ([`Nic::wake_at_time`]) or, when nothing else happens before, runs it at once
+    /// ([`Nic::wake_now`]).
+    pub fn sent(&mut self, until: Ps) -> bool {
         self.busy_until = until;
-        if !self.ctrl.is_empty() || !self.active.is_empty() {
-            self.wake_at_time(q, until);
+        !self.ctrl.is_empty() || !self.active.is_empty()
+    }
+
+    /// Claims the wake-up at `t` without queueing an event (see [`Nic::sent`]); false if an
+    /// earlier wake-up is queued.
+    pub fn wake_now(&mut self, t: Ps) -> bool {
+        if self.wake_at.is_some_and(|w| w < t) {
+            return false;
         }
+        self.wake_at = Some(t);
+        true
     }
 
     fn next_from_qps(&mut self, ctx: &mut Ctx) -> Option<Pkt> {
@@ -269,7 +283,15 @@ impl Nic {
         let index = ctx.truth.cnps.len() as u32;
         match self.cnp.decide(key, ctx.now, index) {
             cnp::Decision::Send => {
-                ctx.truth.cnps.push(Cnp { conn, from: self.side, cause, cause_seq, seq: 0, switch_ts_ns: 0 });
+                ctx.truth.cnps.push(Cnp {
+                    conn,
+                    from: self.side,
+                    cause,
+                    cause_seq,
+                    decided_at_ns: crate::sim::to_ns(ctx.now),
+                    seq: 0,
+                    switch_ts_ns: 0,
+                });
                 let mut p = Pkt::new(conn, self.side, Opcode::CNP, 0);
                 p.payload_len = wire::build::CNP_PAYLOAD_LEN as u32;
                 p.ecn = wire::ipv4::ecn::NOT_ECT;

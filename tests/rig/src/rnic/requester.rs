@@ -67,8 +67,12 @@ pub struct ReqQp {
     /// READ: next response PSN expected, and whether a gap is being recovered.
     read_expect: u64,
     read_recovering: bool,
-    timer_gen: u32,
-    timer_armed: bool,
+    /// When the retransmission timer expires (None: not running).
+    deadline: Option<Ps>,
+    /// The time of the one timer event this QP has queued. Re-arming only moves
+    /// `deadline`; an event that fires early re-queues itself, so a QP never has more than
+    /// one event in the queue however often its timer restarts.
+    timer_event_at: Option<Ps>,
     timeouts: u32,
     goback_pending: Option<u64>,
     trigger: Option<Trigger>,
@@ -96,8 +100,8 @@ impl ReqQp {
             sent_max: 0,
             read_expect: 0,
             read_recovering: false,
-            timer_gen: 0,
-            timer_armed: false,
+            deadline: None,
+            timer_event_at: None,
             timeouts: 0,
             goback_pending: None,
             trigger: None,
@@ -148,7 +152,7 @@ impl ReqQp {
                 self.next_tx_at = ctx.now + wire_time(pkt.frame_len(), rate);
             }
         }
-        if !self.timer_armed {
+        if self.deadline.is_none() {
             self.arm_timer(ctx);
         }
         Tx::Packet(pkt)
@@ -226,15 +230,20 @@ impl ReqQp {
     }
 
     fn arm_timer(&mut self, ctx: &mut Ctx) {
-        self.timer_gen = self.timer_gen.wrapping_add(1);
-        self.timer_armed = true;
         let at = ctx.now + self.timer.timeout(self.timeouts);
-        ctx.at(at, Ev::Timer { conn: self.conn, gen: self.timer_gen });
+        self.deadline = Some(at);
+        self.queue_timer_event(ctx, at);
+    }
+
+    fn queue_timer_event(&mut self, ctx: &mut Ctx, at: Ps) {
+        if self.timer_event_at.is_none_or(|e| e > at) {
+            ctx.q.push_far(at, Ev::Timer { conn: self.conn });
+            self.timer_event_at = Some(at);
+        }
     }
 
     fn disarm_timer(&mut self) {
-        self.timer_gen = self.timer_gen.wrapping_add(1);
-        self.timer_armed = false;
+        self.deadline = None;
     }
 
     /// An ACK/NAK or READ response arrived. Returns whether the QP may have more to send.
@@ -346,13 +355,22 @@ impl ReqQp {
         true
     }
 
-    /// The retransmission timer fired.
-    pub fn on_timer(&mut self, ctx: &mut Ctx, counters: &mut Counters, gen: u32) -> bool {
-        if gen != self.timer_gen || !self.timer_armed || self.failed {
-            return false;
+    /// The QP's timer event fired: the timer expires if its deadline has come.
+    pub fn on_timer(&mut self, ctx: &mut Ctx, counters: &mut Counters) -> bool {
+        if self.timer_event_at != Some(ctx.now) {
+            return false; // superseded by an earlier event
         }
-        self.timer_armed = false;
-        if self.snd_una >= self.sent_max {
+        self.timer_event_at = None;
+        match self.deadline {
+            Some(d) if d > ctx.now => {
+                self.queue_timer_event(ctx, d);
+                return false;
+            }
+            None => return false,
+            Some(_) => {}
+        }
+        self.deadline = None;
+        if self.failed || self.snd_una >= self.sent_max {
             return false;
         }
         let armed = self.timer.timeout(self.timeouts);

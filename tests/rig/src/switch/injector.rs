@@ -2,11 +2,13 @@
 //! entries keyed by (src IP, dst IP, dst QPN, PSN, ITER), and ITER counts the rounds of
 //! (re)transmission of each connection.
 
-use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
 use crate::config::{DataPktEvent, EventKind, Verb};
 use crate::conn::Conn;
+
+// Looked up for every data packet: a fast hasher (keys are not attacker-controlled).
+type HashMap<K, V> = rustc_hash::FxHashMap<K, V>;
 
 /// The match key of a data packet (one direction of a connection).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,7 +1,7 @@
 //! The mirror side of the switch (Lumina §3.4): the global mirror sequence number, the
 //! weighted round-robin over the dump hosts, and the mirror ports' queues.
 
-use crate::sim::{wire_time, Ps};
+use crate::sim::{Ps, Rate};
 
 /// Smooth weighted round-robin: over any window of Σw picks, host i gets w_i of them,
 /// spread out rather than in bursts.
@@ -34,7 +34,7 @@ impl Wrr {
 /// A switch egress port: a FIFO drained at the link rate.
 #[derive(Debug, Clone)]
 pub struct EgressPort {
-    pub gbps: f64,
+    rate: Rate,
     busy_until: Ps,
     /// Bytes the port may hold queued (0: unlimited).
     pub buffer_bytes: u64,
@@ -42,13 +42,12 @@ pub struct EgressPort {
 
 impl EgressPort {
     pub fn new(gbps: f64, buffer_bytes: u64) -> EgressPort {
-        EgressPort { gbps, busy_until: 0, buffer_bytes }
+        EgressPort { rate: Rate::gbps(gbps), busy_until: 0, buffer_bytes }
     }
 
     /// Bytes queued at `now`.
     pub fn backlog_bytes(&self, now: Ps) -> u64 {
-        let ps = self.busy_until.saturating_sub(now) as f64;
-        (ps * self.gbps / 8_000.0) as u64
+        self.rate.bytes_in(self.busy_until.saturating_sub(now))
     }
 
     /// Queues a frame that is ready at `ready`; returns when its last bit has left, or
@@ -58,7 +57,7 @@ impl EgressPort {
             return None;
         }
         let start = ready.max(self.busy_until);
-        self.busy_until = start + wire_time(frame_len, self.gbps);
+        self.busy_until = start + self.rate.wire_time(frame_len);
         Some(self.busy_until)
     }
 }
@@ -66,6 +65,7 @@ impl EgressPort {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::wire_time;
 
     #[test]
     fn wrr_shares_and_spreads() {

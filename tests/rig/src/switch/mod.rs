@@ -127,7 +127,7 @@ impl Switch {
             (None, None)
         };
         let ready = now + self.pipeline;
-        let len = pkt.frame_len();
+        let len = pkt.wire_len as usize;
         let mirror = self.mirror(ready, len);
         pkt.seq = mirror.map_or(0, |m| m.seq);
         let mut forward = true;
