@@ -86,7 +86,10 @@ pub struct Timeout {
     pub model_timeout_ns: u64,
     /// Relative PSN (from 1) of the oldest unacknowledged packet.
     pub oldest_unacked_psn: u64,
-    /// Simulated time it fired, ns since the start of the run.
+    /// Simulated time the timer was last (re)started — at a send with nothing
+    /// outstanding, or at the last progress (IBA) — and when it fired, ns since the start
+    /// of the run: `fired_at_ns − started_at_ns = model_timeout_ns`.
+    pub started_at_ns: u64,
     pub fired_at_ns: u64,
     /// Switch timestamp of the last packet the QP sent before it fired.
     pub last_tx_switch_ts_ns: u64,

@@ -67,8 +67,9 @@ pub struct ReqQp {
     /// READ: next response PSN expected, and whether a gap is being recovered.
     read_expect: u64,
     read_recovering: bool,
-    /// When the retransmission timer expires (None: not running).
+    /// When the retransmission timer expires (None: not running), and when it started.
     deadline: Option<Ps>,
+    timer_started: Ps,
     /// The time of the one timer event this QP has queued. Re-arming only moves
     /// `deadline`; an event that fires early re-queues itself, so a QP never has more than
     /// one event in the queue however often its timer restarts.
@@ -101,6 +102,7 @@ impl ReqQp {
             read_expect: 0,
             read_recovering: false,
             deadline: None,
+            timer_started: 0,
             timer_event_at: None,
             timeouts: 0,
             goback_pending: None,
@@ -232,6 +234,7 @@ impl ReqQp {
     fn arm_timer(&mut self, ctx: &mut Ctx) {
         let at = ctx.now + self.timer.timeout(self.timeouts);
         self.deadline = Some(at);
+        self.timer_started = ctx.now;
         self.queue_timer_event(ctx, at);
     }
 
@@ -391,6 +394,7 @@ impl ReqQp {
             attempt: self.timeouts,
             model_timeout_ns: to_ns(armed),
             oldest_unacked_psn: self.snd_una + 1,
+            started_at_ns: to_ns(self.timer_started),
             fired_at_ns: to_ns(ctx.now),
             last_tx_switch_ts_ns: ctx.last_switch_ts[self.conn as usize][Side::Requester.idx()],
         });
