@@ -261,7 +261,7 @@ pub struct RigSection {
     /// Host link rate; default: the NIC profile's port speed.
     #[serde(default)]
     pub link_gbps: Option<f64>,
-    /// One-way propagation delay of every cable.
+    /// One-way propagation delay of every cable, ns.
     #[serde(default = "default_link_delay")]
     pub link_delay_ns: u64,
     /// Ingress-to-egress latency of the switch pipeline (Lumina §5: under 0.4 µs).
@@ -300,7 +300,8 @@ fn default_seed() -> u64 {
     1
 }
 fn default_link_delay() -> u64 {
-    500
+    // A few metres of cable in a lab rack.
+    20
 }
 fn default_switch_latency() -> u64 {
     400

@@ -410,6 +410,7 @@ impl<'c> Rig<'c> {
             captured.push(frames);
         }
         self.truth.faults.lost_mirror_copies.sort_unstable();
+        self.truth.faults.mirror_buffer_drops = self.switch.counters.mirrors.iter().map(|m| m.buffer_drops).sum();
         crate::recovery::fill(&mut self.truth);
         let qps = self.nics[0].req.iter().map(|qp| qp_log(qp, &self.shape)).collect();
         Ok(RunResult {

@@ -189,8 +189,10 @@ pub struct QpError {
 pub struct FaultTruth {
     /// Mirror seqs that never reached their dump host (lose-mirror-copies).
     pub lost_mirror_copies: Vec<u32>,
-    /// Mirror seqs the switch dropped because a mirror port's buffer was full.
-    pub mirror_buffer_drops: Vec<u32>,
+    /// Copies the switch dropped because a mirror port's buffer was full. They never got
+    /// a mirror seq (the egress writes it), so they show only in the switch counters:
+    /// RoCE packets in > copies out (Lumina §3.5 condition 3).
+    pub mirror_buffer_drops: u64,
     /// Pairs of seqs swapped inside a dump host's file.
     pub reordered: Vec<(u32, u32)>,
     pub gbn_violations: Vec<FiredViolation>,

@@ -74,7 +74,12 @@ pub struct ReqQp {
     /// `deadline`; an event that fires early re-queues itself, so a QP never has more than
     /// one event in the queue however often its timer restarts.
     timer_event_at: Option<Ps>,
+    /// Consecutive timeouts of the request (message) that was the oldest unacked when the
+    /// timer last fired; `timed_out` is its last offset. Reset once that request is
+    /// acknowledged — IBA's retry counter, and the index into the adaptive timeouts, which
+    /// the paper saw advance while the same tail packet kept being dropped (§6.3).
     timeouts: u32,
+    timed_out: Option<u64>,
     goback_pending: Option<u64>,
     trigger: Option<Trigger>,
     pub failed: bool,
@@ -105,6 +110,7 @@ impl ReqQp {
             timer_started: 0,
             timer_event_at: None,
             timeouts: 0,
+            timed_out: None,
             goback_pending: None,
             trigger: None,
             failed: false,
@@ -324,7 +330,10 @@ impl ReqQp {
             return false;
         }
         self.snd_una = una.min(self.sent_max);
-        self.timeouts = 0;
+        if self.timed_out.is_some_and(|t| self.snd_una > t) {
+            self.timeouts = 0;
+            self.timed_out = None;
+        }
         while self.completed < self.posted && (self.completed + 1) * self.shape.pkts <= self.snd_una {
             self.completed += 1;
             self.complete_at.push(ctx.now);
@@ -378,6 +387,7 @@ impl ReqQp {
         }
         let armed = self.timer.timeout(self.timeouts);
         self.timeouts += 1;
+        self.timed_out = Some((self.snd_una / self.shape.pkts + 1) * self.shape.pkts - 1);
         if self.timeouts > self.timer.retry_limit {
             self.failed = true;
             ctx.truth.qp_errors.push(QpError {
