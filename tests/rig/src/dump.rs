@@ -118,12 +118,15 @@ impl Write for BackgroundFile {
 }
 
 impl Sink {
-    pub fn pcap(path: &Path, snaplen: u32) -> std::io::Result<Sink> {
+    pub fn pcap(path: &Path) -> std::io::Result<Sink> {
         let file = BackgroundFile::create(path)?;
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
             ts_resolution: TsResolution::NanoSecond,
-            snaplen: if snaplen == 0 { 65_535 } else { snaplen },
+            // The header's snap length bounds the original lengths too for some readers
+            // (pcap-file), so it stays at the maximum; each record's captured length is
+            // what the snap length kept.
+            snaplen: 65_535,
             ..Default::default()
         };
         Ok(Sink::Pcap(PcapWriter::with_header(file, header).map_err(std::io::Error::other)?))
@@ -154,8 +157,10 @@ impl Sink {
     }
 }
 
-/// Losing `count` copies: the next loss comes after a random gap of 1–`2 × GAP` copies.
-const GAP: u64 = 50;
+/// Losing `count` copies: the next loss comes after a random gap of 1–`2 × GAP` copies
+/// (so `count` losses need at most `2 × GAP × count` copies on that host; a host that gets
+/// fewer loses fewer, and the truth lists what was lost).
+const GAP: u64 = 8;
 
 pub struct DumpHost {
     sink: Sink,

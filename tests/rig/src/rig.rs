@@ -412,6 +412,7 @@ impl<'c> Rig<'c> {
         self.truth.faults.lost_mirror_copies.sort_unstable();
         self.truth.faults.mirror_buffer_drops = self.switch.counters.mirrors.iter().map(|m| m.buffer_drops).sum();
         crate::recovery::fill(&mut self.truth);
+        self.name_wrong_naks();
         let qps = self.nics[0].req.iter().map(|qp| qp_log(qp, &self.shape)).collect();
         Ok(RunResult {
             conns: self.conns,
@@ -424,6 +425,18 @@ impl<'c> Rig<'c> {
             captured,
             dumped,
         })
+    }
+
+    /// A NAK-wrong-PSN violation is the NAK packet itself: name it by the NAK's seq.
+    fn name_wrong_naks(&mut self) {
+        let mut naks = self.truth.naks.iter().filter(|n| n.violation);
+        for v in &mut self.truth.faults.gbn_violations {
+            if v.violation.kind == GbnViolationKind::NakWrongPsn {
+                if let Some(n) = naks.next() {
+                    v.seq = n.seq;
+                }
+            }
+        }
     }
 
     fn last_switch_ts_max(&self) -> u64 {
@@ -458,7 +471,7 @@ fn dump_hosts(cfg: &RigConfig, capture: Capture<'_>) -> std::io::Result<Vec<Dump
     (0..cfg.rig.dump_hosts.len())
         .map(|i| {
             let sink = match capture {
-                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)), cfg.rig.snaplen)?,
+                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)))?,
                 Capture::Memory => Sink::Memory(Vec::new()),
             };
             let lose = f.lose_mirror_copies.iter().filter(|l| l.dump_host == i);
