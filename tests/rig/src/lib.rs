@@ -21,6 +21,7 @@ pub mod recovery;
 pub mod rig;
 pub mod rng;
 pub mod rnic;
+pub mod scale;
 pub mod sim;
 pub mod switch;
 pub mod truth;

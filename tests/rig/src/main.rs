@@ -6,9 +6,10 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 
-use rig::config::{DataPktEvent, EventKind, RigConfig};
+use rig::config::RigConfig;
 use rig::output;
 use rig::profile::NicKind;
+use rig::scale::Scale;
 use rig::{Capture, Rig};
 
 #[derive(Parser)]
@@ -83,8 +84,8 @@ fn main() -> Result<()> {
             run(&cfg, &out, force)
         }
         Cmd::Scale { out, qps, packets, msg_pkts, drop_every_qps, dump_hosts, snaplen, nic, seed, force } => {
-            let cfg = scale_config(qps, packets, msg_pkts, drop_every_qps, dump_hosts, snaplen, &nic, seed)?;
-            run(&cfg, &out, force)
+            let params = Scale { qps, packets, msg_pkts, drop_every_qps, dump_hosts, snaplen, nic, seed };
+            run(&params.config()?, &out, force)
         }
         Cmd::Profiles => {
             let all: Vec<_> = NicKind::ALL.iter().map(|k| k.profile()).collect();
@@ -137,38 +138,4 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
         println!("  stopped at rig.time-limit-ms before the traffic finished");
     }
     Ok(())
-}
-
-#[allow(clippy::too_many_arguments)]
-fn scale_config(
-    qps: u32,
-    packets: u64,
-    msg_pkts: u32,
-    drop_every: u32,
-    dump_hosts: usize,
-    snaplen: u32,
-    nic: &str,
-    seed: u64,
-) -> Result<RigConfig> {
-    if qps == 0 || msg_pkts == 0 || dump_hosts == 0 {
-        bail!("--qps, --msg-pkts and --dump-hosts must be at least 1");
-    }
-    let msgs = packets.div_ceil(u64::from(qps) * u64::from(msg_pkts)).max(1);
-    let host = |port: u16, ip: &str| format!("  nic: {{type: {nic}, switch-port: {port}, ip-list: [{ip}]}}\n");
-    let dumps: String = (0..dump_hosts).map(|i| format!("  - {{name: dump{i}}}\n")).collect();
-    let text = format!(
-        "requester:\n{}responder:\n{}traffic:\n  num-connections: {qps}\n  rdma-verb: write\n  num-msgs-per-qp: {msgs}\n  mtu: 1024\n  message-size: {}\n  tx-depth: 1\n  min-retransmit-timeout: 14\nrig:\n  seed: {seed}\n  snaplen: {snaplen}\n  mirror-buffer-bytes: 0\n  dump-hosts:\n{dumps}",
-        host(1, "192.0.2.1/24"),
-        host(2, "192.0.2.2/24"),
-        msg_pkts * 1024,
-    );
-    let mut cfg = RigConfig::from_yaml(&text)?;
-    if drop_every > 0 {
-        cfg.traffic.data_pkt_events = (1..=qps)
-            .step_by(drop_every as usize)
-            .map(|qpn| DataPktEvent { qpn, psn: msg_pkts.min(5), kind: EventKind::Drop, iter: 1 })
-            .collect();
-        cfg.validate()?;
-    }
-    Ok(cfg)
 }
