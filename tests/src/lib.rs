@@ -1,6 +1,7 @@
 //! Test support shared across crates: a Lumina test-rig scenario with every answer known in
 //! advance ([`scenario`]), pcap writing and tshark invocation ([`pcap`], [`tshark`]).
-//! The testbed emulator (a later issue) grows here on the same `wire::build` emitters.
+//! The testbed emulator is its own crate beside this one (`tests/rig`, `rocescope-rig`),
+//! built on the same `wire::build` emitters.
 
 pub mod pcap;
 pub mod scenario;
