@@ -122,6 +122,10 @@ pub struct NicProfile {
     pub cnp_interval: CnpInterval,
     /// BTH MigReq on every packet this NIC sends.
     pub mig_req: bool,
+    /// With `slow-restart` on, an out-of-sequence arrival sends a CNP along with the NAK
+    /// (Lumina §4 "Congestion notification"; Lumina's CNP checker expects it of CX5 and
+    /// CX6 Dx only).
+    pub cnp_on_nak: bool,
     /// Adaptive retransmission exists (NVIDIA) and these are its timeouts, ns, for the
     /// 1st, 2nd, ... timeout of a message (then doubling).
     pub adaptive_timeouts_ns: &'static [u64],
@@ -148,6 +152,7 @@ impl NicProfile {
             cnp_scope,
             cnp_interval: CnpInterval::Configured,
             mig_req: true,
+            cnp_on_nak: !matches!(kind, NicKind::Cx4Lx),
             adaptive_timeouts_ns: CX_ADAPTIVE_TIMEOUTS_NS,
             adaptive_extra_retries: (1, 6),
         };
@@ -171,6 +176,7 @@ impl NicProfile {
                 cnp_scope: CnpScope::Qp,
                 cnp_interval: CnpInterval::Hidden { ns: 50_000 },
                 mig_req: false,
+                cnp_on_nak: false,
                 adaptive_timeouts_ns: &[],
                 adaptive_extra_retries: (0, 0),
             },

@@ -256,7 +256,7 @@ impl<'c> Rig<'c> {
     /// whole new round on every QP with barrier-sync, Lumina §3.2).
     fn after_requester_event(&mut self, conn: u32, was_idle: bool) {
         let qp = &self.nics[0].req[conn as usize];
-        if qp.failed || !self.cfg.traffic.barrier_sync {
+        if !self.cfg.traffic.barrier_sync {
             let outstanding = qp.posted - qp.completed;
             let depth = u64::from(self.cfg.traffic.tx_depth);
             if !qp.failed && outstanding < depth {
@@ -264,6 +264,7 @@ impl<'c> Rig<'c> {
             }
             return;
         }
+        // A failed QP leaves the round too, or the others would wait for it forever.
         if !was_idle && qp.idle() {
             self.round_busy -= 1;
             if self.round_busy == 0 {

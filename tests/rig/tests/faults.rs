@@ -158,3 +158,13 @@ fn bad_fault_configs_are_rejected() {
         assert!(err.contains(msg), "{err}");
     }
 }
+
+#[test]
+fn a_failed_qp_does_not_stall_the_barrier() {
+    let faults = "    gbn-violations:\n    - {kind: nak-wrong-psn, qpn: 1, psn: 3}\n".to_string();
+    let events = vec![ev(1, 3, EventKind::Drop, 1)];
+    let k = Knobs { conns: 2, msgs: 3, msg_pkts: 8, timeout: 4, barrier: true, faults, events, ..Knobs::default() };
+    let r = run(&k.config());
+    assert!(r.qps[0].failed);
+    assert_eq!((r.qps[1].completed, r.qps[1].failed), (3, false), "QP 2 finishes every round");
+}

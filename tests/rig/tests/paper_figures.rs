@@ -180,3 +180,23 @@ fn counter_bugs_of_the_paper() {
         assert_eq!(c.requester.counters["implied_nak_seq_err"], want, "{nic:?} bugs {bugs}");
     }
 }
+
+/// §4 "Congestion notification": with slow-restart, NVIDIA's NP sends a CNP along with
+/// the NAK of an out-of-sequence arrival (Lumina's CNP checker expects it of CX5/CX6 Dx),
+/// for WRITE at the responder and for READ at the requester.
+#[test]
+fn cnp_with_the_nak_under_slow_restart() {
+    use rig::truth::CnpCause;
+    for (nic, slow, verb, want) in [
+        (NicKind::Cx5, true, Verb::Write, 1),
+        (NicKind::Cx6Dx, true, Verb::Read, 1),
+        (NicKind::Cx5, false, Verb::Write, 0),
+        (NicKind::Cx4Lx, true, Verb::Write, 0),
+        (NicKind::E810, true, Verb::Write, 0),
+    ] {
+        let k = Knobs { nic, verb, slow_restart: slow, events: vec![ev(1, 3, EventKind::Drop, 1)], ..Knobs::default() };
+        let r = run(&k.config());
+        let naks = r.truth.cnps.iter().filter(|c| c.cause == CnpCause::Nak).count();
+        assert_eq!(naks, want, "{nic:?} slow-restart {slow} {verb:?}");
+    }
+}

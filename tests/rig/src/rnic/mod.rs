@@ -74,6 +74,15 @@ impl Ctx<'_> {
     }
 }
 
+/// What a QP wants of its NIC after a packet arrived.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    /// The QP may have more to send.
+    pub wake: bool,
+    /// It detected a gap and NAKed it (or, for READ, will repeat the request).
+    pub nak: bool,
+}
+
 /// What a QP has for the transmitter.
 #[derive(Debug)]
 pub enum Tx {
@@ -245,22 +254,15 @@ impl Nic {
             }
         }
         let c = pkt.conn as usize;
-        match self.side {
-            Side::Requester => {
-                let wake = self.req[c].on_packet(ctx, &mut self.counters, &self.profile, &pkt);
-                if wake {
-                    self.activate(pkt.conn, ctx.q, ctx.now);
-                }
-            }
-            Side::Responder => {
-                let out = self.resp[c].on_packet(ctx, &mut self.counters, &self.profile, &pkt);
-                if out.cnp_for_nak && self.params.np_enabled() && self.params.slow_restart {
-                    self.request_cnp(ctx, pkt.conn, CnpCause::Nak, pkt.seq);
-                }
-                if out.wake {
-                    self.activate(pkt.conn, ctx.q, ctx.now);
-                }
-            }
+        let out = match self.side {
+            Side::Requester => self.req[c].on_packet(ctx, &mut self.counters, &self.profile, &pkt),
+            Side::Responder => self.resp[c].on_packet(ctx, &mut self.counters, &self.profile, &pkt),
+        };
+        if out.nak && self.profile.cnp_on_nak && self.params.slow_restart && self.params.np_enabled() {
+            self.request_cnp(ctx, pkt.conn, CnpCause::Nak, pkt.seq);
+        }
+        if out.wake {
+            self.activate(pkt.conn, ctx.q, ctx.now);
         }
     }
 

@@ -12,7 +12,7 @@ use wire::aeth::{NakCode, Syndrome};
 use wire::bth::Opcode;
 
 use super::dcqcn::Rp;
-use super::{Counters, Ctx, Shape, Tx};
+use super::{Counters, Ctx, Outcome, Shape, Tx};
 use crate::config::Verb;
 use crate::event::Ev;
 use crate::faults::GbnViolation;
@@ -255,17 +255,17 @@ impl ReqQp {
         self.deadline = None;
     }
 
-    /// An ACK/NAK or READ response arrived. Returns whether the QP may have more to send.
-    pub fn on_packet(&mut self, ctx: &mut Ctx, counters: &mut Counters, profile: &NicProfile, pkt: &Pkt) -> bool {
+    /// An ACK/NAK or READ response arrived.
+    pub fn on_packet(&mut self, ctx: &mut Ctx, counters: &mut Counters, profile: &NicProfile, pkt: &Pkt) -> Outcome {
         if self.failed {
-            return false;
+            return Outcome::default();
         }
         match pkt.opcode {
-            Opcode::RC_ACK => self.on_ack(ctx, counters, profile, pkt),
+            Opcode::RC_ACK => Outcome { wake: self.on_ack(ctx, counters, profile, pkt), nak: false },
             op if op.0 >= Opcode::RC_READ_RESPONSE_FIRST.0 && op.0 <= Opcode::RC_READ_RESPONSE_ONLY.0 => {
                 self.on_read_response(ctx, counters, profile, pkt)
             }
-            _ => false,
+            _ => Outcome::default(),
         }
     }
 
@@ -291,12 +291,12 @@ impl ReqQp {
         }
     }
 
-    fn on_read_response(&mut self, ctx: &mut Ctx, counters: &mut Counters, profile: &NicProfile, pkt: &Pkt) -> bool {
+    fn on_read_response(&mut self, ctx: &mut Ctx, counters: &mut Counters, profile: &NicProfile, pkt: &Pkt) -> Outcome {
         let q = pkt.psn;
         if q == self.read_expect {
             self.read_expect += 1;
             self.read_recovering = false;
-            return self.progress(ctx, self.read_expect);
+            return Outcome { wake: self.progress(ctx, self.read_expect), nak: false };
         }
         if q > self.read_expect && !self.read_recovering {
             // §6.1: the requester's "NACK" for READ is a new READ request from the gap.
@@ -320,8 +320,9 @@ impl ReqQp {
             });
             let ev = Ev::GoBack { conn: self.conn, psn: self.read_expect, trigger: Trigger::Nak(index) };
             ctx.at(ctx.now + generation, ev);
+            return Outcome { wake: false, nak: true };
         }
-        false
+        Outcome::default()
     }
 
     /// Everything before offset `una` is acknowledged.

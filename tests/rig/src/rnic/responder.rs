@@ -13,7 +13,7 @@ use wire::aeth::{NakCode, Syndrome, CREDIT_INVALID};
 use wire::bth::Opcode;
 
 use super::dcqcn::Rp;
-use super::{Counters, Ctx, Shape, Tx};
+use super::{Counters, Ctx, Outcome, Shape, Tx};
 use crate::event::Ev;
 use crate::faults::GbnViolation;
 use crate::packet::{ends_message, segment_opcode, Pkt, SegmentKind, Side, Tag};
@@ -48,15 +48,6 @@ pub struct RespQp {
     next_tx_at: Ps,
     /// NAK-wrong-PSN fault: fires on the first NAK for this offset.
     violation: Option<(u64, GbnViolation)>,
-}
-
-/// What the NIC must do after a request arrived.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// READ responses are ready to send.
-    pub wake: bool,
-    /// A NAK went out: with slow-restart a CNP goes with it.
-    pub cnp_for_nak: bool,
 }
 
 impl RespQp {
@@ -122,7 +113,7 @@ impl RespQp {
         }
         self.nak_outstanding = true;
         self.send_nak(ctx, profile, pkt);
-        Outcome { wake: false, cnp_for_nak: true }
+        Outcome { wake: false, nak: true }
     }
 
     fn send_nak(&mut self, ctx: &mut Ctx, profile: &NicProfile, cause: &Pkt) {
@@ -209,7 +200,7 @@ impl RespQp {
         }
         let ready_at = ctx.now + delay;
         self.jobs.push_back(ReadJob { start: q, next: q, end: q + count, ready_at, trigger });
-        Outcome { wake: true, cnp_for_nak: false }
+        Outcome { wake: true, nak: false }
     }
 
     pub fn next_packet(&mut self, ctx: &mut Ctx, line_gbps: f64) -> Tx {
