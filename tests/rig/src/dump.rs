@@ -127,6 +127,8 @@ impl Sink {
             // (pcap-file), so it stays at the maximum; each record's captured length is
             // what the snap length kept.
             snaplen: 65_535,
+            // Native order on x86, as libpcap writes it.
+            endianness: pcap_file::Endianness::Little,
             ..Default::default()
         };
         Ok(Sink::Pcap(PcapWriter::with_header(file, header).map_err(std::io::Error::other)?))

@@ -148,8 +148,10 @@ impl<'a> TruthFile<'a> {
     }
 }
 
-/// Lumina's `switch_state_snapshot.yml`: per-port ingress and egress packet counters and
-/// the event table; `rocescope` adds the per-port detail Lumina's registers lack.
+/// Lumina's `switch_state_snapshot.yml`: per-port ingress and egress packet counters (as
+/// Lumina's), the event table in the form of the paper's Figure 2 (Lumina's code dumps raw
+/// Tofino table entries instead), and under `rocescope` the per-port detail Lumina's
+/// registers lack.
 fn switch_state(cfg: &RigConfig, run: &RunResult) -> Result<String, serde_yaml_ng::Error> {
     let s = &run.switch;
     let ports: Vec<&PortCounters> = [&s.requester, &s.responder].into_iter().chain(&s.mirrors).collect();
@@ -244,7 +246,9 @@ fn qp_info(cfg: &RigConfig, conns: &[Conn]) -> Result<String, serde_yaml_ng::Err
             QpInfo {
                 ip_rcv: rcv.ip.to_string(),
                 ip_snd: snd.ip.to_string(),
-                psn_rcv: rcv.ipsn,
+                // Lumina's controller: psn_snd is the requester's PSN, psn_rcv the
+                // responder's, whichever way the data flows.
+                psn_rcv: c.responder.ipsn,
                 psn_snd: c.requester.ipsn,
                 qpn_rcv: rcv.qpn,
                 qpn_snd: snd.qpn,
@@ -287,13 +291,18 @@ pub fn nic_counters(cfg: &RigConfig, run: &RunResult) -> NicCounters {
     NicCounters { requester: host(Side::Requester), responder: host(Side::Responder) }
 }
 
-/// Lumina's counter dump (`counter_dump.py`): three sections of `name: value` lines.
+/// Lumina's counter dump (`counter_dump.py`): sections of `name: value` lines. A section
+/// with no counters is left out (an empty one would read as null, which Lumina's reader
+/// cannot iterate; its own Intel dumps have no `port-counters`).
 fn counter_dump(values: &BTreeMap<String, u64>) -> String {
     let mut out = String::new();
     for section in ["port-counters", "hw-counters", "ethtool-counters"] {
-        let _ = writeln!(out, "{section}:");
-        for (k, v) in values.iter().filter(|(k, _)| lumina_section(k) == section) {
-            let _ = writeln!(out, "  {k}: {v}");
+        let mut lines = values.iter().filter(|(k, _)| lumina_section(k) == section).peekable();
+        if lines.peek().is_some() {
+            let _ = writeln!(out, "{section}:");
+            for (k, v) in lines {
+                let _ = writeln!(out, "  {k}: {v}");
+            }
         }
     }
     out

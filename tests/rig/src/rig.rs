@@ -32,7 +32,6 @@ pub enum Capture<'a> {
 /// One mirrored packet, for tests (recorded with `record_packets`).
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct PacketRecord {
-    /// 0 when the mirror port's buffer dropped the copy.
     pub seq: u32,
     pub switch_ts_ns: u64,
     pub conn: u32,
@@ -44,6 +43,7 @@ pub struct PacketRecord {
     pub iter: Option<u32>,
     pub event: Option<EventKind>,
     pub retransmission: bool,
+    /// None when the mirror port's buffer dropped the copy.
     pub dump_host: Option<usize>,
     pub frame_len: usize,
 }
@@ -309,8 +309,9 @@ impl<'c> Rig<'c> {
         let ing = self.switch.ingress(self.now, &mut pkt, &conn);
         self.last_switch_ts[pkt.conn as usize][pkt.from.idx()] = pkt.switch_ts_ns;
         self.note_truth(&pkt, &ing, &conn);
-        if let Some(m) = ing.mirror {
-            self.mirror_copy(&sent, &pkt, &ing, &conn, m)?;
+        match ing.mirror {
+            Some(m) => self.mirror_copy(&sent, &pkt, &ing, &conn, m)?,
+            None => self.truth.faults.mirror_buffer_drops.push(pkt.seq),
         }
         if self.record {
             self.packets.push(PacketRecord {
@@ -411,7 +412,6 @@ impl<'c> Rig<'c> {
             captured.push(frames);
         }
         self.truth.faults.lost_mirror_copies.sort_unstable();
-        self.truth.faults.mirror_buffer_drops = self.switch.counters.mirrors.iter().map(|m| m.buffer_drops).sum();
         crate::recovery::fill(&mut self.truth);
         self.name_wrong_naks();
         let qps = self.nics[0].req.iter().map(|qp| qp_log(qp, &self.shape)).collect();

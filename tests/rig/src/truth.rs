@@ -93,6 +93,8 @@ pub struct Timeout {
     pub fired_at_ns: u64,
     /// Switch timestamp of the last packet the QP sent before it fired.
     pub last_tx_switch_ts_ns: u64,
+    /// False for the expiry that exhausted the retry count (the QP went to error).
+    pub retried: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -102,8 +104,6 @@ pub enum Trigger {
     Nak(u32),
     /// Index into `timeouts`.
     Timeout(u32),
-    /// A GBN-violation fault (index into `faults.gbn_violations`).
-    Violation(u32),
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -134,7 +134,9 @@ pub struct Recovery {
     pub trigger: Trigger,
     /// Relative PSN the recovery resumes from.
     pub psn: u64,
-    /// The first retransmitted data packet (for READ: the first repeated response).
+    /// The first retransmitted packet: data for NACK recoveries (for READ, the first
+    /// repeated response), and for timeouts the requester's first resend (for READ, the
+    /// repeated READ request).
     pub first_retransmission_seq: u32,
     pub model_generation_ns: Option<u64>,
     pub model_reaction_ns: Option<u64>,
@@ -189,10 +191,9 @@ pub struct QpError {
 pub struct FaultTruth {
     /// Mirror seqs that never reached their dump host (lose-mirror-copies).
     pub lost_mirror_copies: Vec<u32>,
-    /// Copies the switch dropped because a mirror port's buffer was full. They never got
-    /// a mirror seq (the egress writes it), so they show only in the switch counters:
-    /// RoCE packets in > copies out (Lumina §3.5 condition 3).
-    pub mirror_buffer_drops: u64,
+    /// Seqs of copies the switch dropped because a mirror port's buffer was full (the seq
+    /// is taken at ingress, as in Lumina's P4, so these are gaps in the trace).
+    pub mirror_buffer_drops: Vec<u32>,
     /// Pairs of seqs swapped inside a dump host's file.
     pub reordered: Vec<(u32, u32)>,
     pub gbn_violations: Vec<FiredViolation>,

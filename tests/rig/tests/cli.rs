@@ -70,6 +70,7 @@ fn run_writes_a_consistent_run_directory() {
         assert_eq!(q["qpn_snd"].as_u64(), c["requester"]["qpn"].as_u64());
         assert_eq!(q["psn_snd"].as_u64(), c["requester"]["ipsn"].as_u64());
         assert_eq!(q["qpn_rcv"].as_u64(), c["responder"]["qpn"].as_u64());
+        assert_eq!(q["psn_rcv"].as_u64(), c["responder"]["ipsn"].as_u64());
     }
 
     // Counter dumps: finish − start = the deltas in nic-counters.json.

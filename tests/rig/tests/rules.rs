@@ -104,7 +104,6 @@ fn check_psn_continuity(cfg: &RigConfig, r: &RunResult) {
         match t.trigger {
             Trigger::Nak(i) => assert!((i as usize) < r.truth.naks.len()),
             Trigger::Timeout(i) => assert!((i as usize) < r.truth.timeouts.len()),
-            Trigger::Violation(_) => panic!("no GBN faults configured"),
         }
     }
 }

@@ -320,7 +320,7 @@ impl ReqQp {
             });
             let ev = Ev::GoBack { conn: self.conn, psn: self.read_expect, trigger: Trigger::Nak(index) };
             ctx.at(ctx.now + generation, ev);
-            return Outcome { wake: false, nak: true };
+            // No CNP with it: Lumina's CNP checker counts NAK packets only.
         }
         Outcome::default()
     }
@@ -389,16 +389,9 @@ impl ReqQp {
         let armed = self.timer.timeout(self.timeouts);
         self.timeouts += 1;
         self.timed_out = Some((self.snd_una / self.shape.pkts + 1) * self.shape.pkts - 1);
-        if self.timeouts > self.timer.retry_limit {
-            self.failed = true;
-            ctx.truth.qp_errors.push(QpError {
-                conn: self.conn,
-                reason: format!("retry count exceeded after {} timeouts", self.timeouts),
-                at_ns: to_ns(ctx.now),
-            });
-            return false;
-        }
+        // Every expiry counts, the last one (retries exhausted) too.
         counters.local_ack_timeout_err += 1;
+        let retried = self.timeouts <= self.timer.retry_limit;
         let index = ctx.truth.timeouts.len() as u32;
         ctx.truth.timeouts.push(Timeout {
             conn: self.conn,
@@ -408,7 +401,17 @@ impl ReqQp {
             started_at_ns: to_ns(self.timer_started),
             fired_at_ns: to_ns(ctx.now),
             last_tx_switch_ts_ns: ctx.last_switch_ts[self.conn as usize][Side::Requester.idx()],
+            retried,
         });
+        if !retried {
+            self.failed = true;
+            ctx.truth.qp_errors.push(QpError {
+                conn: self.conn,
+                reason: format!("retry count exceeded: {} timeouts, {} retries", self.timeouts, self.timeouts - 1),
+                at_ns: to_ns(ctx.now),
+            });
+            return false;
+        }
         self.snd_nxt = self.snd_una;
         self.trigger = Some(Trigger::Timeout(index));
         if self.shape.verb == Verb::Read {

@@ -49,7 +49,7 @@ pub struct Ingress {
     /// ITER of a data packet (None for ACK/NAK, CNP and READ requests).
     pub iter: Option<u32>,
     pub event: Option<Entry>,
-    /// None when the mirror port's buffer was full.
+    /// None when the mirror port's buffer was full (the packet still has its seq).
     pub mirror: Option<MirrorOut>,
     /// When the packet reaches the other host; None when dropped by an event.
     pub forward: Option<Ps>,
@@ -128,8 +128,8 @@ impl Switch {
         };
         let ready = now + self.pipeline;
         let len = pkt.wire_len as usize;
-        let mirror = self.mirror(ready, len);
-        pkt.seq = mirror.map_or(0, |m| m.seq);
+        let (seq, mirror) = self.mirror(ready, len);
+        pkt.seq = seq;
         let mut forward = true;
         if let Some(e) = event {
             match e.kind {
@@ -149,17 +149,19 @@ impl Switch {
         Ingress { iter, event, mirror, forward }
     }
 
-    fn mirror(&mut self, ready: Ps, len: usize) -> Option<MirrorOut> {
+    /// Mirrors the packet: it takes the next mirror seq in the ingress pipeline (as
+    /// Lumina's P4 does), then its copy queues at the dump host's mirror port — so a copy
+    /// the full buffer drops leaves a gap in the seqs.
+    fn mirror(&mut self, ready: Ps, len: usize) -> (u32, Option<MirrorOut>) {
+        let seq = self.next_seq;
+        self.next_seq = wire::mirror::next_seq(seq);
         let dump_host = self.wrr.pick();
         let Some(done) = self.mirror_ports[dump_host].enqueue(ready, len) else {
             self.counters.mirrors[dump_host].buffer_drops += 1;
-            return None;
+            return (seq, None);
         };
-        // The seq is written by the egress pipeline, so a copy the buffer dropped has none.
-        let seq = self.next_seq;
-        self.next_seq = wire::mirror::next_seq(seq);
         self.counters.mirrors[dump_host].egress += 1;
-        Some(MirrorOut { dump_host, seq, arrive: done + self.link_delay })
+        (seq, Some(MirrorOut { dump_host, seq, arrive: done + self.link_delay }))
     }
 
     pub fn verb(&self) -> Verb {
