@@ -15,7 +15,7 @@ pub enum Ev {
     Control(Side, Pkt),
     /// The responder's coalesced ACK for a connection is due.
     AckDue(u32),
-    /// The requester reacts to a NAK, a detected READ gap or a GBN fault: go back to
+    /// The requester reacts to a NAK or a detected READ gap: go back to
     /// `psn`.
     GoBack { conn: u32, psn: u64, trigger: Trigger },
     /// A requester QP's retransmission timer may have expired.
