@@ -1,6 +1,8 @@
 //! The latency breakdown of each loss recovery (Lumina §4 Figure 5), derived from the
 //! run's NAKs, timeouts and retransmissions once every packet has its switch timestamp.
 
+use std::collections::HashMap;
+
 use crate::packet::Side;
 use crate::truth::{NakKind, Recovery, RecoveryKind, Retransmission, Trigger, Truth};
 
@@ -9,20 +11,27 @@ pub fn ts_delta(earlier: u64, later: u64) -> u64 {
     later.wrapping_sub(earlier) & wire::mirror::TIMESTAMP_MAX
 }
 
-fn first(retx: &[Retransmission], trigger: Trigger, from: Side) -> Option<&Retransmission> {
-    retx.iter().find(|r| r.trigger == trigger && r.from == from && r.seq != 0)
+/// The first retransmission (with a copy) of each trigger and sender, in one pass: runs
+/// can hold millions of retransmissions.
+fn firsts(retx: &[Retransmission]) -> HashMap<(Trigger, Side), &Retransmission> {
+    let mut m = HashMap::new();
+    for r in retx.iter().filter(|r| r.seq != 0) {
+        m.entry((r.trigger, r.from)).or_insert(r);
+    }
+    m
 }
 
 pub fn fill(truth: &mut Truth) {
     let mut out = Vec::new();
+    let index = firsts(&truth.retransmissions);
+    let first = |trigger, from| index.get(&(trigger, from)).copied();
     for (i, nak) in truth.naks.iter_mut().enumerate() {
         let trigger = Trigger::Nak(i as u32);
-        let retx = &truth.retransmissions;
         let (kind, request, data) = match nak.kind {
-            NakKind::SeqErr => (RecoveryKind::Nack, None, first(retx, trigger, Side::Requester)),
+            NakKind::SeqErr => (RecoveryKind::Nack, None, first(trigger, Side::Requester)),
             // The repeated READ request is the NAK; the data is the responder's resend.
             NakKind::ReadReissue => {
-                (RecoveryKind::ReadNack, first(retx, trigger, Side::Requester), first(retx, trigger, Side::Responder))
+                (RecoveryKind::ReadNack, first(trigger, Side::Requester), first(trigger, Side::Responder))
             }
         };
         if let Some(req) = request {
@@ -46,7 +55,7 @@ pub fn fill(truth: &mut Truth) {
     }
     for (i, t) in truth.timeouts.iter().enumerate() {
         let trigger = Trigger::Timeout(i as u32);
-        let Some(data) = first(&truth.retransmissions, trigger, crate::packet::Side::Requester) else { continue };
+        let Some(data) = first(trigger, Side::Requester) else { continue };
         out.push(Recovery {
             conn: t.conn,
             kind: RecoveryKind::Timeout,

@@ -241,7 +241,6 @@ impl<'c> Rig<'c> {
     fn with_nic<R>(&mut self, side: Side, f: impl FnOnce(&mut Nic, &mut Ctx) -> R) -> R {
         let mut ctx = Ctx {
             now: self.now,
-            side,
             q: &mut self.q,
             rng: &mut self.rng,
             truth: &mut self.truth,

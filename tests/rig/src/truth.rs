@@ -97,7 +97,7 @@ pub struct Timeout {
     pub retried: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case", tag = "kind", content = "index")]
 pub enum Trigger {
     /// Index into `naks`.

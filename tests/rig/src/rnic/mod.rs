@@ -58,7 +58,6 @@ impl Shape {
 /// What a QP handler may touch besides its own state.
 pub struct Ctx<'a> {
     pub now: Ps,
-    pub side: Side,
     pub q: &'a mut EventQueue<Ev>,
     pub rng: &'a mut Rng,
     pub truth: &'a mut Truth,

@@ -8,7 +8,7 @@ pub mod mirror;
 
 use serde::Serialize;
 
-use crate::config::{RigConfig, Verb};
+use crate::config::RigConfig;
 use crate::conn::Conn;
 use crate::packet::{Pkt, Side};
 use crate::sim::{ns, to_ns, Ps};
@@ -57,7 +57,6 @@ pub struct Ingress {
 
 pub struct Switch {
     pub injector: Injector,
-    verb: Verb,
     next_seq: u32,
     clock_start_ns: u64,
     wrr: Wrr,
@@ -81,7 +80,6 @@ impl Switch {
         let first_mirror_port = cfg.requester.nic.switch_port.max(cfg.responder.nic.switch_port) + 8;
         Switch {
             injector: Injector::new(conns, cfg.traffic.rdma_verb, &cfg.traffic.data_pkt_events),
-            verb: cfg.traffic.rdma_verb,
             next_seq: r.first_mirror_seq,
             clock_start_ns: r.switch_clock_start_ns,
             wrr: Wrr::new(&weights),
@@ -162,9 +160,5 @@ impl Switch {
         };
         self.counters.mirrors[dump_host].egress += 1;
         (seq, Some(MirrorOut { dump_host, seq, arrive: done + self.link_delay }))
-    }
-
-    pub fn verb(&self) -> Verb {
-        self.verb
     }
 }
