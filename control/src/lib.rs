@@ -1,8 +1,17 @@
 //! rocescope's control side: everything that reads captured runs. Pure Rust, no DPDK.
 //!
-//! Today: [`verify`] proves a run directory intact against its manifest. Trace
-//! reconstruction, Lumina's integrity check and the analyzers of the five papers grow here.
+//! - [`verify`]: a dataplane run directory is exactly what its manifest says.
+//! - [`input`] → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
+//!   by mirror seq into one restored trace and its record file (Lumina §3.5).
+//! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
+//! - [`analyze`]: run context and connection tracking for Lumina's analyzers (§4; the
+//!   analyzers themselves are in progress, see issue 4).
 
 #![forbid(unsafe_code)]
 
+pub mod analyze;
+pub mod check;
+pub mod input;
+pub mod merge;
+pub mod reconstruct;
 pub mod verify;

@@ -24,14 +24,141 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Merge shards and dump files from any number of hosts into one trace ordered by
+    /// mirror sequence number, headers restored (Lumina §3.5). Writes OUT/trace.pcapng,
+    /// OUT/records.rsr (for the analyzers) and OUT/reconstruct.json (what was read, every
+    /// missing seq range, every damaged input). Exit code 0 when nothing is missing or
+    /// damaged, 1 otherwise, 2 on errors.
+    Reconstruct {
+        /// Dataplane run directories, Lumina / emulator run directories (*.pcap), or files.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// Output directory.
+        #[arg(short, long)]
+        out: PathBuf,
+        #[command(flatten)]
+        merge: MergeArgs,
+    },
+    /// Lumina's integrity check (§3.5) of a reconstruction: consecutive mirror seqs (every
+    /// missing range, and who should have had it), switch mirrored == trace == switch RoCE
+    /// received, monotonic timestamps, no damaged input or capture drop. Given run
+    /// directories instead, reconstructs them first into OUT (default RUN/rocescope).
+    /// Exit code 0 when complete, 1 when not, 2 on errors.
+    Check {
+        /// A `reconstruct` output directory, or the runs to reconstruct.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// Lumina's switch counter dump (default: switch_state_snapshot.yml in the runs).
+        #[arg(long)]
+        switch_counters: Option<PathBuf>,
+        /// Where to reconstruct when given runs.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        merge: MergeArgs,
+    },
+}
+
+#[derive(clap::Args)]
+struct MergeArgs {
+    /// Packets held per source to undo local reordering.
+    #[arg(long, default_value_t = 16_384)]
+    window: usize,
+    /// UDP dst port of mirrored copies.
+    #[arg(long, default_value_t = wire::udp::LUMINA_MIRROR_PORT)]
+    mirror_port: u16,
+    /// UDP dst port of RoCEv2.
+    #[arg(long, default_value_t = wire::udp::ROCE_PORT)]
+    roce_port: u16,
+}
+
+impl MergeArgs {
+    fn options(&self) -> control::reconstruct::Options {
+        control::reconstruct::Options {
+            classify: wire::frame::ClassifyConfig { mirror_port: self.mirror_port, roce_port: self.roce_port },
+            window: self.window,
+            progress: true,
+        }
+    }
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Verify { runs, json } => {
+    let result = match cli.command {
+        Command::Verify { runs, json } => return verify(&runs, json),
+        Command::Reconstruct { runs, out, merge } => reconstruct(&runs, &out, &merge),
+        Command::Check { runs, switch_counters, out, json, merge } => {
+            check(&runs, switch_counters.as_deref(), out, json, &merge)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rocescope: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn reconstruct(runs: &[PathBuf], out: &std::path::Path, merge: &MergeArgs) -> anyhow::Result<ExitCode> {
+    let summary = control::reconstruct::reconstruct_to(runs, out, &merge.options())?;
+    print!("{}", control::reconstruct::render(&summary));
+    println!("wrote {}", out.display());
+    Ok(verdict(summary.missing_total == 0 && summary.issues.is_empty()))
+}
+
+/// The reconstruction directory for `runs`: the one given, or a fresh reconstruction.
+fn reconstruction(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow::Result<PathBuf> {
+    if let [dir] = runs {
+        if dir.join(control::reconstruct::SUMMARY_FILE).exists() {
+            return Ok(dir.clone());
+        }
+    }
+    let out = match out {
+        Some(o) => o,
+        None => match runs {
+            [dir] if dir.is_dir() => dir.join("rocescope"),
+            _ => anyhow::bail!("several inputs: say where to reconstruct them with -o DIR"),
+        },
+    };
+    let summary = control::reconstruct::reconstruct_to(runs, &out, &merge.options())?;
+    eprintln!("reconstructed {} packets into {}", summary.packets, out.display());
+    Ok(out)
+}
+
+fn check(
+    runs: &[PathBuf],
+    switch_counters: Option<&std::path::Path>,
+    out: Option<PathBuf>,
+    json: bool,
+    merge: &MergeArgs,
+) -> anyhow::Result<ExitCode> {
+    let dir = reconstruction(runs, out, merge)?;
+    let report = control::check::check_dir(&dir, switch_counters)?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", report.render());
+    }
+    Ok(verdict(report.complete))
+}
+
+fn verdict(good: bool) -> ExitCode {
+    if good {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn verify(runs: &[PathBuf], json: bool) -> ExitCode {
+    {
+        {
             let mut intact = true;
-            for run in &runs {
+            for run in runs {
                 match control::verify::verify_run(run) {
                     Ok(report) => {
                         intact &= report.intact();

@@ -17,6 +17,7 @@ pub mod manifest;
 pub mod mapped;
 pub mod pcapng;
 pub mod reader;
+pub mod record;
 
 pub use annotation::Annotation;
 pub use manifest::Manifest;

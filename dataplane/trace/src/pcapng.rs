@@ -117,7 +117,14 @@ impl Epb<'_> {
 
 /// The section header and the single interface description every shard starts with.
 pub fn shard_header(snaplen: u32, if_name: &str, if_description: &str, application: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+    let mut out = section_header(application);
+    out.extend_from_slice(&interface_description(snaplen, if_name, if_description));
+    out
+}
+
+/// A little-endian section header block of unknown length.
+pub fn section_header(application: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
     let mut body = Vec::new();
     put_u32(&mut body, BYTE_ORDER_MAGIC);
     put_u16(&mut body, 1);
@@ -126,8 +133,14 @@ pub fn shard_header(snaplen: u32, if_name: &str, if_description: &str, applicati
     put_option(&mut body, SHB_USERAPPL, application.as_bytes());
     put_option(&mut body, OPT_END, &[]);
     put_block(&mut out, BT_SECTION_HEADER, &body);
+    out
+}
 
-    body.clear();
+/// An Ethernet interface description with nanosecond timestamps; interfaces are numbered
+/// from 0 in the order their blocks appear in the section.
+pub fn interface_description(snaplen: u32, if_name: &str, if_description: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(128);
+    let mut body = Vec::new();
     put_u16(&mut body, LINKTYPE_ETHERNET);
     put_u16(&mut body, 0);
     put_u32(&mut body, snaplen);

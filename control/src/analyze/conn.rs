@@ -1,0 +1,219 @@
+//! Per-QP connection tracking: which packets of the trace belong to which RC connection,
+//! and which way each travels. Both directions are paired — requests go to the responder's
+//! QPN, ACKs/NAKs/READ responses and the RP's CNPs to the requester's — from Lumina's QP
+//! info (`switch_message_snapshot.yml`) when the run has it, else from the trace alone (a
+//! response direction pairs with the request direction whose PSNs it acknowledges).
+//! PSN arithmetic is 24-bit with wraparound throughout (`wire::psn`).
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use trace::record::{Kind, Record, RecordView};
+use wire::psn;
+
+use super::context::{QpInfo, Verb};
+
+/// One end of a connection: packets *to* it carry `qpn` and `ip` as destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+pub struct End {
+    pub ip: IpAddr,
+    pub qpn: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    Requester,
+    Responder,
+}
+
+impl Role {
+    pub fn other(self) -> Role {
+        match self {
+            Role::Requester => Role::Responder,
+            Role::Responder => Role::Requester,
+        }
+    }
+}
+
+/// One RC connection and its packets.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Connection {
+    /// Index in [`Connections::list`]; QP info order when there is QP info.
+    pub id: u32,
+    pub requester: End,
+    /// `None` when the trace has only the request direction and no QP info names it.
+    pub responder: End,
+    /// The requester's initial PSN, from QP info; else the first request PSN seen.
+    pub ipsn: Option<u32>,
+    /// Whether the pairing came from QP info (`true`) or was inferred from PSNs.
+    pub from_qp_info: bool,
+    /// Trace indices of its packets in trace order, with the role of the *receiving* end.
+    #[serde(skip)]
+    pub packets: Vec<(u32, Role)>,
+}
+
+impl Connection {
+    pub fn end(&self, role: Role) -> End {
+        match role {
+            Role::Requester => self.requester,
+            Role::Responder => self.responder,
+        }
+    }
+    /// The role of the data sender for `verb`.
+    pub fn data_sender(verb: Verb) -> Role {
+        match verb {
+            Verb::Read => Role::Responder,
+            _ => Role::Requester,
+        }
+    }
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Connections {
+    pub list: Vec<Connection>,
+    /// RoCE packets that belong to no connection (unknown destination QP).
+    pub unassigned: u64,
+}
+
+impl Connections {
+    /// Tracks every RoCE packet of `view` into connections.
+    pub fn track(view: &RecordView<'_>, qp_info: &[QpInfo], verb: Option<Verb>) -> Connections {
+        let mut list = if qp_info.is_empty() {
+            infer(view)
+        } else {
+            qp_info.iter().enumerate().map(|(i, q)| from_qp_info(i as u32, q, verb)).collect()
+        };
+        let mut by_end: HashMap<End, (u32, Role)> = HashMap::new();
+        for c in &list {
+            by_end.insert(c.requester, (c.id, Role::Requester));
+            by_end.insert(c.responder, (c.id, Role::Responder));
+        }
+        let mut unassigned = 0;
+        for (i, r) in view.records.iter().enumerate() {
+            if matches!(r.kind(), Kind::NotRoce) {
+                continue;
+            }
+            let Some(dst) = view.flow(r).map(|f| End { ip: f.dst_ip(), qpn: r.dest_qp }) else { continue };
+            match by_end.get(&dst) {
+                Some(&(c, role)) => list[c as usize].packets.push((i as u32, role)),
+                None => unassigned += 1,
+            }
+        }
+        Connections { list, unassigned }
+    }
+}
+
+fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
+    let (snd, rcv) = (End { ip: q.ip_snd, qpn: q.qpn_snd }, End { ip: q.ip_rcv, qpn: q.qpn_rcv });
+    let (requester, responder) = if verb == Some(Verb::Read) { (rcv, snd) } else { (snd, rcv) };
+    Connection { id, requester, responder, ipsn: Some(q.psn_snd), from_qp_info: true, packets: Vec::new() }
+}
+
+/// Without QP info: each request direction (src, dst, dest QPN = responder's QPN) is a
+/// connection; a response direction (dst → src, dest QPN = requester's QPN) joins the one
+/// whose request PSN range holds its first response PSN. Unpaired requesters get QPN 0.
+fn infer(view: &RecordView<'_>) -> Vec<Connection> {
+    #[derive(Default)]
+    struct Dir {
+        first: u32,
+        last: u32,
+        order: usize,
+    }
+    let mut requests: HashMap<(IpAddr, End), Dir> = HashMap::new();
+    let mut responses: HashMap<(IpAddr, End), Dir> = HashMap::new();
+    for (i, r) in view.records.iter().enumerate() {
+        let table = match r.kind() {
+            Kind::Request => &mut requests,
+            Kind::Response => &mut responses,
+            _ => continue,
+        };
+        let Some(f) = view.flow(r) else { continue };
+        let key = (f.src_ip(), End { ip: f.dst_ip(), qpn: r.dest_qp });
+        let d = table.entry(key).or_insert(Dir { first: r.psn, last: r.psn, order: i });
+        if psn::gt(r.psn, d.last) {
+            d.last = r.psn;
+        }
+        if psn::lt(r.psn, d.first) {
+            d.first = r.psn;
+        }
+    }
+    let mut reqs: Vec<_> = requests.into_iter().collect();
+    reqs.sort_by_key(|(_, d)| d.order);
+    let mut list: Vec<Connection> = reqs
+        .iter()
+        .enumerate()
+        .map(|(id, ((src, responder), d))| Connection {
+            id: id as u32,
+            requester: End { ip: *src, qpn: 0 },
+            responder: *responder,
+            ipsn: Some(d.first),
+            from_qp_info: false,
+            packets: Vec::new(),
+        })
+        .collect();
+    let mut resps: Vec<_> = responses.into_iter().collect();
+    resps.sort_by_key(|(_, d)| d.order);
+    for ((src, requester), d) in resps {
+        let candidate = list.iter_mut().zip(&reqs).find(|(c, (_, rd))| {
+            c.requester.qpn == 0
+                && c.requester.ip == requester.ip
+                && c.responder.ip == src
+                && psn::distance(rd.first, d.first) <= psn::distance(rd.first, rd.last)
+        });
+        if let Some((c, _)) = candidate {
+            c.requester = requester;
+        }
+    }
+    list
+}
+
+/// Lumina §3.3 ITER for the data packets of one direction: starts at 1 with
+/// Last_PSN = IPSN − 1; a PSN not after Last_PSN (24-bit serial order) starts a new round.
+#[derive(Debug, Clone, Copy)]
+pub struct Iter {
+    pub iter: u32,
+    last_psn: u32,
+}
+
+impl Iter {
+    pub fn new(ipsn: u32) -> Iter {
+        Iter { iter: 1, last_psn: psn::sub(ipsn, 1) }
+    }
+    pub fn observe(&mut self, p: u32) -> u32 {
+        if !psn::gt(p, self.last_psn) {
+            self.iter += 1;
+        }
+        self.last_psn = p;
+        self.iter
+    }
+}
+
+/// Whether `r` is a data packet of `verb` travelling from the data sender (WRITE/SEND
+/// requests, READ responses).
+pub fn is_data(r: &Record, verb: Verb) -> bool {
+    match verb {
+        Verb::Read => r.kind() == Kind::Response && (0x0d..=0x10).contains(&(r.opcode & 0x1f)),
+        _ => r.kind() == Kind::Request,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iter_follows_figure_3() {
+        // Lumina Figure 3: IPSN 1, drop PSN 2 in ITER 1, then PSN 3 in ITER 2.
+        let mut it = Iter::new(1);
+        let got: Vec<u32> = [1, 2, 3, 4, 2, 3, 4, 3, 4].iter().map(|&p| it.observe(p)).collect();
+        assert_eq!(got, [1, 1, 1, 1, 2, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn iter_holds_across_the_psn_wrap() {
+        let mut it = Iter::new(psn::MASK);
+        let got: Vec<u32> = [psn::MASK, 0, 1, 0, 1].iter().map(|&p| it.observe(p)).collect();
+        assert_eq!(got, [1, 1, 1, 2, 2]);
+    }
+}

@@ -1,0 +1,236 @@
+//! What a run directory says besides its packets, read from Lumina's own files (Lumina
+//! Table 1): the QP info the switch was given (`switch_message_snapshot.yml`), the test
+//! configuration (`config.yaml` / any Lumina YAML with `requester:` and `traffic:`), and
+//! the RNIC counters dumped before and after (`{requester,responder}_counter_{start,finish}.yml`).
+//! Every file is optional: analyzers say what they could not check without it.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// One entry of `switch_message_snapshot.yml` (Lumina `controller.py` `parse_msg`): `snd` is
+/// the data sender (the responder for READ), `psn_snd` the requester's IPSN.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+pub struct QpInfo {
+    pub ip_snd: IpAddr,
+    pub ip_rcv: IpAddr,
+    pub qpn_snd: u32,
+    pub qpn_rcv: u32,
+    pub psn_snd: u32,
+    pub psn_rcv: u32,
+    #[serde(default)]
+    pub snd_sw_port: Option<u32>,
+    #[serde(default)]
+    pub rcv_sw_port: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verb {
+    Write,
+    Send,
+    Read,
+}
+
+/// The RoCE parameters of one host (Lumina YAML `roce-parameters`).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct HostConfig {
+    /// `cx4`, `cx5`, `cx6`, `e810` (Lumina's aliases normalised).
+    pub nic: Option<String>,
+    pub ips: Vec<IpAddr>,
+    pub switch_port: Option<u32>,
+    pub np_enable: Option<bool>,
+    pub min_time_between_cnps_us: Option<u64>,
+    pub slow_restart: Option<bool>,
+    pub adaptive_retrans: Option<bool>,
+}
+
+/// The test configuration, as far as the analyzers need it.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct TestConfig {
+    pub requester: HostConfig,
+    pub responder: HostConfig,
+    pub verb: Option<Verb>,
+    pub mtu: Option<u32>,
+    pub message_size: Option<u64>,
+    pub msgs_per_qp: Option<u64>,
+    /// IBA local ACK timeout exponent: 4.096 µs × 2^t.
+    pub min_retransmit_timeout: Option<u8>,
+    pub max_retransmit_retry: Option<u8>,
+    pub tx_depth: Option<u32>,
+}
+
+/// Counter deltas of one host: finish − start, by vendor name.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct CounterDelta {
+    pub counters: BTreeMap<String, i64>,
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct RunContext {
+    pub qp_info: Vec<QpInfo>,
+    pub config: Option<TestConfig>,
+    pub requester_counters: Option<CounterDelta>,
+    pub responder_counters: Option<CounterDelta>,
+    /// Files found but not understood, with why (reported, never fatal).
+    pub problems: Vec<String>,
+}
+
+impl RunContext {
+    /// Reads whatever of Lumina's files the directories hold.
+    pub fn load(dirs: &[PathBuf]) -> RunContext {
+        let mut ctx = RunContext::default();
+        for dir in dirs {
+            ctx.load_dir(dir);
+        }
+        ctx
+    }
+
+    fn load_dir(&mut self, dir: &Path) {
+        let msg = dir.join("switch_message_snapshot.yml");
+        if msg.exists() {
+            match read_yaml::<Vec<QpInfo>>(&msg) {
+                Ok(q) => self.qp_info.extend(q),
+                Err(e) => self.problems.push(e),
+            }
+        }
+        if self.config.is_none() {
+            for name in ["config.yaml", "config.yml"] {
+                let p = dir.join(name);
+                if p.exists() {
+                    match read_yaml::<serde_yaml_ng::Value>(&p) {
+                        Ok(v) => self.config = Some(TestConfig::from_yaml(&v)),
+                        Err(e) => self.problems.push(e),
+                    }
+                    break;
+                }
+            }
+        }
+        for (host, slot) in [("requester", &mut self.requester_counters), ("responder", &mut self.responder_counters)] {
+            let (start, finish) =
+                (dir.join(format!("{host}_counter_start.yml")), dir.join(format!("{host}_counter_finish.yml")));
+            if start.exists() && finish.exists() && slot.is_none() {
+                match counter_delta(&start, &finish) {
+                    Ok(d) => *slot = Some(d),
+                    Err(e) => self.problems.push(e),
+                }
+            }
+        }
+    }
+}
+
+fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    serde_yaml_ng::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+impl TestConfig {
+    /// Reads Lumina's YAML loosely: unknown keys are other tools' business.
+    pub fn from_yaml(v: &serde_yaml_ng::Value) -> TestConfig {
+        let traffic = &v["traffic"];
+        let verb = match traffic["rdma-verb"].as_str().map(str::to_ascii_lowercase).as_deref() {
+            Some("write") => Some(Verb::Write),
+            Some("send") => Some(Verb::Send),
+            Some("read") => Some(Verb::Read),
+            _ => None,
+        };
+        TestConfig {
+            requester: host_config(&v["requester"]),
+            responder: host_config(&v["responder"]),
+            verb,
+            mtu: traffic["mtu"].as_u64().map(|m| m as u32),
+            message_size: traffic["message-size"].as_u64(),
+            msgs_per_qp: traffic["num-msgs-per-qp"].as_u64(),
+            min_retransmit_timeout: traffic["min-retransmit-timeout"].as_u64().map(|t| t as u8),
+            max_retransmit_retry: traffic["max-retransmit-retry"].as_u64().map(|t| t as u8),
+            tx_depth: traffic["tx-depth"].as_u64().map(|t| t as u32),
+        }
+    }
+}
+
+fn host_config(h: &serde_yaml_ng::Value) -> HostConfig {
+    let nic = &h["nic"];
+    let roce = &h["roce-parameters"];
+    let ips = nic["ip-list"]
+        .as_sequence()
+        .map(|s| {
+            s.iter()
+                .filter_map(|v| v.as_str())
+                .filter_map(|s| s.split('/').next().and_then(|ip| ip.trim().parse().ok()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let np = roce["dcqcn-np-enable"].as_bool().or(roce["dcqcn-enable"].as_bool());
+    HostConfig {
+        nic: nic["type"].as_str().map(normalise_nic),
+        ips,
+        switch_port: nic["switch-port"].as_u64().map(|p| p as u32),
+        np_enable: np,
+        min_time_between_cnps_us: roce["min-time-between-cnps"].as_u64(),
+        slow_restart: roce["slow-restart"].as_bool(),
+        adaptive_retrans: roce["adaptive-retrans"].as_bool(),
+    }
+}
+
+/// Lumina's NIC names and aliases to `cx4`, `cx5`, `cx6`, `e810`.
+pub fn normalise_nic(name: &str) -> String {
+    let n = name.to_ascii_lowercase().replace(['-', '_', ' '], "");
+    match n.as_str() {
+        "cx4" | "cx4lx" | "connectx4" | "connectx4lx" => "cx4",
+        "cx5" | "connectx5" => "cx5",
+        "cx6" | "cx6dx" | "connectx6" | "connectx6dx" => "cx6",
+        "e810" | "intel" | "intele810" => "e810",
+        _ => return n,
+    }
+    .into()
+}
+
+/// Lumina `counter_dump.py` files: sections of `name: value`; the delta of every counter
+/// present in both.
+fn counter_delta(start: &Path, finish: &Path) -> Result<CounterDelta, String> {
+    let (a, b) = (counter_file(start)?, counter_file(finish)?);
+    let counters = b.iter().filter_map(|(k, &v)| a.get(k).map(|&s| (k.clone(), v - s))).collect();
+    Ok(CounterDelta { counters, files: vec![start.to_path_buf(), finish.to_path_buf()] })
+}
+
+fn counter_file(path: &Path) -> Result<BTreeMap<String, i64>, String> {
+    let v: serde_yaml_ng::Value = read_yaml(path)?;
+    let mut out = BTreeMap::new();
+    let Some(sections) = v.as_mapping() else { return Err(format!("{}: not a mapping of sections", path.display())) };
+    for (_, section) in sections {
+        let Some(m) = section.as_mapping() else { continue };
+        for (k, v) in m {
+            if let (Some(k), Some(v)) = (k.as_str(), v.as_i64()) {
+                out.insert(k.to_string(), v);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_lumina_yaml_loosely() {
+        let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+            "requester:\n  nic: {type: cx6dx, switch-port: 3, ip-list: [10.0.0.1/24]}\n  roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}\n  mystery: 1\nresponder:\n  nic: {type: e810}\n  roce-parameters: {dcqcn-enable: true}\ntraffic: {rdma-verb: READ, mtu: 1024, message-size: 102400, num-msgs-per-qp: 3, min-retransmit-timeout: 14}\n",
+        )
+        .unwrap();
+        let c = TestConfig::from_yaml(&v);
+        assert_eq!(c.requester.nic.as_deref(), Some("cx6"));
+        assert_eq!(c.requester.ips, vec!["10.0.0.1".parse::<IpAddr>().unwrap()]);
+        assert_eq!(c.requester.min_time_between_cnps_us, Some(4));
+        assert_eq!(c.responder.nic.as_deref(), Some("e810"));
+        assert_eq!(c.responder.np_enable, Some(true));
+        assert_eq!(c.verb, Some(Verb::Read));
+        assert_eq!(
+            (c.mtu, c.message_size, c.msgs_per_qp, c.min_retransmit_timeout),
+            (Some(1024), Some(102400), Some(3), Some(14))
+        );
+    }
+}

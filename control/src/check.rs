@@ -1,0 +1,589 @@
+//! `rocescope check`: Lumina's integrity check (§3.5) with evidence. A trace is
+//! *complete* only when
+//! 1. its mirror sequence numbers are consecutive (each missing range listed, with the
+//!    dump host / core that should have received it where the load-balancing pattern
+//!    shows it),
+//! 2. the switch's mirrored-packet count equals the copies in the trace, and
+//! 3. the switch's received-RoCE count equals the copies in the trace;
+//!
+//! and, beyond Lumina, switch timestamps never go backwards within a direction, no input
+//! was damaged (reconstruction issues), and no capture core dropped or failed to write
+//! a packet (dataplane manifests).
+//!
+//! The per-record work is a streaming pass ([`Checker::push`]) over the mapped record file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use trace::record::{flag, Record, RecordView};
+
+use crate::reconstruct::{SeqRange, Summary};
+
+/// Lumina's switch dump (`switch_state_snapshot.yml`): per-port RoCE counters, plus the
+/// emulator's `rocescope:` detail when present.
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct SwitchSnapshot {
+    pub counter: PortCounters,
+    #[serde(default)]
+    pub rocescope: Option<RigPorts>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct PortCounters {
+    #[serde(default)]
+    pub ingress: BTreeMap<u32, u64>,
+    #[serde(default)]
+    pub egress: BTreeMap<u32, u64>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct RigPorts {
+    pub requester: Option<PortDetail>,
+    pub responder: Option<PortDetail>,
+    #[serde(default)]
+    pub mirrors: Vec<PortDetail>,
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+pub struct PortDetail {
+    pub switch_port: u32,
+    #[serde(default)]
+    pub buffer_drops: u64,
+}
+
+pub const SNAPSHOT_FILE: &str = "switch_state_snapshot.yml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum CheckError {
+    #[error("{path}: {what}")]
+    Snapshot { path: PathBuf, what: String },
+    #[error(transparent)]
+    Load(#[from] crate::reconstruct::LoadError),
+}
+
+impl SwitchSnapshot {
+    pub fn load(path: &Path) -> Result<SwitchSnapshot, CheckError> {
+        let err = |what: String| CheckError::Snapshot { path: path.to_path_buf(), what };
+        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
+        serde_yaml_ng::from_str(&text).map_err(|e| err(e.to_string()))
+    }
+}
+
+/// Which switch ports face the traffic hosts and which the dump hosts.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PortRoles {
+    pub host_ports: Vec<u32>,
+    pub mirror_ports: Vec<u32>,
+    /// How the roles were found.
+    pub from: String,
+}
+
+impl PortRoles {
+    /// From the snapshot's own detail, else the configuration (Lumina's `nic.switch-port`
+    /// of requester, responder and the `*-mirror` hosts), else "ports that received
+    /// RoCE are host ports".
+    pub fn find(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> PortRoles {
+        if let Some(r) = &snap.rocescope {
+            let host_ports = [&r.requester, &r.responder].into_iter().flatten().map(|p| p.switch_port).collect();
+            return PortRoles {
+                host_ports,
+                mirror_ports: r.mirrors.iter().map(|m| m.switch_port).collect(),
+                from: "switch snapshot (rocescope section)".into(),
+            };
+        }
+        if let Some(c) = config {
+            let port = |k: &str| c[k]["nic"]["switch-port"].as_u64().map(|p| p as u32);
+            let hosts: Vec<u32> = ["requester", "responder"].iter().filter_map(|k| port(k)).collect();
+            let mirrors: Vec<u32> = ["requester-mirror", "responder-mirror"].iter().filter_map(|k| port(k)).collect();
+            if hosts.len() == 2 {
+                let mirror_ports = if mirrors.is_empty() {
+                    snap.counter.egress.keys().copied().filter(|p| !hosts.contains(p)).collect()
+                } else {
+                    mirrors
+                };
+                return PortRoles { host_ports: hosts, mirror_ports, from: "configuration switch-port keys".into() };
+            }
+        }
+        let host_ports: Vec<u32> = snap.counter.ingress.iter().filter(|(_, &n)| n > 0).map(|(&p, _)| p).collect();
+        let mirror_ports = snap.counter.egress.keys().copied().filter(|p| !host_ports.contains(p)).collect();
+        PortRoles { host_ports, mirror_ports, from: "guessed: ports that received RoCE are host ports".into() }
+    }
+}
+
+/// One integrity condition and its verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Condition {
+    pub name: String,
+    /// `None` when it could not be evaluated (e.g. no switch counters).
+    pub holds: Option<bool>,
+    pub evidence: String,
+}
+
+/// A missing range and who should have had it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Missing {
+    #[serde(flatten)]
+    pub range: SeqRange,
+    /// Source names that should have received these seqs (from the load-balancing
+    /// pattern); empty when the pattern is not inferable.
+    pub expected_at: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TimestampRegression {
+    pub src: String,
+    pub dst: String,
+    pub seq: u32,
+    pub switch_ts_ns: u64,
+    pub previous_seq: u32,
+    pub previous_ts_ns: u64,
+}
+
+/// `rocescope check`'s findings; [`CheckReport::complete`] is the verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub complete: bool,
+    pub conditions: Vec<Condition>,
+    pub packets: u64,
+    pub mirrored: u64,
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
+    pub missing: Vec<Missing>,
+    pub missing_total: u64,
+    /// The load-balancing pattern: period and, per seq residue, the source.
+    pub balance: Option<Balance>,
+    pub timestamp_regressions: Vec<TimestampRegression>,
+    pub port_roles: Option<PortRoles>,
+    /// Capture-side drops and failures from dataplane manifests.
+    pub capture_problems: Vec<String>,
+    /// Damaged inputs, duplicates, late copies, from reconstruction.
+    pub reconstruction_issues: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Balance {
+    /// Seqs repeat their destination every `period` copies.
+    pub period: u64,
+    /// `pattern[seq % period]` = source index.
+    pub pattern: Vec<u16>,
+    /// Whether the pattern is per source (dump host / core) or only per capture host.
+    pub level: String,
+}
+
+/// The streaming pass over records in trace order.
+pub struct Checker {
+    packets: u64,
+    mirrored: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    missing: Vec<SeqRange>,
+    missing_total: u64,
+    /// Per flow: last (switch ts, seq) seen.
+    last_ts: Vec<Option<(u64, u64)>>,
+    regressions: Vec<(u32, Record, u64, u64)>,
+    balance: BalanceInference,
+}
+
+const MAX_LISTED_REGRESSIONS: usize = 1000;
+
+impl Checker {
+    pub fn new(sources: usize, hosts: &[usize]) -> Checker {
+        Checker {
+            packets: 0,
+            mirrored: 0,
+            first: None,
+            last: None,
+            missing: Vec::new(),
+            missing_total: 0,
+            last_ts: Vec::new(),
+            regressions: Vec::new(),
+            balance: BalanceInference::new(sources, hosts),
+        }
+    }
+
+    #[inline]
+    pub fn push(&mut self, r: &Record) {
+        self.packets += 1;
+        if !r.has(flag::MIRRORED) {
+            return;
+        }
+        self.mirrored += 1;
+        let seq = r.seq;
+        self.first.get_or_insert(seq);
+        match self.last {
+            Some(last) if seq <= last => {}
+            Some(last) => {
+                if seq > last + 1 {
+                    let count = seq - last - 1;
+                    let (first, lastw) = (crate::merge::wire_of(last + 1), crate::merge::wire_of(seq - 1));
+                    self.missing.push(SeqRange { first, last: lastw, count });
+                    self.missing_total += count;
+                }
+                self.last = Some(seq);
+            }
+            None => self.last = Some(seq),
+        }
+        self.timestamps(r);
+        self.balance.observe(seq, r.source);
+    }
+
+    /// Lumina checks that switch timestamps never decrease per direction.
+    #[inline]
+    fn timestamps(&mut self, r: &Record) {
+        let f = r.flow as usize;
+        if r.flow == u32::MAX {
+            return;
+        }
+        if f >= self.last_ts.len() {
+            self.last_ts.resize(f + 1, None);
+        }
+        if let Some((ts, seq)) = self.last_ts[f] {
+            if r.switch_ts_ns < ts && self.regressions.len() < MAX_LISTED_REGRESSIONS {
+                self.regressions.push((r.flow, *r, ts, seq));
+            }
+        }
+        self.last_ts[f] = Some((r.switch_ts_ns, r.seq));
+    }
+
+    /// Judges the pass against the switch counters and the reconstruction.
+    pub fn finish(self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
+        let balance = self.balance.result();
+        let names = &ctx.source_names;
+        let missing: Vec<Missing> = self
+            .missing
+            .iter()
+            .map(|r| Missing { range: *r, expected_at: expected_at(r, balance.as_ref(), self.last, names) })
+            .collect();
+        let regressions = self
+            .regressions
+            .iter()
+            .map(|(flow, r, ts, seq)| {
+                let f = view_flows.get(*flow as usize);
+                TimestampRegression {
+                    src: f.map_or("?".into(), |f| f.src_ip().to_string()),
+                    dst: f.map_or("?".into(), |f| f.dst_ip().to_string()),
+                    seq: r.wire_seq(),
+                    switch_ts_ns: r.switch_ts_ns,
+                    previous_seq: crate::merge::wire_of(*seq),
+                    previous_ts_ns: *ts,
+                }
+            })
+            .collect::<Vec<_>>();
+        let mut conditions = vec![Condition {
+            name: "1. consecutive mirror sequence numbers".into(),
+            holds: Some(self.missing_total == 0),
+            evidence: if self.missing_total == 0 {
+                format!("{} copies, seq {} to {}", self.mirrored, wire_or(self.first), wire_or(self.last))
+            } else {
+                format!("{} seqs missing in {} ranges", self.missing_total, self.missing.len())
+            },
+        }];
+        conditions.extend(switch_conditions(ctx, self.mirrored));
+        conditions.push(Condition {
+            name: "switch timestamps monotonic per direction".into(),
+            holds: Some(regressions.is_empty()),
+            evidence: format!("{} regressions", regressions.len()),
+        });
+        conditions.push(Condition {
+            name: "every input read whole, no duplicate or late copy".into(),
+            holds: Some(ctx.reconstruction_issues.is_empty()),
+            evidence: format!("{} reconstruction issues", ctx.reconstruction_issues.len()),
+        });
+        conditions.push(Condition {
+            name: "no capture drops".into(),
+            holds: Some(ctx.capture_problems.is_empty()),
+            evidence: if ctx.capture_problems.is_empty() {
+                "no dataplane manifest reports a drop".into()
+            } else {
+                ctx.capture_problems.join("; ")
+            },
+        });
+        let complete = conditions.iter().all(|c| c.holds != Some(false))
+            && conditions.iter().take(3).all(|c| c.holds == Some(true));
+        CheckReport {
+            complete,
+            conditions,
+            packets: self.packets,
+            mirrored: self.mirrored,
+            first_seq: self.first.map(crate::merge::wire_of),
+            last_seq: self.last.map(crate::merge::wire_of),
+            missing,
+            missing_total: self.missing_total,
+            balance,
+            timestamp_regressions: regressions,
+            port_roles: ctx.roles.clone(),
+            capture_problems: ctx.capture_problems.clone(),
+            reconstruction_issues: ctx.reconstruction_issues.clone(),
+        }
+    }
+}
+
+fn wire_or(s: Option<u64>) -> String {
+    s.map_or("-".into(), |s| crate::merge::wire_of(s).to_string())
+}
+
+/// Conditions 2 and 3 (Lumina §3.5).
+fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
+    let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else {
+        let why = "no switch counters (switch_state_snapshot.yml, or --switch-counters)".to_string();
+        return vec![
+            Condition { name: "2. switch mirrored == copies in trace".into(), holds: None, evidence: why.clone() },
+            Condition { name: "3. switch RoCE received == copies in trace".into(), holds: None, evidence: why },
+        ];
+    };
+    let sum = |m: &BTreeMap<u32, u64>, ports: &[u32]| ports.iter().map(|p| m.get(p).copied().unwrap_or(0)).sum::<u64>();
+    let sent = sum(&snap.counter.egress, &roles.mirror_ports);
+    let received = sum(&snap.counter.ingress, &roles.host_ports);
+    let buffer_drops: u64 = snap.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum());
+    let mut c3 =
+        format!("switch received {received} RoCE packets on ports {:?}; trace has {mirrored}", roles.host_ports);
+    if buffer_drops > 0 {
+        c3.push_str(&format!(" ({buffer_drops} copies dropped by full mirror buffers)"));
+    }
+    vec![
+        Condition {
+            name: "2. switch mirrored == copies in trace".into(),
+            holds: Some(sent == mirrored),
+            evidence: format!(
+                "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}",
+                roles.mirror_ports
+            ),
+        },
+        Condition {
+            name: "3. switch RoCE received == copies in trace".into(),
+            holds: Some(received == mirrored),
+            evidence: c3,
+        },
+    ]
+}
+
+/// Everything besides the records that the verdict needs.
+#[derive(Debug, Clone, Default)]
+pub struct CheckContext {
+    pub source_names: Vec<String>,
+    pub snapshot: Option<SwitchSnapshot>,
+    pub roles: Option<PortRoles>,
+    pub capture_problems: Vec<String>,
+    pub reconstruction_issues: Vec<serde_json::Value>,
+}
+
+impl CheckContext {
+    /// From a reconstruction's summary and the run directories it names.
+    pub fn from_summary(summary: &Summary, switch_counters: Option<&Path>) -> Result<CheckContext, CheckError> {
+        let snap_path = switch_counters
+            .map(Path::to_path_buf)
+            .or_else(|| summary.dirs.iter().map(|d| d.join(SNAPSHOT_FILE)).find(|p| p.exists()));
+        let snapshot = snap_path.as_deref().map(SwitchSnapshot::load).transpose()?;
+        let config = summary.dirs.iter().find_map(|d| {
+            let p = d.join("config.yaml");
+            std::fs::read_to_string(p).ok().and_then(|t| serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&t).ok())
+        });
+        let roles = snapshot.as_ref().map(|s| PortRoles::find(s, config.as_ref()));
+        Ok(CheckContext {
+            source_names: summary.sources.iter().map(|s| s.name.clone()).collect(),
+            snapshot,
+            roles,
+            capture_problems: capture_problems(&summary.dirs),
+            reconstruction_issues: summary.issues.clone(),
+        })
+    }
+}
+
+/// Drops and failures dataplane manifests report.
+fn capture_problems(dirs: &[PathBuf]) -> Vec<String> {
+    let mut out = Vec::new();
+    for dir in dirs.iter().filter(|d| d.join(trace::manifest::FILE_NAME).exists()) {
+        let Ok(m) = trace::manifest::Manifest::load(dir) else {
+            out.push(format!("{}: unreadable manifest", dir.display()));
+            continue;
+        };
+        let name = dir.display();
+        if m.status != trace::manifest::RunStatus::Complete {
+            out.push(format!("{name}: capture did not finish (status running)"));
+        }
+        for (what, n) in
+            [("NIC imissed", m.port.imissed), ("NIC rx_nombuf", m.port.rx_nombuf), ("NIC ierrors", m.port.ierrors)]
+        {
+            if n > 0 {
+                out.push(format!("{name}: {what} {n}"));
+            }
+        }
+        if let Some(d) = &m.dispatcher {
+            let drops: u64 = d.ring_drops.iter().sum();
+            if drops > 0 {
+                out.push(format!("{name}: dispatcher ring drops {drops}"));
+            }
+        }
+        for c in &m.cores {
+            for (what, n) in
+                [("buffer drops", c.buffer_drops), ("write failures", c.write_failed), ("over limit", c.over_limit)]
+            {
+                if n > 0 {
+                    out.push(format!("{name} core {}: {what} {n}", c.core));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Learns which source each seq goes to: Lumina's switch spreads copies over dump hosts by
+/// (weighted) round robin on the seq, so `source = pattern[seq % period]`. Learned on the
+/// first copies, then verified on all.
+struct BalanceInference {
+    /// Source → capture host, for the host-level fallback.
+    hosts: Vec<usize>,
+    learn: Vec<(u64, u16)>,
+    candidates: Option<[Option<Candidate>; 2]>,
+}
+
+#[derive(Clone)]
+struct Candidate {
+    period: u64,
+    pattern: Vec<u16>,
+    by_host: bool,
+    holds: bool,
+}
+
+const LEARN: usize = 1 << 16;
+const MAX_PERIOD: u64 = 64;
+
+impl BalanceInference {
+    fn new(_sources: usize, hosts: &[usize]) -> Self {
+        BalanceInference { hosts: hosts.to_vec(), learn: Vec::with_capacity(LEARN), candidates: None }
+    }
+
+    #[inline]
+    fn observe(&mut self, seq: u64, source: u16) {
+        if let Some(cands) = &mut self.candidates {
+            for c in cands.iter_mut().flatten().filter(|c| c.holds) {
+                let id =
+                    if c.by_host { self.hosts.get(usize::from(source)).copied().unwrap_or(0) as u16 } else { source };
+                c.holds = c.pattern[(seq % c.period) as usize] == id;
+            }
+            return;
+        }
+        self.learn.push((seq, source));
+        if self.learn.len() == LEARN {
+            self.settle();
+        }
+    }
+
+    fn settle(&mut self) {
+        let by_source = self.fit(false);
+        let by_host = self.fit(true);
+        self.candidates = Some([by_source, by_host]);
+        self.learn = Vec::new();
+    }
+
+    /// The smallest period under which the learned copies agree.
+    fn fit(&self, by_host: bool) -> Option<Candidate> {
+        let id = |s: u16| if by_host { self.hosts.get(usize::from(s)).copied().unwrap_or(0) as u16 } else { s };
+        let distinct: std::collections::BTreeSet<u16> = self.learn.iter().map(|&(_, s)| id(s)).collect();
+        if distinct.len() < 2 {
+            return None;
+        }
+        'period: for period in 2..=MAX_PERIOD {
+            let mut pattern = vec![u16::MAX; period as usize];
+            for &(seq, s) in &self.learn {
+                let slot = &mut pattern[(seq % period) as usize];
+                if *slot == u16::MAX {
+                    *slot = id(s);
+                } else if *slot != id(s) {
+                    continue 'period;
+                }
+            }
+            if pattern.contains(&u16::MAX) || (self.learn.len() as u64) < 4 * period {
+                continue;
+            }
+            return Some(Candidate { period, pattern, by_host, holds: true });
+        }
+        None
+    }
+
+    fn result(mut self) -> Option<Balance> {
+        if self.candidates.is_none() {
+            self.settle();
+        }
+        let c = self.candidates?.into_iter().flatten().find(|c| c.holds)?;
+        Some(Balance { period: c.period, pattern: c.pattern, level: if c.by_host { "host" } else { "source" }.into() })
+    }
+}
+
+/// Who should have had the seqs of `r`: the sources the pattern assigns them to.
+fn expected_at(r: &SeqRange, balance: Option<&Balance>, last: Option<u64>, names: &[String]) -> Vec<String> {
+    let (Some(b), Some(_)) = (balance, last) else { return Vec::new() };
+    let mut seen = std::collections::BTreeSet::new();
+    let mut seq = u64::from(r.first);
+    for _ in 0..r.count.min(b.period) {
+        seen.insert(b.pattern[(seq % b.period) as usize]);
+        seq = u64::from(wire::mirror::next_seq(seq as u32));
+    }
+    seen.into_iter()
+        .map(|s| match b.level.as_str() {
+            "host" => format!("host {s}"),
+            _ => names.get(usize::from(s)).cloned().unwrap_or_else(|| format!("source {s}")),
+        })
+        .collect()
+}
+
+/// Checks a reconstruction directory.
+pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckReport, CheckError> {
+    let rec = crate::reconstruct::Reconstruction::load(dir)?;
+    let ctx = CheckContext::from_summary(&rec.summary, switch_counters)?;
+    Ok(check_view(&rec.view(), &rec.summary, &ctx))
+}
+
+/// The pass itself, for a mapped or in-memory record view.
+pub fn check_view(view: &RecordView<'_>, summary: &Summary, ctx: &CheckContext) -> CheckReport {
+    let hosts: Vec<usize> = summary.sources.iter().map(|s| s.host).collect();
+    let mut checker = Checker::new(summary.sources.len(), &hosts);
+    for r in view.records {
+        checker.push(r);
+    }
+    checker.finish(view.flows, ctx)
+}
+
+impl CheckReport {
+    /// The terminal rendering.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let verdict = if self.complete { "COMPLETE" } else { "INCOMPLETE" };
+        let _ = writeln!(out, "integrity: {verdict} ({} packets, {} mirrored copies)", self.packets, self.mirrored);
+        for c in &self.conditions {
+            let mark = match c.holds {
+                Some(true) => "ok  ",
+                Some(false) => "FAIL",
+                None => "n/a ",
+            };
+            let _ = writeln!(out, "  [{mark}] {}: {}", c.name, c.evidence);
+        }
+        for m in self.missing.iter().take(20) {
+            let at = if m.expected_at.is_empty() {
+                String::new()
+            } else {
+                format!(" (should be at {})", m.expected_at.join(", "))
+            };
+            let _ = writeln!(out, "    missing seq {}..{} ({}){at}", m.range.first, m.range.last, m.range.count);
+        }
+        if self.missing.len() > 20 {
+            let _ = writeln!(out, "    ... {} more ranges in the JSON report", self.missing.len() - 20);
+        }
+        if let Some(b) = &self.balance {
+            let _ = writeln!(out, "  load balancing: period {} by {}, pattern {:?}", b.period, b.level, b.pattern);
+        }
+        for t in self.timestamp_regressions.iter().take(10) {
+            let _ = writeln!(
+                out,
+                "    {} -> {}: seq {} at {} ns after seq {} at {} ns",
+                t.src, t.dst, t.seq, t.switch_ts_ns, t.previous_seq, t.previous_ts_ns
+            );
+        }
+        for i in self.reconstruction_issues.iter().take(10) {
+            let _ = writeln!(out, "    {i}");
+        }
+        out
+    }
+}

@@ -1,0 +1,303 @@
+//! Where packets come from: the inputs a user names on the command line, found and opened.
+//!
+//! A *source* is one file of packets in capture order: a dataplane shard (pcapng, copies
+//! already restored, seq in the packet id), a dump host's classic pcap as Lumina's dumper
+//! or the testbed emulator writes it (copies in the raw mirror format), or any pcap/pcapng
+//! a user has. Inputs are run directories (a dataplane run with `manifest.json`, or a Lumina
+//! / emulator run with `*.pcap` files) or single files; each source is named
+//! `<input>/<file>` and keeps the host (input) and core it came from, for the integrity
+//! check's "who should have had it".
+
+use std::path::{Path, PathBuf};
+
+use trace::annotation::Annotation;
+use trace::manifest::Manifest;
+use trace::mapped::MappedFile;
+use trace::reader::{verify_blocks, BlockFault, ShardReader};
+
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Manifest(#[from] trace::manifest::ManifestError),
+    #[error("{0}: no packet files here (expected manifest.json, or *.pcap / *.pcapng files)")]
+    Empty(PathBuf),
+    #[error("{path}: not a pcap or pcapng file (first bytes {magic:02x?})")]
+    UnknownFormat { path: PathBuf, magic: Vec<u8> },
+    #[error("more than {max} sources")]
+    TooMany { max: usize },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// rocescope-dataplane shard: pcapng, restored, annotated.
+    Shard,
+    Pcapng,
+    Pcap,
+}
+
+/// One packet file to merge.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SourceSpec {
+    pub name: String,
+    pub path: PathBuf,
+    pub format: Format,
+    /// Index of the input (run directory or file) it belongs to: its capture host.
+    pub host: usize,
+    /// Core of a dataplane shard.
+    pub core: Option<u32>,
+    /// Manifest blocks to verify before reading (dataplane shards).
+    #[serde(skip)]
+    pub blocks: Vec<trace::manifest::BlockRecord>,
+}
+
+/// What the inputs are, plus the run directories for metadata files.
+#[derive(Debug, Clone, Default)]
+pub struct Inputs {
+    pub sources: Vec<SourceSpec>,
+    /// Directories among the inputs (for switch counters, QP info, NIC counters).
+    pub dirs: Vec<PathBuf>,
+    pub manifests: Vec<(PathBuf, Manifest)>,
+}
+
+/// Finds every source in `paths`. Sources get indices in the order found (sorted file names
+/// within a directory), which is the record's `source` field.
+pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
+    let mut inputs = Inputs::default();
+    for (host, path) in paths.iter().enumerate() {
+        if path.is_dir() {
+            discover_dir(path, host, &mut inputs)?;
+        } else {
+            let format = sniff(path)?;
+            inputs.sources.push(SourceSpec {
+                name: display_name(path),
+                path: path.clone(),
+                format,
+                host,
+                core: None,
+                blocks: Vec::new(),
+            });
+        }
+    }
+    if inputs.sources.len() > usize::from(u16::MAX) {
+        return Err(InputError::TooMany { max: usize::from(u16::MAX) });
+    }
+    Ok(inputs)
+}
+
+fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), InputError> {
+    inputs.dirs.push(dir.to_path_buf());
+    let prefix = display_name(dir);
+    if dir.join(trace::manifest::FILE_NAME).exists() {
+        let manifest = Manifest::load(dir)?;
+        for core in &manifest.cores {
+            inputs.sources.push(SourceSpec {
+                name: format!("{prefix}/{}", core.shard),
+                path: dir.join(&core.shard),
+                format: Format::Shard,
+                host,
+                core: Some(core.core),
+                blocks: core.blocks.clone(),
+            });
+        }
+        inputs.manifests.push((dir.to_path_buf(), manifest));
+        return Ok(());
+    }
+    let io = |source| InputError::Io { path: dir.to_path_buf(), source };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(io)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pcap" | "pcapng")))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(InputError::Empty(dir.to_path_buf()));
+    }
+    for path in files {
+        let format = sniff(&path)?;
+        let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        inputs.sources.push(SourceSpec {
+            name: format!("{prefix}/{file}"),
+            path,
+            format,
+            host,
+            core: None,
+            blocks: Vec::new(),
+        });
+    }
+    Ok(())
+}
+
+fn display_name(path: &Path) -> String {
+    path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
+}
+
+fn sniff(path: &Path) -> Result<Format, InputError> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let mut f = std::fs::File::open(path).map_err(|source| InputError::Io { path: path.into(), source })?;
+    let n = f.read(&mut magic).map_err(|source| InputError::Io { path: path.into(), source })?;
+    match u32::from_le_bytes(magic) {
+        _ if n < 4 => Err(InputError::UnknownFormat { path: path.into(), magic: magic[..n].to_vec() }),
+        trace::pcapng::BT_SECTION_HEADER => Ok(Format::Pcapng),
+        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 => Ok(Format::Pcap),
+        _ => Err(InputError::UnknownFormat { path: path.into(), magic: magic.to_vec() }),
+    }
+}
+
+/// One packet as read from a source, borrowed from its mapped bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct RawPacket<'a> {
+    /// Byte offset of the packet's record/block in its file.
+    pub offset: u64,
+    /// The file's timestamp, ns since the Unix epoch.
+    pub ts_ns: u64,
+    pub orig_len: u32,
+    pub data: &'a [u8],
+    /// The dataplane's annotation of a restored copy (shards only).
+    pub annotation: Option<Annotation>,
+}
+
+/// Where and why a source could not be read to its end.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Damage {
+    pub source: String,
+    pub offset: u64,
+    pub what: String,
+}
+
+/// A source's mapped bytes.
+pub struct OpenSource {
+    pub spec: SourceSpec,
+    map: MappedFile,
+}
+
+impl OpenSource {
+    pub fn open(spec: SourceSpec) -> Result<OpenSource, InputError> {
+        let map = MappedFile::open(&spec.path).map_err(|source| InputError::Io { path: spec.path.clone(), source })?;
+        Ok(OpenSource { spec, map })
+    }
+
+    pub fn bytes(&self) -> &[u8] {
+        self.map.bytes()
+    }
+
+    /// Manifest blocks whose CRC or extent is wrong: each becomes a [`Damage`].
+    pub fn block_damage(&self) -> Vec<Damage> {
+        if self.spec.blocks.is_empty() {
+            return Vec::new();
+        }
+        verify_blocks(self.bytes(), &self.spec.blocks)
+            .into_iter()
+            .map(|f| {
+                let (offset, what) = match f {
+                    BlockFault::Missing { index, offset, len, file_len } => {
+                        (offset, format!("block {index} ({len} bytes) extends past the end of the file ({file_len} bytes): truncated"))
+                    }
+                    BlockFault::Crc { index, offset, len, expected, actual } => (
+                        offset,
+                        format!("block {index} ({len} bytes): CRC-32C {actual:#010x}, manifest says {expected:#010x}"),
+                    ),
+                    BlockFault::Gap { index, expected_offset, offset } => {
+                        (offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
+                    }
+                    BlockFault::Unaccounted { offset, len } => {
+                        (offset, format!("{len} bytes after the last block the manifest lists"))
+                    }
+                };
+                Damage { source: self.spec.name.clone(), offset, what }
+            })
+            .collect()
+    }
+
+    /// The packets, in file order; the iterator ends with one `Err` if the file is damaged.
+    pub fn packets(&self) -> Packets<'_> {
+        let bytes = self.bytes();
+        let inner = match self.spec.format {
+            Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
+            Format::Pcap => match pcap_file::pcap::PcapParser::new(bytes) {
+                Ok((rest, parser)) => Inner::Pcap { parser, rest, at: (bytes.len() - rest.len()) as u64 },
+                Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
+            },
+        };
+        Packets { source: self, inner }
+    }
+
+    fn damage(&self, offset: u64, what: String) -> Damage {
+        Damage { source: self.spec.name.clone(), offset, what }
+    }
+}
+
+pub struct Packets<'a> {
+    source: &'a OpenSource,
+    inner: Inner<'a>,
+}
+
+enum Inner<'a> {
+    Pcapng(ShardReader<'a>),
+    Pcap { parser: pcap_file::pcap::PcapParser, rest: &'a [u8], at: u64 },
+    Failed(Option<Damage>),
+}
+
+impl<'a> Iterator for Packets<'a> {
+    type Item = Result<RawPacket<'a>, Damage>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let shard = self.source.spec.format == Format::Shard;
+        match &mut self.inner {
+            Inner::Failed(d) => d.take().map(Err),
+            Inner::Pcapng(r) => match r.next()? {
+                Ok(p) => Some(Ok(RawPacket {
+                    offset: p.offset,
+                    ts_ns: p.timestamp_ns,
+                    orig_len: p.original_len,
+                    data: p.data,
+                    annotation: if shard { p.annotation() } else { None },
+                })),
+                Err(e) => {
+                    let offset = read_error_offset(&e);
+                    Some(Err(self.source.damage(offset, e.to_string())))
+                }
+            },
+            Inner::Pcap { parser, rest, at } => {
+                if rest.is_empty() {
+                    return None;
+                }
+                match parser.next_packet(rest) {
+                    Ok((next, p)) => {
+                        let offset = *at;
+                        *at += (rest.len() - next.len()) as u64;
+                        *rest = next;
+                        let data = match p.data {
+                            std::borrow::Cow::Borrowed(d) => d,
+                            // The parser borrows from the slice it is given; never owned.
+                            std::borrow::Cow::Owned(_) => &[],
+                        };
+                        let ts_ns = p.timestamp.as_nanos().min(u128::from(u64::MAX)) as u64;
+                        Some(Ok(RawPacket { offset, ts_ns, orig_len: p.orig_len, data, annotation: None }))
+                    }
+                    Err(e) => {
+                        let d = self.source.damage(*at, format!("pcap record: {e} ({} bytes left)", rest.len()));
+                        self.inner = Inner::Failed(None);
+                        Some(Err(d))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn read_error_offset(e: &trace::reader::ReadError) -> u64 {
+    use trace::reader::ReadError::*;
+    match *e {
+        Truncated { offset, .. }
+        | BadBlockLength { offset, .. }
+        | LengthMismatch { offset, .. }
+        | ByteOrder { offset, .. }
+        | NoSection { offset }
+        | BadCaptureLength { offset, .. }
+        | UnknownInterface { offset, .. } => offset,
+    }
+}

@@ -1,0 +1,412 @@
+//! `rocescope reconstruct`: one ordered, restored trace from any number of sources
+//! (Lumina §3.5), as `trace.pcapng` for people and `records.rsr` for the analyzers, plus
+//! `reconstruct.json` saying what was read and what is missing or damaged.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use trace::pcapng::Epb;
+use trace::record::{Flow, FrameMeta, Record, RecordBuilder, RecordWriter};
+use trace::Annotation;
+use wire::frame::ClassifyConfig;
+
+use crate::input::{Format, InputError, Inputs, OpenSource};
+use crate::merge::{wire_of, MergeIssue, Merged, Merger, SourceStats};
+
+pub const SUMMARY_FILE: &str = "reconstruct.json";
+pub const TRACE_FILE: &str = "trace.pcapng";
+pub const SUMMARY_FORMAT: &str = "rocescope-reconstruction";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReconstructError {
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("writing {path}: {source}")]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {what}")]
+    Summary { path: PathBuf, what: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub classify: ClassifyConfig,
+    /// Packets held per source for reordering.
+    pub window: usize,
+    /// Show a progress bar on a terminal.
+    pub progress: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { classify: ClassifyConfig::default(), window: 1 << 14, progress: false }
+    }
+}
+
+/// A run of consecutive seqs absent from the trace (wire values; `first > last` when the
+/// range crosses the wrap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SeqRange {
+    pub first: u32,
+    pub last: u32,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SourceSummary {
+    pub name: String,
+    pub path: PathBuf,
+    pub format: Format,
+    pub host: usize,
+    pub core: Option<u32>,
+    pub packets: u64,
+    pub mirrored: u64,
+    pub other: u64,
+    pub malformed: u64,
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
+}
+
+/// `reconstruct.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Summary {
+    pub format: String,
+    pub version: u32,
+    pub inputs: Vec<PathBuf>,
+    /// Input directories (where switch counters, QP info and NIC counters are looked for).
+    pub dirs: Vec<PathBuf>,
+    pub mirror_port: u16,
+    pub roce_port: u16,
+    pub window: usize,
+    pub sources: Vec<SourceSummary>,
+    /// Frames in the trace (mirrored copies and everything else).
+    pub packets: u64,
+    pub mirrored: u64,
+    pub first_seq: Option<u32>,
+    pub last_seq: Option<u32>,
+    /// Unwrapped seqs of the first and last copy (equal to the wire values on the first lap).
+    pub first_unwrapped: Option<u64>,
+    pub last_unwrapped: Option<u64>,
+    pub missing: Vec<SeqRange>,
+    pub missing_total: u64,
+    /// Duplicates, late copies and damaged inputs, each located; a trace with any is not
+    /// complete.
+    pub issues: Vec<serde_json::Value>,
+}
+
+impl Summary {
+    pub fn load(dir: &Path) -> Result<Summary, ReconstructError> {
+        let path = dir.join(SUMMARY_FILE);
+        let err = |what: String| ReconstructError::Summary { path: path.clone(), what };
+        let text = std::fs::read(&path).map_err(|e| err(e.to_string()))?;
+        let s: Summary = serde_json::from_slice(&text).map_err(|e| err(e.to_string()))?;
+        if s.format != SUMMARY_FORMAT || s.version != 1 {
+            return Err(err(format!("format {} version {} is not {SUMMARY_FORMAT} 1", s.format, s.version)));
+        }
+        Ok(s)
+    }
+}
+
+/// What a consumer of the merged stream gets for each packet: its record, and the frame
+/// restored (captured bytes only).
+pub trait Sink {
+    fn packet(&mut self, record: &Record, merged: &Merged<'_>, restored: &[u8]) -> std::io::Result<()>;
+}
+
+/// Merges `inputs` and hands every packet to `sink` in trace order. Returns the summary
+/// and the flow table the records point into.
+pub fn run(
+    paths: &[PathBuf],
+    inputs: &Inputs,
+    opts: &Options,
+    sink: &mut dyn Sink,
+) -> Result<(Summary, Vec<Flow>), ReconstructError> {
+    let sources: Vec<OpenSource> = inputs.sources.iter().cloned().map(OpenSource::open).collect::<Result<_, _>>()?;
+    let progress = Progress::new(opts.progress, sources.iter().map(|s| s.bytes().len() as u64).sum());
+    let mut merger = Merger::new(&sources, opts.classify, opts.window);
+    let mut builder = RecordBuilder::new();
+    let mut tally = Tally::default();
+    let mut restored = Vec::with_capacity(1 << 16);
+    while let Some(m) = merger.next() {
+        restored.clear();
+        restored.extend_from_slice(m.raw.data);
+        if let (true, Ok(info)) = (m.needs_restore, &m.info) {
+            wire::mirror::restore(&mut restored, info, &opts.classify);
+        }
+        let trimmed = restored.len() < m.raw.orig_len as usize;
+        let meta = FrameMeta {
+            seq: m.seq(),
+            switch_ts_ns: m.switch_ts_ns,
+            host_ts_ns: m.raw.ts_ns,
+            wire_len: m.raw.orig_len,
+            source: m.key.source,
+            event: m.event,
+            mirrored: m.mirrored,
+            trimmed,
+        };
+        let record = builder.record(&restored, m.info.as_ref().ok(), &meta);
+        tally.add(&m);
+        sink.packet(&record, &m, &restored)
+            .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
+        if tally.packets % 65_536 == 0 {
+            progress.set(tally.packets, merger.bytes_read());
+        }
+    }
+    progress.finish();
+    let stats = merger.stats();
+    let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
+    Ok((summary, builder.flows().to_vec()))
+}
+
+#[derive(Default)]
+struct Tally {
+    packets: u64,
+    mirrored: u64,
+    first: Option<u64>,
+    last: Option<u64>,
+    missing: Vec<SeqRange>,
+    missing_total: u64,
+}
+
+impl Tally {
+    fn add(&mut self, m: &Merged<'_>) {
+        self.packets += 1;
+        if !m.mirrored {
+            return;
+        }
+        self.mirrored += 1;
+        let seq = m.key.seq;
+        self.first.get_or_insert(seq);
+        match self.last {
+            Some(last) if seq <= last => return, // late copy: reported by the merge
+            Some(last) if seq > last + 1 => {
+                let count = seq - last - 1;
+                self.missing.push(SeqRange { first: wire_of(last + 1), last: wire_of(seq - 1), count });
+                self.missing_total += count;
+            }
+            _ => {}
+        }
+        self.last = Some(seq);
+    }
+
+    fn summary(
+        self,
+        paths: &[PathBuf],
+        inputs: &Inputs,
+        opts: &Options,
+        stats: &[SourceStats],
+        issues: Vec<MergeIssue>,
+    ) -> Summary {
+        let sources = inputs
+            .sources
+            .iter()
+            .zip(stats)
+            .map(|(s, st)| SourceSummary {
+                name: s.name.clone(),
+                path: s.path.clone(),
+                format: s.format,
+                host: s.host,
+                core: s.core,
+                packets: st.packets,
+                mirrored: st.mirrored,
+                other: st.other,
+                malformed: st.malformed,
+                first_seq: st.first_seq,
+                last_seq: st.last_seq,
+            })
+            .collect();
+        Summary {
+            format: SUMMARY_FORMAT.into(),
+            version: 1,
+            inputs: paths.to_vec(),
+            dirs: inputs.dirs.clone(),
+            mirror_port: opts.classify.mirror_port,
+            roce_port: opts.classify.roce_port,
+            window: opts.window,
+            sources,
+            packets: self.packets,
+            mirrored: self.mirrored,
+            first_seq: self.first.map(wire_of),
+            last_seq: self.last.map(wire_of),
+            first_unwrapped: self.first,
+            last_unwrapped: self.last,
+            missing: self.missing,
+            missing_total: self.missing_total,
+            issues: issues.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
+        }
+    }
+}
+
+/// The files `reconstruct` writes: the pcapng trace (one interface per source, so a
+/// Wireshark user sees which dump host or core each packet came from) and the records.
+pub struct FileSink {
+    pcapng: BufWriter<File>,
+    records: RecordWriter<BufWriter<File>>,
+    block: Vec<u8>,
+    dir: PathBuf,
+}
+
+impl FileSink {
+    pub fn create(dir: &Path, inputs: &Inputs) -> Result<FileSink, ReconstructError> {
+        let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
+        std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
+        let trace_path = dir.join(TRACE_FILE);
+        let mut pcapng =
+            BufWriter::with_capacity(1 << 20, File::create(&trace_path).map_err(werr(trace_path.clone()))?);
+        let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
+        pcapng.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
+        for s in &inputs.sources {
+            let idb = trace::pcapng::interface_description(65_535, &s.name, &s.path.display().to_string());
+            pcapng.write_all(&idb).map_err(werr(trace_path.clone()))?;
+        }
+        let rec_path = dir.join(trace::record::FILE_NAME);
+        let rec_file = File::create(&rec_path).map_err(werr(rec_path.clone()))?;
+        let records = RecordWriter::new(BufWriter::with_capacity(1 << 20, rec_file)).map_err(werr(rec_path))?;
+        Ok(FileSink { pcapng, records, block: Vec::with_capacity(1 << 17), dir: dir.to_path_buf() })
+    }
+
+    /// Writes the flow table and record header, then `reconstruct.json`.
+    pub fn finish(mut self, summary: &Summary, flows: &[Flow]) -> Result<(), ReconstructError> {
+        let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
+        self.pcapng.flush().map_err(werr(self.dir.join(TRACE_FILE)))?;
+        let rec_path = self.dir.join(trace::record::FILE_NAME);
+        self.records
+            .finish(flows)
+            .map_err(werr(rec_path.clone()))?
+            .into_inner()
+            .map_err(|e| e.into_error())
+            .map_err(werr(rec_path))?;
+        let json = serde_json::to_vec_pretty(summary).expect("serializable");
+        let path = self.dir.join(SUMMARY_FILE);
+        std::fs::write(&path, json).map_err(werr(path))
+    }
+}
+
+impl Sink for FileSink {
+    fn packet(&mut self, record: &Record, m: &Merged<'_>, restored: &[u8]) -> std::io::Result<()> {
+        let annotation = match (&m.info, m.mirrored) {
+            (_, true) => Annotation::Mirrored { seq: record.wire_seq(), event: m.event },
+            (Ok(info), false) => Annotation::Class(info.class),
+            (Err(kind), false) => Annotation::Malformed(*kind),
+        };
+        let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
+        let comment = annotation.render(&mut comment);
+        self.block.clear();
+        Epb {
+            interface_id: u32::from(m.key.source),
+            timestamp_ns: record.switch_ts_ns,
+            original_len: m.raw.orig_len,
+            data: restored,
+            packet_id: u64::from(record.wire_seq()),
+            comment,
+        }
+        .append_to(&mut self.block);
+        self.pcapng.write_all(&self.block)?;
+        self.records.push(record)
+    }
+}
+
+/// Merges `paths` into `out`: trace.pcapng, records.rsr, reconstruct.json.
+pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<Summary, ReconstructError> {
+    let inputs = crate::input::discover(paths)?;
+    let mut sink = FileSink::create(out, &inputs)?;
+    let (summary, flows) = run(paths, &inputs, opts, &mut sink)?;
+    sink.finish(&summary, &flows)?;
+    Ok(summary)
+}
+
+/// A reconstruction on disk, loaded: its summary and its record file, mapped.
+pub struct Reconstruction {
+    map: trace::mapped::MappedFile,
+    pub dir: PathBuf,
+    pub summary: Summary,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error(transparent)]
+    Summary(#[from] ReconstructError),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Records { path: PathBuf, source: trace::record::RecordFileError },
+}
+
+impl Reconstruction {
+    pub fn load(dir: &Path) -> Result<Reconstruction, LoadError> {
+        let summary = Summary::load(dir)?;
+        let path = dir.join(trace::record::FILE_NAME);
+        let map =
+            trace::mapped::MappedFile::open(&path).map_err(|source| LoadError::Io { path: path.clone(), source })?;
+        trace::record::RecordView::parse(map.bytes()).map_err(|source| LoadError::Records { path, source })?;
+        Ok(Reconstruction { map, dir: dir.to_path_buf(), summary })
+    }
+
+    pub fn view(&self) -> trace::record::RecordView<'_> {
+        trace::record::RecordView::parse(self.map.bytes()).expect("parsed once in load")
+    }
+}
+
+/// A progress bar on stderr when it is a terminal and the input is large.
+struct Progress(Option<indicatif::ProgressBar>);
+
+impl Progress {
+    fn new(enabled: bool, total_bytes: u64) -> Progress {
+        use std::io::IsTerminal;
+        if !enabled || !std::io::stderr().is_terminal() || total_bytes < 64 << 20 {
+            return Progress(None);
+        }
+        let bar = indicatif::ProgressBar::new(total_bytes);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} packets [{bar:40}] {bytes}/{total_bytes} ({eta})")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        Progress(Some(bar))
+    }
+    fn set(&self, packets: u64, bytes_read: u64) {
+        if let Some(b) = &self.0 {
+            b.set_message(packets.to_string());
+            b.set_position(bytes_read);
+        }
+    }
+    fn finish(&self) {
+        if let Some(b) = &self.0 {
+            b.finish_and_clear();
+        }
+    }
+}
+
+/// The terminal summary of a reconstruction.
+pub fn render(s: &Summary) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "{} sources, {} packets ({} mirrored copies)", s.sources.len(), s.packets, s.mirrored);
+    for src in &s.sources {
+        let seqs = match (src.first_seq, src.last_seq) {
+            (Some(a), Some(b)) => format!("seq {a}..{b}"),
+            _ => "no copies".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<32} {:>10} packets {:>10} copies {:>6} other {:>6} malformed  {seqs}",
+            src.name, src.packets, src.mirrored, src.other, src.malformed
+        );
+    }
+    if let (Some(a), Some(b)) = (s.first_seq, s.last_seq) {
+        let _ = writeln!(out, "mirror seq {a}..{b}: {} missing in {} ranges", s.missing_total, s.missing.len());
+    }
+    for r in s.missing.iter().take(20) {
+        let _ = writeln!(out, "  missing {}..{} ({})", r.first, r.last, r.count);
+    }
+    if s.missing.len() > 20 {
+        let _ = writeln!(out, "  ... {} more ranges in {SUMMARY_FILE}", s.missing.len() - 20);
+    }
+    for i in s.issues.iter().take(20) {
+        let _ = writeln!(out, "  problem: {i}");
+    }
+    if s.issues.len() > 20 {
+        let _ = writeln!(out, "  ... {} more problems in {SUMMARY_FILE}", s.issues.len() - 20);
+    }
+    out
+}

@@ -1,0 +1,65 @@
+//! Shared by control's integration tests: emulated Lumina runs (the testbed emulator,
+//! `rocescope-rig`) written to a run directory exactly as `rocescope-rig run` writes it,
+//! reconstructed, and loaded for analysis.
+
+#![allow(dead_code)]
+
+#[path = "../../../tests/rig/tests/common/mod.rs"]
+pub mod rig_common;
+
+use std::path::{Path, PathBuf};
+
+use control::reconstruct::Reconstruction;
+use rig::config::RigConfig;
+use rig::{Capture, Rig, RunResult};
+#[allow(unused_imports)]
+pub use rig_common::{ev, Knobs};
+
+pub struct RigRun {
+    pub dir: PathBuf,
+    pub cfg: RigConfig,
+    pub result: RunResult,
+}
+
+/// A fresh directory under the target dir's tmp, unique per test name.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("control-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the emulator on `knobs` into `scratch(name)/run`, as `rocescope-rig run` does.
+pub fn rig_run(name: &str, knobs: &Knobs) -> RigRun {
+    rig_run_yaml(name, &knobs.yaml())
+}
+
+pub fn rig_run_yaml(name: &str, yaml: &str) -> RigRun {
+    let cfg = RigConfig::from_yaml(yaml).unwrap_or_else(|e| panic!("{e}\n{yaml}"));
+    let dir = scratch(name).join("run");
+    std::fs::create_dir_all(&dir).unwrap();
+    let result = Rig::new(&cfg, Capture::Pcap(&dir), true).unwrap().run().unwrap();
+    rig::output::write_run(&dir, &cfg, &result).unwrap();
+    std::fs::write(dir.join("config.yaml"), serde_yaml_ng::to_string(&cfg).unwrap()).unwrap();
+    RigRun { dir, cfg, result }
+}
+
+/// Reconstructs `run` into `<run>/../out` with default options; returns that directory.
+pub fn reconstruct(run: &RigRun) -> PathBuf {
+    let out = out_dir(run);
+    control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &Default::default()).unwrap();
+    out
+}
+
+/// Reconstructs `run` and loads it.
+pub fn reconstructed(run: &RigRun) -> Reconstruction {
+    Reconstruction::load(&reconstruct(run)).unwrap()
+}
+
+pub fn out_dir(run: &RigRun) -> PathBuf {
+    run.dir.parent().unwrap().join("out")
+}
+
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}

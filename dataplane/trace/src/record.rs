@@ -1,0 +1,616 @@
+//! The record file: one fixed-size [`Record`] per packet of a reconstructed trace, in
+//! trace order, plus the table of 5-tuples the records point into. Every analyzer reads
+//! it memory-mapped, as a `&[Record]`, so a pass over 50 M packets touches 3.2 GB of
+//! sequential memory and no parser. Layout (little-endian; docs/formats.md §6):
+//!
+//! ```text
+//! [Header 64 B][Record 64 B] × count [Flow 40 B] × flows
+//! ```
+//!
+//! Records are built from restored frames by [`RecordBuilder`], which also assigns flow
+//! ids; the same builder can later run in the dataplane to stream records live.
+
+use std::collections::HashMap;
+use std::io::{Seek, SeekFrom, Write};
+use std::net::IpAddr;
+
+use wire::bth::Opcode;
+use wire::frame::FrameInfo;
+use wire::mirror::Event;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+pub const MAGIC: [u8; 8] = *b"RSCPREC\0";
+pub const VERSION: u32 = 1;
+pub const HEADER_LEN: usize = 64;
+pub const RECORD_LEN: usize = std::mem::size_of::<Record>();
+pub const FLOW_LEN: usize = std::mem::size_of::<Flow>();
+/// Conventional file name inside a reconstruction's output directory.
+pub const FILE_NAME: &str = "records.rsr";
+
+/// What a packet is, from its opcode alone: which way it travels on its connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Kind {
+    /// Requester → responder: SEND, WRITE, READ request, atomics (RC/UC/RD/UD/XRC).
+    Request = 0,
+    /// Responder → requester: ACK/NAK, READ response, atomic ACK.
+    Response = 1,
+    /// Congestion notification (opcode 0x81), NP → RP.
+    Cnp = 2,
+    /// RoCE with an opcode we do not place (vendor-specific, reserved).
+    OtherRoce = 3,
+    /// Not RoCE: PFC, PAUSE, anything else, or malformed (see [`Record::class`]).
+    NotRoce = 4,
+}
+
+impl Kind {
+    pub fn of(opcode: Option<u8>) -> Kind {
+        let Some(op) = opcode else { return Kind::NotRoce };
+        let op = Opcode(op);
+        if op.is_cnp() {
+            return Kind::Cnp;
+        }
+        if !op.is_known() {
+            return Kind::OtherRoce;
+        }
+        // Within each transport's block: 0x0d..=0x12 are the responder's (READ responses,
+        // ACK, atomic ACK); RD's sit at the same offsets.
+        match op.0 & 0x1f {
+            0x0d..=0x12 => Kind::Response,
+            _ => Kind::Request,
+        }
+    }
+
+    pub fn from_u8(v: u8) -> Kind {
+        match v {
+            0 => Kind::Request,
+            1 => Kind::Response,
+            2 => Kind::Cnp,
+            3 => Kind::OtherRoce,
+            _ => Kind::NotRoce,
+        }
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Request => "request",
+            Kind::Response => "response",
+            Kind::Cnp => "cnp",
+            Kind::OtherRoce => "other_roce",
+            Kind::NotRoce => "not_roce",
+        }
+    }
+}
+
+/// [`Record::class`] of a frame that failed to parse (the others are `FrameClass as u8`).
+pub const CLASS_MALFORMED: u8 = 0xff;
+
+/// Bits of [`Record::flags`].
+pub mod flag {
+    /// BTH AckReq.
+    pub const ACK_REQ: u16 = 1 << 0;
+    /// BTH FECN / BECN.
+    pub const FECN: u16 = 1 << 1;
+    pub const BECN: u16 = 1 << 2;
+    /// IP ECN field is CE (after restoration: an ECN event's copy is re-marked).
+    pub const CE: u16 = 1 << 3;
+    /// IP ECN field is ECT(0) or ECT(1).
+    pub const ECT: u16 = 1 << 4;
+    /// The ICRC was checked (whole frame captured) and matched / did not match.
+    pub const ICRC_OK: u16 = 1 << 5;
+    pub const ICRC_BAD: u16 = 1 << 6;
+    /// The frame was a Lumina mirrored copy (seq and switch timestamp are the switch's).
+    pub const MIRRORED: u16 = 1 << 7;
+    /// The captured bytes are shorter than the frame (snap length).
+    pub const TRIMMED: u16 = 1 << 8;
+    /// BTH carries a RETH (`dma_len` is valid) / an AETH (`syndrome`, `msn` are valid).
+    pub const RETH: u16 = 1 << 9;
+    pub const AETH: u16 = 1 << 10;
+}
+
+/// One packet. 64 bytes, naturally aligned, no implicit padding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Record {
+    /// Mirror sequence number, unwrapped: the first lap is 1..=0x7fffffff as on the wire,
+    /// each wrap adds 0x7fffffff. 0 = not a mirrored copy.
+    pub seq: u64,
+    /// Switch ingress timestamp, ns (48-bit switch clock) for mirrored copies; capture
+    /// time for anything else.
+    pub switch_ts_ns: u64,
+    /// When the capturing host received it, ns since the Unix epoch.
+    pub host_ts_ns: u64,
+    /// Index into the flow table (the 5-tuple); `u32::MAX` when not IP/UDP.
+    pub flow: u32,
+    pub dest_qp: u32,
+    pub psn: u32,
+    /// AETH MSN (24 bits), with [`flag::AETH`].
+    pub msn: u32,
+    /// RETH DMA length, with [`flag::RETH`].
+    pub dma_len: u32,
+    /// Frame length on the wire (saturating at 65535).
+    pub frame_len: u16,
+    /// RoCE payload bytes (after headers, before ICRC), from the frame length.
+    pub payload_len: u16,
+    /// Which input (shard / pcap file) it came from: index into the reconstruction's
+    /// source list.
+    pub source: u16,
+    pub flags: u16,
+    pub ip_id: u16,
+    pub pkey: u16,
+    pub opcode: u8,
+    /// Lumina event (`wire::mirror::Event` index): 0 none, 1 drop, 2 ecn, 3 corrupt.
+    pub event: u8,
+    /// [`Kind`] as u8.
+    pub kind: u8,
+    /// AETH syndrome, with [`flag::AETH`].
+    pub syndrome: u8,
+    /// BTH byte 1 as sent: SE (bit 7), MigReq (6), pad count (5..4), TVer (3..0).
+    pub bth_flags: u8,
+    /// `FrameClass as u8`, or [`CLASS_MALFORMED`].
+    pub class: u8,
+    pub _reserved: [u8; 2],
+}
+
+const _: () = assert!(RECORD_LEN == 64);
+
+impl Record {
+    pub fn kind(&self) -> Kind {
+        Kind::from_u8(self.kind)
+    }
+    pub fn event(&self) -> Event {
+        Event::ALL.get(self.event as usize).copied().unwrap_or(Event::None)
+    }
+    pub fn has(&self, f: u16) -> bool {
+        self.flags & f != 0
+    }
+    pub fn mig_req(&self) -> bool {
+        self.bth_flags & 0x40 != 0
+    }
+    /// The mirror sequence number as on the wire (1..=0x7fffffff), 0 if not mirrored.
+    pub fn wire_seq(&self) -> u32 {
+        if self.seq == 0 {
+            0
+        } else {
+            ((self.seq - 1) % u64::from(wire::mirror::SEQ_MAX) + 1) as u32
+        }
+    }
+    /// AETH syndrome is a NAK (bits 6..5 = 11).
+    pub fn is_nak(&self) -> bool {
+        self.has(flag::AETH) && self.syndrome >> 5 == 0b11
+    }
+}
+
+/// A 5-tuple. IPv4 addresses are stored IPv4-mapped (`::ffff:a.b.c.d`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub struct Flow {
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    pub src_port: u16,
+    pub dst_port: u16,
+    /// 4 or 6.
+    pub ip_version: u8,
+    /// IP protocol (17 for UDP).
+    pub protocol: u8,
+    pub _reserved: [u8; 2],
+}
+
+impl Flow {
+    pub fn src_ip(&self) -> IpAddr {
+        ip(self.src, self.ip_version)
+    }
+    pub fn dst_ip(&self) -> IpAddr {
+        ip(self.dst, self.ip_version)
+    }
+}
+
+fn ip(bytes: [u8; 16], version: u8) -> IpAddr {
+    let v6 = std::net::Ipv6Addr::from(bytes);
+    match (version, v6.to_ipv4_mapped()) {
+        (4, Some(v4)) => IpAddr::V4(v4),
+        _ => IpAddr::V6(v6),
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+struct Header {
+    magic: [u8; 8],
+    version: u32,
+    record_len: u32,
+    count: u64,
+    flows: u64,
+    flow_len: u32,
+    _reserved: [u8; 28],
+}
+
+const _: () = assert!(std::mem::size_of::<Header>() == HEADER_LEN);
+
+/// Turns classified frames into records, numbering 5-tuples as it meets them.
+#[derive(Default)]
+pub struct RecordBuilder {
+    flow_ids: HashMap<Flow, u32>,
+    flows: Vec<Flow>,
+}
+
+/// Where a frame came from and what the reconstruction knows about it.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameMeta {
+    pub seq: u64,
+    pub switch_ts_ns: u64,
+    pub host_ts_ns: u64,
+    pub wire_len: u32,
+    pub source: u16,
+    pub event: Event,
+    pub mirrored: bool,
+    pub trimmed: bool,
+}
+
+impl RecordBuilder {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+
+    /// The record of a restored frame — its captured bytes, which may be shorter than
+    /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`).
+    pub fn record(&mut self, frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
+        let mut r = Record {
+            seq: meta.seq,
+            switch_ts_ns: meta.switch_ts_ns,
+            host_ts_ns: meta.host_ts_ns,
+            flow: u32::MAX,
+            frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
+            source: meta.source,
+            event: meta.event.index() as u8,
+            class: CLASS_MALFORMED,
+            kind: Kind::NotRoce as u8,
+            ..Record::default()
+        };
+        if meta.mirrored {
+            r.flags |= flag::MIRRORED;
+        }
+        if meta.trimmed {
+            r.flags |= flag::TRIMMED;
+        }
+        let Some(info) = info else { return r };
+        r.class = info.class as u8;
+        if info.l4_offset != 0 {
+            r.flow = self.flow_id(frame, info);
+            r.flags |= ip_fields(frame, info, &mut r.ip_id);
+        }
+        if info.bth_offset != 0 {
+            self.roce_fields(frame, info, meta, &mut r);
+        }
+        r
+    }
+
+    fn flow_id(&mut self, frame: &[u8], info: &FrameInfo) -> u32 {
+        let Some(flow) = flow_of(frame, info) else { return u32::MAX };
+        if let Some(&id) = self.flow_ids.get(&flow) {
+            return id;
+        }
+        let id = self.flows.len() as u32;
+        self.flows.push(flow);
+        self.flow_ids.insert(flow, id);
+        id
+    }
+
+    fn roce_fields(&mut self, frame: &[u8], info: &FrameInfo, meta: &FrameMeta, r: &mut Record) {
+        let bth_at = usize::from(info.bth_offset);
+        let wire_len = (meta.wire_len as usize).saturating_sub(bth_at);
+        let Some(bytes) = frame.get(bth_at..) else { return };
+        let Ok(p) = wire::roce::Packet::new_trimmed(bytes, wire_len) else { return };
+        let bth = p.bth();
+        r.opcode = bth.opcode().0;
+        r.kind = Kind::of(Some(r.opcode)) as u8;
+        r.dest_qp = bth.dest_qp();
+        r.psn = bth.psn();
+        r.pkey = bth.pkey();
+        r.bth_flags = u8::from(bth.solicited()) << 7 | u8::from(bth.mig_req()) << 6 | bth.pad_count() << 4 | bth.tver();
+        r.payload_len = p.payload_len().min(usize::from(u16::MAX)) as u16;
+        let bit = |on: bool, f: u16| if on { f } else { 0 };
+        r.flags |= bit(bth.ack_req(), flag::ACK_REQ) | bit(bth.fecn(), flag::FECN) | bit(bth.becn(), flag::BECN);
+        if let Some(reth) = p.reth() {
+            r.dma_len = reth.dma_len();
+            r.flags |= flag::RETH;
+        }
+        if let Some(aeth) = p.aeth() {
+            r.syndrome = aeth.syndrome_raw();
+            r.msn = aeth.msn();
+            r.flags |= flag::AETH;
+        }
+        if !meta.trimmed {
+            r.flags |= match wire::icrc::verify_frame(frame) {
+                Ok(true) => flag::ICRC_OK,
+                Ok(false) => flag::ICRC_BAD,
+                Err(_) => 0,
+            };
+        }
+    }
+}
+
+fn flow_of(frame: &[u8], info: &FrameInfo) -> Option<Flow> {
+    let l3 = usize::from(info.l3_offset);
+    let l4 = usize::from(info.l4_offset);
+    let mut f = Flow { ip_version: info.ip_version, ..Flow::default() };
+    match info.ip_version {
+        4 => {
+            let ip = frame.get(l3..l3 + 20)?;
+            f.src = std::net::Ipv4Addr::from(<[u8; 4]>::try_from(&ip[12..16]).ok()?).to_ipv6_mapped().octets();
+            f.dst = std::net::Ipv4Addr::from(<[u8; 4]>::try_from(&ip[16..20]).ok()?).to_ipv6_mapped().octets();
+            f.protocol = ip[9];
+        }
+        6 => {
+            let ip = frame.get(l3..l3 + 40)?;
+            f.src.copy_from_slice(&ip[8..24]);
+            f.dst.copy_from_slice(&ip[24..40]);
+            f.protocol = ip[6];
+        }
+        _ => return None,
+    }
+    if f.protocol == 17 {
+        let udp = frame.get(l4..l4 + 4)?;
+        f.src_port = u16::from_be_bytes([udp[0], udp[1]]);
+        f.dst_port = u16::from_be_bytes([udp[2], udp[3]]);
+    }
+    Some(f)
+}
+
+/// ECN flags, and the IPv4 identification into `ip_id`.
+fn ip_fields(frame: &[u8], info: &FrameInfo, ip_id: &mut u16) -> u16 {
+    let l3 = usize::from(info.l3_offset);
+    let ecn = match info.ip_version {
+        4 => {
+            if let Some(id) = frame.get(l3 + 4..l3 + 6) {
+                *ip_id = u16::from_be_bytes([id[0], id[1]]);
+            }
+            frame.get(l3 + 1).map(|tos| tos & 0b11)
+        }
+        6 => frame.get(l3..l3 + 2).map(|b| ((u16::from_be_bytes([b[0], b[1]]) >> 4) & 0b11) as u8),
+        _ => None,
+    };
+    match ecn {
+        Some(0b11) => flag::CE,
+        Some(0b01 | 0b10) => flag::ECT,
+        _ => 0,
+    }
+}
+
+/// Writes a record file: records streamed in order, the flow table and the header at the
+/// end (the header's counts are known only then).
+pub struct RecordWriter<W: Write + Seek> {
+    out: W,
+    count: u64,
+}
+
+impl<W: Write + Seek> RecordWriter<W> {
+    pub fn new(mut out: W) -> std::io::Result<Self> {
+        out.write_all(Header::default().as_bytes())?;
+        Ok(RecordWriter { out, count: 0 })
+    }
+
+    pub fn push(&mut self, r: &Record) -> std::io::Result<()> {
+        self.count += 1;
+        self.out.write_all(r.as_bytes())
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Appends the flow table, writes the header and returns the inner writer.
+    pub fn finish(mut self, flows: &[Flow]) -> std::io::Result<W> {
+        self.out.write_all(flows.as_bytes())?;
+        let header = Header {
+            magic: MAGIC,
+            version: VERSION,
+            record_len: RECORD_LEN as u32,
+            count: self.count,
+            flows: flows.len() as u64,
+            flow_len: FLOW_LEN as u32,
+            _reserved: [0; 28],
+        };
+        self.out.seek(SeekFrom::Start(0))?;
+        self.out.write_all(header.as_bytes())?;
+        self.out.seek(SeekFrom::End(0))?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RecordFileError {
+    #[error("{len} bytes is shorter than the {HEADER_LEN}-byte record file header")]
+    Short { len: u64 },
+    #[error("not a rocescope record file (magic {magic:02x?})")]
+    Magic { magic: [u8; 8] },
+    #[error("record file version {version}, record size {record_len}, flow size {flow_len}: this build reads version {VERSION} ({RECORD_LEN}, {FLOW_LEN})")]
+    Version { version: u32, record_len: u32, flow_len: u32 },
+    #[error("header says {count} records and {flows} flows ({expected} bytes) but the file has {len} bytes (truncated or unfinished)")]
+    Size { count: u64, flows: u64, expected: u64, len: u64 },
+    #[error("record file bytes are not 8-byte aligned in memory (read it with a memory map)")]
+    Alignment,
+}
+
+/// A record file's bytes viewed as records and flows (zero-copy).
+#[derive(Debug, Clone, Copy)]
+pub struct RecordView<'a> {
+    pub records: &'a [Record],
+    pub flows: &'a [Flow],
+}
+
+impl<'a> RecordView<'a> {
+    pub fn parse(bytes: &'a [u8]) -> Result<RecordView<'a>, RecordFileError> {
+        let len = bytes.len() as u64;
+        let (header, rest) = Header::read_from_prefix(bytes).map_err(|_| RecordFileError::Short { len })?;
+        if header.magic != MAGIC {
+            return Err(RecordFileError::Magic { magic: header.magic });
+        }
+        if header.version != VERSION || header.record_len as usize != RECORD_LEN || header.flow_len as usize != FLOW_LEN
+        {
+            let Header { version, record_len, flow_len, .. } = header;
+            return Err(RecordFileError::Version { version, record_len, flow_len });
+        }
+        let (count, flows) = (header.count, header.flows);
+        let expected = count
+            .checked_mul(RECORD_LEN as u64)
+            .and_then(|r| flows.checked_mul(FLOW_LEN as u64).and_then(|f| r.checked_add(f)))
+            .and_then(|b| b.checked_add(HEADER_LEN as u64));
+        if expected != Some(len) {
+            return Err(RecordFileError::Size { count, flows, expected: expected.unwrap_or(u64::MAX), len });
+        }
+        let (recs, flow_bytes) = rest.split_at(count as usize * RECORD_LEN);
+        let records = <[Record]>::ref_from_bytes(recs).map_err(|_| RecordFileError::Alignment)?;
+        let flows = <[Flow]>::ref_from_bytes(flow_bytes).map_err(|_| RecordFileError::Alignment)?;
+        Ok(RecordView { records, flows })
+    }
+
+    pub fn flow(&self, r: &Record) -> Option<&'a Flow> {
+        self.flows.get(r.flow as usize)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wire::build::RoceFrameRepr;
+
+    fn repr(opcode: Opcode, dest_qp: u32, psn: u32, payload_len: usize) -> RoceFrameRepr {
+        use wire::{ethernet, ipv4, roce, udp};
+        let mut r = roce::Repr::new(wire::bth::Repr::new(opcode, dest_qp, psn), payload_len);
+        if opcode.ext_headers().contains(wire::bth::ExtHeaders::RETH) {
+            r.reth = Some(wire::reth::Repr { va: 0x1000, rkey: 7, dma_len: 4096 });
+        }
+        RoceFrameRepr {
+            eth: ethernet::Repr { dst_addr: [2; 6], src_addr: [4; 6], vlans: ethernet::Vlans::Untagged, ethertype: 0 },
+            ip: wire::build::IpRepr::V4(ipv4::Repr {
+                src_addr: [192, 0, 2, 1].into(),
+                dst_addr: [192, 0, 2, 2].into(),
+                protocol: ipv4::PROTOCOL_UDP,
+                payload_len: 0,
+                dscp: 26,
+                ecn: 0b10,
+                ident: 9,
+                dont_frag: true,
+                more_frags: false,
+                frag_offset: 0,
+                ttl: 64,
+            }),
+            udp: udp::Repr { src_port: 50000, dst_port: udp::ROCE_PORT, payload_len: 0 },
+            roce: r,
+        }
+    }
+
+    fn sample_frame(opcode: Opcode) -> Vec<u8> {
+        repr(opcode, 0x12345, 0xfffffe, 64).to_vec(wire::build::Payload::Zeros).unwrap()
+    }
+
+    #[test]
+    fn kinds_follow_the_opcode_table() {
+        assert_eq!(Kind::of(Some(Opcode::RC_WRITE_FIRST.0)), Kind::Request);
+        assert_eq!(Kind::of(Some(Opcode::RC_READ_REQUEST.0)), Kind::Request);
+        assert_eq!(Kind::of(Some(Opcode::RC_READ_RESPONSE_ONLY.0)), Kind::Response);
+        assert_eq!(Kind::of(Some(Opcode::RC_ACK.0)), Kind::Response);
+        assert_eq!(Kind::of(Some(Opcode::RC_ATOMIC_ACK.0)), Kind::Response);
+        assert_eq!(Kind::of(Some(Opcode::RD_ACK.0)), Kind::Response);
+        assert_eq!(Kind::of(Some(Opcode::UD_SEND_ONLY.0)), Kind::Request);
+        assert_eq!(Kind::of(Some(Opcode::CNP.0)), Kind::Cnp);
+        assert_eq!(Kind::of(Some(0xe0)), Kind::OtherRoce);
+        assert_eq!(Kind::of(None), Kind::NotRoce);
+        for k in 0..=5u8 {
+            assert_eq!(Kind::from_u8(k) as u8, k.min(4));
+        }
+    }
+
+    #[test]
+    fn a_record_carries_the_headers_fields() {
+        let frame = sample_frame(Opcode::RC_WRITE_FIRST);
+        let info = wire::frame::classify(&frame, &Default::default()).unwrap();
+        let meta = FrameMeta {
+            seq: 7,
+            switch_ts_ns: 99,
+            host_ts_ns: 100,
+            wire_len: frame.len() as u32,
+            source: 3,
+            event: Event::Ecn,
+            mirrored: true,
+            trimmed: false,
+        };
+        let mut b = RecordBuilder::new();
+        let r = b.record(&frame, Some(&info), &meta);
+        assert_eq!((r.seq, r.switch_ts_ns, r.host_ts_ns, r.source), (7, 99, 100, 3));
+        assert_eq!((r.opcode, r.dest_qp, r.psn), (Opcode::RC_WRITE_FIRST.0, 0x12345, 0xfffffe));
+        assert_eq!(r.kind(), Kind::Request);
+        assert_eq!(r.event(), Event::Ecn);
+        assert!(r.has(flag::RETH) && r.has(flag::ICRC_OK) && r.has(flag::ECT) && r.has(flag::MIRRORED));
+        assert!(!r.has(flag::AETH) && !r.has(flag::CE) && !r.has(flag::TRIMMED));
+        assert_eq!(r.payload_len, 64);
+        assert_eq!(r.flow, 0);
+        let f = b.flows()[0];
+        assert_eq!(f.dst_port, 4791);
+        assert_eq!(f.ip_version, 4);
+        assert!(f.src_ip().is_ipv4());
+        // Same 5-tuple, same id.
+        assert_eq!(b.record(&frame, Some(&info), &meta).flow, 0);
+    }
+
+    #[test]
+    fn a_nak_is_recognised() {
+        let mut repr = repr(Opcode::RC_ACK, 5, 10, 0);
+        repr.roce.aeth = Some(wire::aeth::Repr {
+            syndrome: wire::aeth::Syndrome::Nak(wire::aeth::NakCode::PsnSequenceError),
+            msn: 3,
+        });
+        let frame = repr.to_vec(wire::build::Payload::Zeros).unwrap();
+        let info = wire::frame::classify(&frame, &Default::default()).unwrap();
+        let meta = FrameMeta {
+            seq: 1,
+            switch_ts_ns: 0,
+            host_ts_ns: 0,
+            wire_len: frame.len() as u32,
+            source: 0,
+            event: Event::None,
+            mirrored: false,
+            trimmed: false,
+        };
+        let r = RecordBuilder::new().record(&frame, Some(&info), &meta);
+        assert!(r.is_nak());
+        assert_eq!((r.msn, r.kind()), (3, Kind::Response));
+    }
+
+    #[test]
+    fn files_round_trip_and_damage_is_typed() {
+        let recs: Vec<Record> = (1..=5u64).map(|i| Record { seq: i, psn: i as u32 * 3, ..Record::default() }).collect();
+        let flows = vec![Flow { src_port: 1, dst_port: 4791, ip_version: 4, protocol: 17, ..Flow::default() }];
+        let mut w = RecordWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
+        for r in &recs {
+            w.push(r).unwrap();
+        }
+        let bytes = w.finish(&flows).unwrap().into_inner();
+        // An aligned copy, as a memory map would be.
+        let mut aligned = vec![0u64; bytes.len().div_ceil(8)];
+        aligned.as_mut_bytes()[..bytes.len()].copy_from_slice(&bytes);
+        let view_bytes = &aligned.as_bytes()[..bytes.len()];
+        let v = RecordView::parse(view_bytes).unwrap();
+        assert_eq!(v.records, &recs[..]);
+        assert_eq!(v.flows, &flows[..]);
+        assert!(matches!(RecordView::parse(&view_bytes[..view_bytes.len() - 1]), Err(RecordFileError::Size { .. })));
+        assert!(matches!(RecordView::parse(&view_bytes[..10]), Err(RecordFileError::Short { .. })));
+        let mut bad = view_bytes.to_vec();
+        bad[0] = b'X';
+        assert!(matches!(RecordView::parse(&bad), Err(RecordFileError::Magic { .. })));
+    }
+
+    #[test]
+    fn wire_seq_undoes_the_unwrapping() {
+        let max = u64::from(wire::mirror::SEQ_MAX);
+        for (seq, wire) in [(0, 0), (1, 1), (max, wire::mirror::SEQ_MAX), (max + 1, 1), (2 * max + 5, 5)] {
+            assert_eq!(Record { seq, ..Record::default() }.wire_seq(), wire);
+        }
+    }
+}
