@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use trace::record::{flag, Record, RecordView};
 
-use crate::reconstruct::{SeqRange, Summary};
+use crate::reconstruct::{Gaps, SeqRange, Summary};
 
 /// Lumina's switch dump (`switch_state_snapshot.yml`): per-port RoCE counters, plus the
 /// emulator's `rocescope:` detail when present.
@@ -175,10 +175,7 @@ pub struct Balance {
 pub struct Checker {
     packets: u64,
     mirrored: u64,
-    first: Option<u64>,
-    last: Option<u64>,
-    missing: Vec<SeqRange>,
-    missing_total: u64,
+    gaps: Gaps,
     /// Per flow: last (switch ts, seq) seen.
     last_ts: Vec<Option<(u64, u64)>>,
     regressions: Vec<(u32, Record, u64, u64)>,
@@ -188,17 +185,15 @@ pub struct Checker {
 const MAX_LISTED_REGRESSIONS: usize = 1000;
 
 impl Checker {
-    pub fn new(sources: usize, hosts: &[usize]) -> Checker {
+    /// `hosts[source]`: the capture host of each source.
+    pub fn new(hosts: &[usize]) -> Checker {
         Checker {
             packets: 0,
             mirrored: 0,
-            first: None,
-            last: None,
-            missing: Vec::new(),
-            missing_total: 0,
+            gaps: Gaps::default(),
             last_ts: Vec::new(),
             regressions: Vec::new(),
-            balance: BalanceInference::new(sources, hosts),
+            balance: BalanceInference::new(hosts),
         }
     }
 
@@ -209,23 +204,9 @@ impl Checker {
             return;
         }
         self.mirrored += 1;
-        let seq = r.seq;
-        self.first.get_or_insert(seq);
-        match self.last {
-            Some(last) if seq <= last => {}
-            Some(last) => {
-                if seq > last + 1 {
-                    let count = seq - last - 1;
-                    let (first, lastw) = (crate::merge::wire_of(last + 1), crate::merge::wire_of(seq - 1));
-                    self.missing.push(SeqRange { first, last: lastw, count });
-                    self.missing_total += count;
-                }
-                self.last = Some(seq);
-            }
-            None => self.last = Some(seq),
-        }
+        self.gaps.observe(r.seq);
         self.timestamps(r);
-        self.balance.observe(seq, r.source);
+        self.balance.observe(r.seq, r.source);
     }
 
     /// Lumina checks that switch timestamps never decrease per direction.
@@ -251,9 +232,10 @@ impl Checker {
         let balance = self.balance.result();
         let names = &ctx.source_names;
         let missing: Vec<Missing> = self
+            .gaps
             .missing
             .iter()
-            .map(|r| Missing { range: *r, expected_at: expected_at(r, balance.as_ref(), self.last, names) })
+            .map(|r| Missing { range: *r, expected_at: expected_at(r, balance.as_ref(), names) })
             .collect();
         let regressions = self
             .regressions
@@ -272,11 +254,11 @@ impl Checker {
             .collect::<Vec<_>>();
         let mut conditions = vec![Condition {
             name: "1. consecutive mirror sequence numbers".into(),
-            holds: Some(self.missing_total == 0),
-            evidence: if self.missing_total == 0 {
-                format!("{} copies, seq {} to {}", self.mirrored, wire_or(self.first), wire_or(self.last))
+            holds: Some(self.gaps.total == 0),
+            evidence: if self.gaps.total == 0 {
+                format!("{} copies, seq {} to {}", self.mirrored, wire_or(self.gaps.first), wire_or(self.gaps.last))
             } else {
-                format!("{} seqs missing in {} ranges", self.missing_total, self.missing.len())
+                format!("{} seqs missing in {} ranges", self.gaps.total, self.gaps.missing.len())
             },
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));
@@ -306,10 +288,10 @@ impl Checker {
             conditions,
             packets: self.packets,
             mirrored: self.mirrored,
-            first_seq: self.first.map(crate::merge::wire_of),
-            last_seq: self.last.map(crate::merge::wire_of),
+            first_seq: self.gaps.first.map(crate::merge::wire_of),
+            last_seq: self.gaps.last.map(crate::merge::wire_of),
             missing,
-            missing_total: self.missing_total,
+            missing_total: self.gaps.total,
             balance,
             timestamp_regressions: regressions,
             port_roles: ctx.roles.clone(),
@@ -450,7 +432,7 @@ const LEARN: usize = 1 << 16;
 const MAX_PERIOD: u64 = 64;
 
 impl BalanceInference {
-    fn new(_sources: usize, hosts: &[usize]) -> Self {
+    fn new(hosts: &[usize]) -> Self {
         BalanceInference { hosts: hosts.to_vec(), learn: Vec::with_capacity(LEARN), candidates: None }
     }
 
@@ -512,8 +494,8 @@ impl BalanceInference {
 }
 
 /// Who should have had the seqs of `r`: the sources the pattern assigns them to.
-fn expected_at(r: &SeqRange, balance: Option<&Balance>, last: Option<u64>, names: &[String]) -> Vec<String> {
-    let (Some(b), Some(_)) = (balance, last) else { return Vec::new() };
+fn expected_at(r: &SeqRange, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
+    let Some(b) = balance else { return Vec::new() };
     let mut seen = std::collections::BTreeSet::new();
     let mut seq = u64::from(r.first);
     for _ in 0..r.count.min(b.period) {
@@ -538,7 +520,7 @@ pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckRepo
 /// The pass itself, for a mapped or in-memory record view.
 pub fn check_view(view: &RecordView<'_>, summary: &Summary, ctx: &CheckContext) -> CheckReport {
     let hosts: Vec<usize> = summary.sources.iter().map(|s| s.host).collect();
-    let mut checker = Checker::new(summary.sources.len(), &hosts);
+    let mut checker = Checker::new(&hosts);
     for r in view.records {
         checker.push(r);
     }

@@ -163,31 +163,43 @@ pub fn run(
 struct Tally {
     packets: u64,
     mirrored: u64,
-    first: Option<u64>,
-    last: Option<u64>,
-    missing: Vec<SeqRange>,
-    missing_total: u64,
+    gaps: Gaps,
+}
+
+/// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy, at or
+/// below the last one, is the merge's to report and changes nothing here.
+#[derive(Debug, Default)]
+pub struct Gaps {
+    pub first: Option<u64>,
+    pub last: Option<u64>,
+    pub missing: Vec<SeqRange>,
+    pub total: u64,
+}
+
+impl Gaps {
+    #[inline]
+    pub fn observe(&mut self, seq: u64) {
+        self.first.get_or_insert(seq);
+        match self.last {
+            Some(last) if seq <= last => return,
+            Some(last) if seq > last + 1 => {
+                let count = seq - last - 1;
+                self.missing.push(SeqRange { first: wire_of(last + 1), last: wire_of(seq - 1), count });
+                self.total += count;
+            }
+            _ => {}
+        }
+        self.last = Some(seq);
+    }
 }
 
 impl Tally {
     fn add(&mut self, m: &Merged<'_>) {
         self.packets += 1;
-        if !m.mirrored {
-            return;
+        if m.mirrored {
+            self.mirrored += 1;
+            self.gaps.observe(m.key.seq);
         }
-        self.mirrored += 1;
-        let seq = m.key.seq;
-        self.first.get_or_insert(seq);
-        match self.last {
-            Some(last) if seq <= last => return, // late copy: reported by the merge
-            Some(last) if seq > last + 1 => {
-                let count = seq - last - 1;
-                self.missing.push(SeqRange { first: wire_of(last + 1), last: wire_of(seq - 1), count });
-                self.missing_total += count;
-            }
-            _ => {}
-        }
-        self.last = Some(seq);
     }
 
     fn summary(
@@ -227,12 +239,12 @@ impl Tally {
             sources,
             packets: self.packets,
             mirrored: self.mirrored,
-            first_seq: self.first.map(wire_of),
-            last_seq: self.last.map(wire_of),
-            first_unwrapped: self.first,
-            last_unwrapped: self.last,
-            missing: self.missing,
-            missing_total: self.missing_total,
+            first_seq: self.gaps.first.map(wire_of),
+            last_seq: self.gaps.last.map(wire_of),
+            first_unwrapped: self.gaps.first,
+            last_unwrapped: self.gaps.last,
+            missing: self.gaps.missing,
+            missing_total: self.gaps.total,
             issues: issues.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
         }
     }
