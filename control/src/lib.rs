@@ -4,8 +4,7 @@
 //! - [`input`] → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
 //!   by mirror seq into one restored trace and its record file (Lumina §3.5).
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
-//! - [`analyze`]: run context and connection tracking for Lumina's analyzers (§4; the
-//!   analyzers themselves are in progress, see issue 4).
+//! - [`analyze`]: connection tracking and Lumina's analyzers (§4).
 
 #![forbid(unsafe_code)]
 

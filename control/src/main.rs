@@ -60,6 +60,20 @@ enum Command {
         #[command(flatten)]
         merge: MergeArgs,
     },
+    /// Lumina's analyzers (§4): Go-back-N logic, retransmission latency, CNP generation and
+    /// rate limiting, NIC counters, header interop, goodput and message completion times.
+    /// Writes OUT/report.json and SVG plots; prints a summary. Given run directories,
+    /// reconstructs them first. Exit code 0 when no analyzer flags a problem, 1 otherwise.
+    Analyze {
+        /// A `reconstruct` output directory, or the runs to reconstruct.
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// Where to reconstruct (when given runs) and write the report.
+        #[arg(short, long)]
+        out: Option<PathBuf>,
+        #[command(flatten)]
+        merge: MergeArgs,
+    },
 }
 
 #[derive(clap::Args)]
@@ -93,6 +107,7 @@ fn main() -> ExitCode {
         Command::Check { runs, switch_counters, out, json, merge } => {
             check(&runs, switch_counters.as_deref(), out, json, &merge)
         }
+        Command::Analyze { runs, out, merge } => analyze(&runs, out, &merge),
     };
     match result {
         Ok(code) => code,
@@ -144,6 +159,20 @@ fn check(
         print!("{}", report.render());
     }
     Ok(verdict(report.complete))
+}
+
+fn analyze(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow::Result<ExitCode> {
+    let dir = reconstruction(runs, out, merge)?;
+    let analysis = control::analyze::Analysis::load(&dir)?;
+    let report = analysis.run();
+    let path = dir.join(control::analyze::REPORT_FILE);
+    std::fs::write(&path, serde_json::to_vec_pretty(&report)?)?;
+    print!("{}", report.render());
+    for plot in report.plots(&dir)? {
+        println!("plot: {}", plot.display());
+    }
+    println!("report: {}", path.display());
+    Ok(verdict(report.problems() == 0))
 }
 
 fn verdict(good: bool) -> ExitCode {

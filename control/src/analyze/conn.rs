@@ -28,6 +28,20 @@ pub enum Role {
 }
 
 impl Role {
+    pub const BOTH: [Role; 2] = [Role::Requester, Role::Responder];
+
+    /// 0 for the requester, 1 for the responder: an index into per-end arrays.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Role::Requester => "requester",
+            Role::Responder => "responder",
+        }
+    }
+
     pub fn other(self) -> Role {
         match self {
             Role::Requester => Role::Responder,
@@ -48,6 +62,9 @@ pub struct Connection {
     pub ipsn: Option<u32>,
     /// Whether the pairing came from QP info (`true`) or was inferred from PSNs.
     pub from_qp_info: bool,
+    /// The test's verb from the configuration, else this connection's own by its request
+    /// opcodes (a trace may mix verbs); `None`: no request in the trace says.
+    pub verb: Option<Verb>,
     /// Trace indices of its packets in trace order, with the role of the *receiving* end.
     #[serde(skip)]
     pub packets: Vec<(u32, Role)>,
@@ -100,14 +117,24 @@ impl Connections {
                 None => unassigned += 1,
             }
         }
+        for c in &mut list {
+            let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
+            c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
+        }
         Connections { list, unassigned }
+    }
+
+    /// The verb every connection has, if they agree.
+    pub fn common_verb(&self) -> Option<Verb> {
+        let first = self.list.first()?.verb;
+        self.list.iter().all(|c| c.verb == first).then_some(first).flatten()
     }
 }
 
 fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
     let (snd, rcv) = (End { ip: q.ip_snd, qpn: q.qpn_snd }, End { ip: q.ip_rcv, qpn: q.qpn_rcv });
     let (requester, responder) = if verb == Some(Verb::Read) { (rcv, snd) } else { (snd, rcv) };
-    Connection { id, requester, responder, ipsn: Some(q.psn_snd), from_qp_info: true, packets: Vec::new() }
+    Connection { id, requester, responder, ipsn: Some(q.psn_snd), from_qp_info: true, verb, packets: Vec::new() }
 }
 
 /// Without QP info: each request direction (src, dst, dest QPN = responder's QPN) is a
@@ -149,6 +176,7 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
             responder: *responder,
             ipsn: Some(d.first),
             from_qp_info: false,
+            verb: None,
             packets: Vec::new(),
         })
         .collect();
@@ -187,6 +215,21 @@ impl Iter {
         self.last_psn = p;
         self.iter
     }
+}
+
+/// The verb of a connection's requests: a READ request means READ, SEND opcodes SEND,
+/// WRITE opcodes WRITE (a WRITE may be followed by a READ on one QP; the READ decides).
+pub fn verb_of<'r>(requests: impl IntoIterator<Item = &'r Record>) -> Option<Verb> {
+    let mut verb = None;
+    for r in requests.into_iter().filter(|r| r.kind() == Kind::Request) {
+        match r.opcode & 0x1f {
+            0x0c => return Some(Verb::Read),
+            0x00..=0x05 | 0x16 | 0x17 => verb = Some(Verb::Send),
+            0x06..=0x0b => verb = verb.or(Some(Verb::Write)),
+            _ => {}
+        }
+    }
+    verb
 }
 
 /// Whether `r` is a data packet of `verb` travelling from the data sender (WRITE/SEND

@@ -60,6 +60,8 @@ pub struct TestConfig {
     pub min_retransmit_timeout: Option<u8>,
     pub max_retransmit_retry: Option<u8>,
     pub tx_depth: Option<u32>,
+    /// Every QP waits for every QP's round of `tx-depth` messages before the next.
+    pub barrier_sync: Option<bool>,
 }
 
 /// Counter deltas of one host: finish − start, by vendor name.
@@ -128,6 +130,13 @@ fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
 }
 
 impl TestConfig {
+    pub fn host(&self, role: super::conn::Role) -> &HostConfig {
+        match role {
+            super::conn::Role::Requester => &self.requester,
+            super::conn::Role::Responder => &self.responder,
+        }
+    }
+
     /// Reads Lumina's YAML loosely: unknown keys are other tools' business.
     pub fn from_yaml(v: &serde_yaml_ng::Value) -> TestConfig {
         let traffic = &v["traffic"];
@@ -147,6 +156,7 @@ impl TestConfig {
             min_retransmit_timeout: traffic["min-retransmit-timeout"].as_u64().map(|t| t as u8),
             max_retransmit_retry: traffic["max-retransmit-retry"].as_u64().map(|t| t as u8),
             tx_depth: traffic["tx-depth"].as_u64().map(|t| t as u32),
+            barrier_sync: traffic["barrier-sync"].as_bool(),
         }
     }
 }
@@ -163,7 +173,8 @@ fn host_config(h: &serde_yaml_ng::Value) -> HostConfig {
                 .collect()
         })
         .unwrap_or_default();
-    let np = roce["dcqcn-np-enable"].as_bool().or(roce["dcqcn-enable"].as_bool());
+    // `dcqcn-enable` switches DCQCN as a whole and wins over the NP-only key (as the rig).
+    let np = roce["dcqcn-enable"].as_bool().or(roce["dcqcn-np-enable"].as_bool());
     HostConfig {
         nic: nic["type"].as_str().map(normalise_nic),
         ips,
@@ -218,7 +229,7 @@ mod tests {
     #[test]
     fn reads_lumina_yaml_loosely() {
         let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-            "requester:\n  nic: {type: cx6dx, switch-port: 3, ip-list: [10.0.0.1/24]}\n  roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}\n  mystery: 1\nresponder:\n  nic: {type: e810}\n  roce-parameters: {dcqcn-enable: true}\ntraffic: {rdma-verb: READ, mtu: 1024, message-size: 102400, num-msgs-per-qp: 3, min-retransmit-timeout: 14}\n",
+            "requester:\n  nic: {type: cx6dx, switch-port: 3, ip-list: [10.0.0.1/24]}\n  roce-parameters: {dcqcn-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}\n  mystery: 1\nresponder:\n  nic: {type: e810}\n  roce-parameters: {dcqcn-enable: true}\ntraffic: {rdma-verb: READ, mtu: 1024, message-size: 102400, num-msgs-per-qp: 3, min-retransmit-timeout: 14, barrier-sync: true}\n",
         )
         .unwrap();
         let c = TestConfig::from_yaml(&v);
@@ -227,7 +238,8 @@ mod tests {
         assert_eq!(c.requester.min_time_between_cnps_us, Some(4));
         assert_eq!(c.responder.nic.as_deref(), Some("e810"));
         assert_eq!(c.responder.np_enable, Some(true));
-        assert_eq!(c.verb, Some(Verb::Read));
+        assert_eq!(c.requester.np_enable, Some(false), "dcqcn-enable wins over dcqcn-np-enable");
+        assert_eq!((c.verb, c.barrier_sync), (Some(Verb::Read), Some(true)));
         assert_eq!(
             (c.mtu, c.message_size, c.msgs_per_qp, c.min_retransmit_timeout),
             (Some(1024), Some(102400), Some(3), Some(14))

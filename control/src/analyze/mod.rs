@@ -1,20 +1,42 @@
-//! Lumina's test-suite analyzers (§4) over a reconstructed trace — the groundwork.
+//! `rocescope analyze`: Lumina's test-suite analyzers (§4) over a reconstructed trace.
 //!
 //! The split follows Lumina's analyzer (STYLE.md): parsing is done once, by reconstruction,
-//! into the record file; [`context`] reads the run's own files (QP info, configuration, NIC
-//! counter dumps); [`conn`] groups records into connections. The analyzers (Go-back-N,
-//! retransmission performance, CNP, counters, interop, goodput) plug in as one module each
-//! with `analyze(&Input) -> Report` — in progress, see issue 4.
+//! into the record file; [`conn`] groups records into connections; each analyzer is a
+//! module with `analyze(&Input) -> Report`, a serializable report that renders itself for
+//! the terminal. Adding an analyzer touches only its module and [`Report`].
+//!
+//! | module | Lumina |
+//! |---|---|
+//! | [`gbn`] | §4 "Retransmission logic": the Go-back-N specification as a state machine |
+//! | [`retrans`] | §4 "Retransmission performance", Figure 5: NACK generation / reaction, timeouts |
+//! | [`cnp`] | §4 "Congestion notification", §6.3 CNP rate limiting |
+//! | [`counters`] | §4 "Hardware network stack counter", §6.2.4 |
+//! | [`interop`] | §6.2.3 interoperability (MigReq and other BTH fields) |
+//! | [`goodput`] | §3.2 goodput and message completion times, from the trace |
+//!
+//! [`transport`] holds what every analyzer needs to read a record as an RC transport does
+//! (delivered or not, ACK or NAK, message boundaries, READ spans, the IBA timeout, the
+//! switch clock).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use trace::record::RecordView;
 
+pub mod cnp;
 pub mod conn;
 pub mod context;
+pub mod counters;
+pub mod gbn;
+pub mod goodput;
+pub mod interop;
+pub mod retrans;
+pub mod transport;
 
 use conn::Connections;
 use context::{RunContext, Verb};
+
+pub const REPORT_FILE: &str = "report.json";
+pub const REPORT_FORMAT: &str = "rocescope-report";
 
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
@@ -37,7 +59,8 @@ pub struct Input<'a> {
     pub view: RecordView<'a>,
     pub conns: &'a Connections,
     pub ctx: &'a RunContext,
-    /// From the configuration, else inferred from the opcodes in the trace.
+    /// The run's verb: from the configuration, else the one every connection's opcodes
+    /// show; `None` when unknown or mixed (each [`conn::Connection`] has its own).
     pub verb: Option<Verb>,
 }
 
@@ -47,8 +70,12 @@ impl Analysis {
         let rec = crate::reconstruct::Reconstruction::load(dir)?;
         let view = rec.view();
         let ctx = RunContext::load(&rec.summary.dirs);
-        let verb = ctx.config.as_ref().and_then(|c| c.verb).or_else(|| infer_verb(&view));
-        let conns = Connections::track(&view, &ctx.qp_info, verb);
+        let configured = ctx.config.as_ref().and_then(|c| c.verb);
+        // QP info names sender and receiver, not requester and responder: orienting it
+        // needs the run's verb, from the opcodes if no configuration gives it.
+        let with_qp_info = configured.or_else(|| conn::verb_of(view.records).filter(|_| !ctx.qp_info.is_empty()));
+        let conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
+        let verb = configured.or_else(|| conns.common_verb());
         Ok(Analysis { rec, ctx, conns, verb })
     }
 
@@ -59,20 +86,32 @@ impl Analysis {
     pub fn input(&self) -> Input<'_> {
         Input { view: self.view(), conns: &self.conns, ctx: &self.ctx, verb: self.verb }
     }
+
+    pub fn run(&self) -> Report {
+        report(&self.input(), &self.rec.dir)
+    }
 }
 
-/// The verb from the opcodes: READ requests mean READ, SEND opcodes SEND, else WRITE.
-fn infer_verb(view: &RecordView<'_>) -> Option<Verb> {
-    let mut verb = None;
-    for r in view.records.iter().filter(|r| r.kind() == trace::record::Kind::Request) {
-        match r.opcode & 0x1f {
-            0x0c => return Some(Verb::Read),
-            0x00..=0x05 | 0x16 | 0x17 => verb = Some(Verb::Send),
-            0x06..=0x0b => verb = verb.or(Some(Verb::Write)),
-            _ => {}
-        }
+/// Runs every analyzer over `input`, the records of the reconstruction in `trace`.
+pub fn report(input: &Input<'_>, trace: &Path) -> Report {
+    let gbn = gbn::analyze(input);
+    Report {
+        format: REPORT_FORMAT.into(),
+        version: 1,
+        trace: trace.to_path_buf(),
+        packets: input.view.records.len() as u64,
+        missing_copies: transport::missing_copies(input.view.records),
+        verb: input.verb,
+        connections: input.conns.list.iter().map(ConnSummary::of).collect(),
+        unassigned_packets: input.conns.unassigned,
+        context_problems: input.ctx.problems.clone(),
+        counters: counters::analyze(input, &gbn),
+        gbn,
+        retransmission: retrans::analyze(input),
+        cnp: cnp::analyze(input),
+        interop: interop::analyze(input),
+        goodput: goodput::analyze(input),
     }
-    verb
 }
 
 #[derive(Debug, serde::Serialize)]
@@ -82,6 +121,7 @@ pub struct ConnSummary {
     pub responder: conn::End,
     pub ipsn: Option<u32>,
     pub from_qp_info: bool,
+    pub verb: Option<Verb>,
     pub packets: usize,
 }
 
@@ -93,7 +133,82 @@ impl ConnSummary {
             responder: c.responder,
             ipsn: c.ipsn,
             from_qp_info: c.from_qp_info,
+            verb: c.verb,
             packets: c.packets.len(),
         }
+    }
+}
+
+/// `report.json` (schema in docs/formats.md §8).
+#[derive(Debug, serde::Serialize)]
+pub struct Report {
+    pub format: String,
+    pub version: u32,
+    pub trace: PathBuf,
+    pub packets: u64,
+    /// Mirror copies missing from the trace (gaps in the seqs): every replay is less sure.
+    pub missing_copies: u64,
+    pub verb: Option<Verb>,
+    pub connections: Vec<ConnSummary>,
+    pub unassigned_packets: u64,
+    pub context_problems: Vec<String>,
+    pub gbn: gbn::Report,
+    pub retransmission: retrans::Report,
+    pub cnp: cnp::Report,
+    pub counters: counters::Report,
+    pub interop: interop::Report,
+    pub goodput: goodput::Report,
+}
+
+impl Report {
+    /// The terminal summary.
+    pub fn render(&self) -> String {
+        use std::fmt::Write as _;
+        let mut out = String::new();
+        let mixed = self.connections.iter().any(|c| c.verb.is_some());
+        let verb = match self.verb {
+            Some(v) => format!("{v:?}").to_lowercase(),
+            None if mixed => "mixed verbs".into(),
+            None => "unknown verb".into(),
+        };
+        let _ = writeln!(out, "{} packets, {} connections, {verb}", self.packets, self.connections.len());
+        if self.missing_copies > 0 {
+            let _ = writeln!(
+                out,
+                "  warning: {} mirror copies are missing from the trace: findings next to the gaps may be \
+                 artifacts of the capture (rocescope check lists them)",
+                self.missing_copies
+            );
+        }
+        if self.unassigned_packets > 0 {
+            let _ = writeln!(out, "  {} RoCE packets belong to no known connection", self.unassigned_packets);
+        }
+        for p in &self.context_problems {
+            let _ = writeln!(out, "  could not read: {p}");
+        }
+        self.gbn.render(&mut out);
+        self.retransmission.render(&mut out);
+        self.cnp.render(&mut out);
+        self.counters.render(&mut out);
+        self.interop.render(&mut out);
+        self.goodput.render(&mut out);
+        out
+    }
+
+    /// Writes every analyzer's SVG plots into `dir`.
+    pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        out.extend(self.retransmission.plots(dir)?);
+        out.extend(self.cnp.plots(dir)?);
+        Ok(out)
+    }
+
+    /// Findings that mean the RNICs misbehaved (flagged, not merely measured).
+    pub fn problems(&self) -> usize {
+        self.gbn.problems()
+            + self.retransmission.problems()
+            + self.cnp.problems()
+            + self.counters.problems()
+            + self.interop.problems()
     }
 }

@@ -63,3 +63,8 @@ pub fn out_dir(run: &RigRun) -> PathBuf {
 pub fn exists(p: &Path) -> bool {
     p.exists()
 }
+
+/// Reconstructs `run` and loads it for analysis.
+pub fn analysis(run: &RigRun) -> control::analyze::Analysis {
+    control::analyze::Analysis::load(&reconstruct(run)).unwrap()
+}

@@ -1,0 +1,1272 @@
+//! Congestion notification (Lumina §4 "Congestion notification"; §6.3 "CNP generation
+//! interval" and "Different CNP rate limiting modes").
+//!
+//! **Triggers.** A packet delivered with an ECN mark (Lumina event `ecn`, or CE in the copy)
+//! to the notification point (NP: the end that receives it), and — where slow restart
+//! applies (CX5 / CX6 Dx with the NP and `slow-restart` on: Lumina's `NACK_TRIGGER_CNP`) —
+//! a NAK the NP sends. A NAK is dated by the out-of-sequence data packet whose arrival made
+//! the NP send it (a Go-back-N receiver replayed over the trace finds it), because that
+//! arrival is when the NP asks its rate limiter.
+//!
+//! **The NP's clock.** The limiter compares arrival times at the NP. A frame arrives after
+//! the switch pipeline and the cable (constant: they cancel in every difference the limiter
+//! takes), after its serialization at the NP's link rate, and after whatever was queued ahead
+//! of it on the switch port towards the NP. The port is modelled as a FIFO fed with every
+//! frame forwarded to that host and drained at the link rate of the host's NIC (Lumina §6:
+//! CX4 Lx 40 GbE, the others 100 GbE). Switch timestamps are whole nanoseconds, so a
+//! difference of arrivals is known to ±1 ns: a trigger within [`TOLERANCE_PS`] of the
+//! interval boundary is *ambiguous* and both outcomes are tried (see [`evaluate`]).
+//!
+//! **Scope.** Each rate-limiting hypothesis — one limiter per NP port, per (NP, destination
+//! IP), per QP — is replayed with the NP's minimum interval (configured
+//! `min-time-between-cnps`, NVIDIA's 4 µs default, or E810's hidden 50 µs). A hypothesis
+//! explains the trace when, per connection, the CNPs it expects and the CNPs observed pair up
+//! one to one in order, each CNP after its trigger and within twice the median trigger→CNP
+//! delay plus 2 µs (so one missing CNP does not shift every later pairing). When several
+//! hypotheses explain it (one QP; or one address pair, where per port and per IP coincide)
+//! the scope is ambiguous and all are reported. The interval itself is bracketed by the
+//! largest trigger gap that was suppressed and the smallest that produced a CNP.
+//!
+//! **Limits.** Hosts are Lumina's two: every requester end on one NIC port, every responder
+//! end on the other (`multi-gid` gives each QP its own address on the same port). A CNP
+//! carries no PSN, so when the interval is shorter than the NP's CNP generation jitter two
+//! CNPs of one connection pair with their triggers by order, which may swap them. Without a
+//! test configuration NAKs are not triggers and the interval is estimated from CNP spacing.
+//! The arrival model uses the NIC's default link rate (a rig `link-gbps` override is not in
+//! the configuration the analyzers read); only queueing differences depend on it.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+
+use trace::record::{flag, Kind, Record};
+use wire::mirror::Event;
+use wire::psn;
+
+use super::conn::{End, Role};
+use super::context::{HostConfig, Verb};
+use super::transport::{ce_marked, corrupt, SwitchClock};
+use super::Input;
+
+/// How far a difference of two estimated arrivals may be from the true one: each switch
+/// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
+pub const TOLERANCE_PS: u64 = 1_000;
+/// Intel E810's hidden minimum CNP interval (Lumina §6.3).
+pub const E810_INTERVAL_NS: u64 = 50_000;
+/// NVIDIA's default `min_time_between_cnps` (Lumina §6.3).
+pub const NVIDIA_DEFAULT_INTERVAL_US: u64 = 4;
+/// A CNP pairs only with a trigger at most `2 × median delay + WINDOW_SLACK_NS` before it.
+const WINDOW_SLACK_NS: u64 = 2_000;
+/// Up to this many ambiguous decisions, every combination of outcomes is tried.
+const MAX_SEARCHED_AMBIGUOUS: u32 = 6;
+/// Ethernet bytes on the wire besides the frame: FCS, preamble + SFD, inter-frame gap.
+const WIRE_OVERHEAD: u64 = 24;
+
+/// Which CNPs share one rate limiter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scope {
+    /// One limiter per NP port (CX5, CX6 Dx).
+    Port,
+    /// One per (NP, destination IP) (CX4 Lx).
+    DestIp,
+    /// One per QP (E810).
+    Qp,
+}
+
+impl Scope {
+    pub const ALL: [Scope; 3] = [Scope::Port, Scope::DestIp, Scope::Qp];
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Scope::Port => "per port",
+            Scope::DestIp => "per destination IP",
+            Scope::Qp => "per QP",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    Ecn,
+    Nak,
+}
+
+/// What the configuration says about one host as an NP.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct NpHost {
+    pub role: Role,
+    pub nic: Option<String>,
+    pub np_enabled: bool,
+    /// The minimum interval its limiter should keep; None when nothing says.
+    pub interval_ns: Option<u64>,
+    /// `configured`, `nvidia-default`, `e810-hidden` or `unknown`.
+    pub interval_source: &'static str,
+    /// NAKs it sends are triggers (slow restart on a CX5 / CX6 Dx).
+    pub nak_triggers: bool,
+    /// The scope Lumina §6.3 measured for its NIC.
+    pub documented_scope: Option<Scope>,
+    /// Link rate of the arrival model; None: no queueing modelled.
+    pub link_gbps: Option<f64>,
+}
+
+impl NpHost {
+    fn of(role: Role, cfg: Option<&HostConfig>) -> NpHost {
+        let nic = cfg.and_then(|h| h.nic.clone());
+        let np_enabled = cfg.and_then(|h| h.np_enable).unwrap_or(true);
+        let configured = cfg.and_then(|h| h.min_time_between_cnps_us);
+        let (interval_ns, interval_source) = match (nic.as_deref(), configured) {
+            (Some("e810"), _) => (Some(E810_INTERVAL_NS), "e810-hidden"),
+            (_, Some(us)) => (Some(us.saturating_mul(1_000)), "configured"),
+            (Some("cx4" | "cx5" | "cx6"), None) => (Some(NVIDIA_DEFAULT_INTERVAL_US * 1_000), "nvidia-default"),
+            _ => (None, "unknown"),
+        };
+        let slow_restart = cfg.and_then(|h| h.slow_restart) == Some(true);
+        let (documented_scope, link_gbps) = match nic.as_deref() {
+            Some("cx4") => (Some(Scope::DestIp), Some(40.0)),
+            Some("cx5" | "cx6") => (Some(Scope::Port), Some(100.0)),
+            Some("e810") => (Some(Scope::Qp), Some(100.0)),
+            _ => (None, None),
+        };
+        let nak_triggers = slow_restart && np_enabled && matches!(nic.as_deref(), Some("cx5" | "cx6"));
+        NpHost { role, nic, np_enabled, interval_ns, interval_source, nak_triggers, documented_scope, link_gbps }
+    }
+
+    fn interval_ps(&self) -> Option<u64> {
+        self.interval_ns.map(|ns| ns.saturating_mul(1_000))
+    }
+}
+
+/// A trigger: a packet whose arrival made the NP ask its rate limiter for a CNP.
+#[derive(Debug, Clone)]
+struct Trig {
+    /// Trace index and mirror seq of the packet that arrived (for NAKs: the
+    /// out-of-sequence data packet, or the NAK itself when no such packet is found).
+    idx: u32,
+    seq: u64,
+    ts_ns: u64,
+    /// Estimated arrival at the NP, ps, up to a constant per host.
+    arrival_ps: u64,
+    conn: u32,
+    np: Role,
+    rp_ip: IpAddr,
+    cause: Cause,
+    psn: u32,
+    nak_seq: Option<u64>,
+}
+
+/// An observed CNP.
+#[derive(Debug, Clone)]
+struct Seen {
+    idx: u32,
+    seq: u64,
+    ts_ns: u64,
+    conn: u32,
+    np: Role,
+    rp_ip: IpAddr,
+}
+
+/// Everything the analyzer takes from one pass over the trace.
+#[derive(Debug, Default)]
+struct Scan {
+    /// In trace order; an ECN trigger before a NAK trigger of the same packet, as an NP
+    /// handles the mark before the transport sees the packet.
+    triggers: Vec<Trig>,
+    cnps: Vec<Seen>,
+    /// NAKs from an NP with no out-of-sequence arrival before them (dated by the NAK).
+    naks_without_cause: usize,
+    /// RoCE packets of the connections that are not mirrored copies: no switch time, so
+    /// they cannot be placed on the NP's clock and are left out.
+    unmirrored: usize,
+}
+
+/// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
+/// ingress time + queueing + serialization; the pipeline and cable delays are left out.
+#[derive(Debug)]
+struct Egress {
+    /// Femtoseconds per byte (as the emulator keeps rates); None: no queueing modelled.
+    fs_per_byte: Option<u64>,
+    busy_ps: u64,
+}
+
+impl Egress {
+    fn new(gbps: Option<f64>) -> Egress {
+        Egress { fs_per_byte: gbps.map(|g| (8.0e6 / g).round().max(1.0) as u64), busy_ps: 0 }
+    }
+
+    fn arrive(&mut self, ts_ns: u64, frame_len: u16) -> u64 {
+        let ready = ts_ns.saturating_mul(1_000).saturating_add(TOLERANCE_PS / 2);
+        let Some(fs) = self.fs_per_byte else { return ready };
+        let wire = ((u64::from(frame_len) + WIRE_OVERHEAD) * fs + 500) / 1_000;
+        self.busy_ps = ready.max(self.busy_ps).saturating_add(wire);
+        self.busy_ps
+    }
+}
+
+/// A Go-back-N receiver (WRITE/SEND responder): says which arrival makes it send a NAK —
+/// the first out-of-sequence packet of a gap.
+#[derive(Debug, Clone, Copy)]
+struct Receiver {
+    epsn: Option<u32>,
+    nak_outstanding: bool,
+}
+
+impl Receiver {
+    fn observe(&mut self, p: u32) -> bool {
+        let e = *self.epsn.get_or_insert(p);
+        if p == e {
+            self.epsn = Some(psn::add(e, 1));
+            self.nak_outstanding = false;
+            return false;
+        }
+        if psn::lt(p, e) || self.nak_outstanding {
+            return false;
+        }
+        self.nak_outstanding = true;
+        true
+    }
+}
+
+/// SEND and WRITE packets: the ones a Go-back-N responder sequences.
+fn is_send_write(r: &Record) -> bool {
+    r.kind() == Kind::Request && matches!(r.opcode & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
+}
+
+impl Scan {
+    fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
+        let conns = &input.conns.list;
+        let ends: HashMap<End, (u32, Role)> = conns
+            .iter()
+            .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
+            .collect();
+        let mut ports = [Egress::new(hosts[0].link_gbps), Egress::new(hosts[1].link_gbps)];
+        let mut receivers: Vec<Receiver> =
+            conns.iter().map(|c| Receiver { epsn: c.ipsn, nak_outstanding: false }).collect();
+        let mut nak_cause: Vec<Option<Trig>> = vec![None; conns.len()];
+        let clock = SwitchClock::of(input.view.records);
+        let mut scan = Scan::default();
+        for (i, r) in input.view.records.iter().enumerate() {
+            if matches!(r.kind(), Kind::NotRoce) {
+                continue;
+            }
+            let Some(f) = input.view.flow(r) else { continue };
+            let Some(&(conn, role)) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp }) else { continue };
+            let Some(c) = conns.get(conn as usize) else { continue };
+            if !r.has(flag::MIRRORED) {
+                scan.unmirrored += 1;
+                continue;
+            }
+            let ts_ns = clock.ns(r);
+            let sender = c.end(role.other()).ip;
+            if r.kind() == Kind::Cnp {
+                let np = role.other();
+                scan.cnps.push(Seen { idx: i as u32, seq: r.seq, ts_ns, conn, np, rp_ip: c.end(role).ip });
+            }
+            // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers.
+            let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
+            if sequenced && r.is_nak() && role == Role::Requester {
+                let nak = nak_cause[conn as usize].take();
+                scan.push_nak(nak, r, i as u32, ts_ns, conn, c.requester.ip);
+            }
+            if r.event() == Event::Drop {
+                continue; // never reaches the NP
+            }
+            let arrival_ps = ports[role.index()].arrive(ts_ns, r.frame_len);
+            if corrupt(r) || r.kind() == Kind::Cnp {
+                continue; // the ICRC check discards it; a CNP is for the RP
+            }
+            let t = Trig {
+                idx: i as u32,
+                seq: r.seq,
+                ts_ns,
+                arrival_ps,
+                conn,
+                np: role,
+                rp_ip: sender,
+                cause: Cause::Ecn,
+                psn: r.psn,
+                nak_seq: None,
+            };
+            if sequenced && role == Role::Responder && is_send_write(r) && receivers[conn as usize].observe(r.psn) {
+                nak_cause[conn as usize] = Some(Trig { cause: Cause::Nak, ..t.clone() });
+            }
+            if ce_marked(r) {
+                scan.triggers.push(t);
+            }
+        }
+        scan.triggers.sort_by_key(|t| (t.idx, t.cause == Cause::Nak));
+        scan
+    }
+
+    /// A NAK from the responder: a trigger dated by the arrival that caused it, or by the
+    /// NAK itself when the replayed receiver saw no gap (e.g. a copy missing from the trace).
+    fn push_nak(&mut self, cause: Option<Trig>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
+        let t = match cause {
+            Some(t) => Trig { nak_seq: Some(nak.seq), ..t },
+            None => {
+                self.naks_without_cause += 1;
+                Trig {
+                    idx,
+                    seq: nak.seq,
+                    ts_ns,
+                    arrival_ps: ts_ns.saturating_mul(1_000),
+                    conn,
+                    np: Role::Responder,
+                    rp_ip,
+                    cause: Cause::Nak,
+                    psn: nak.psn,
+                    nak_seq: Some(nak.seq),
+                }
+            }
+        };
+        self.triggers.push(t);
+    }
+}
+
+/// Which limiter a trigger or CNP belongs to under a scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Group {
+    Port(Role),
+    DestIp(Role, IpAddr),
+    Qp(Role, u32),
+}
+
+impl Group {
+    fn of(scope: Scope, np: Role, rp_ip: IpAddr, conn: u32) -> Group {
+        match scope {
+            Scope::Port => Group::Port(np),
+            Scope::DestIp => Group::DestIp(np, rp_ip),
+            Scope::Qp => Group::Qp(np, conn),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Decision {
+    /// The limiter lets it through: a CNP is expected.
+    Sent,
+    /// Too soon after the trigger (index) that last got a CNP in its group.
+    Suppressed { by: usize },
+    /// The NP is disabled or NAKs are not triggers on this NIC.
+    NotATrigger,
+}
+
+/// One replay of the NP's limiter under a hypothesis, paired with the observed CNPs.
+#[derive(Debug, Clone)]
+struct Outcome {
+    scope: Scope,
+    /// Per NP role, the interval replayed, ps.
+    interval_ps: [u64; 2],
+    decisions: Vec<Decision>,
+    /// Per trigger: arrival − the previous CNP-producing arrival of its group, ps.
+    gap_ps: Vec<Option<u64>>,
+    /// Per trigger / per CNP: its partner.
+    cnp_of: Vec<Option<usize>>,
+    trigger_of: Vec<Option<usize>>,
+    missing: usize,
+    unexplained: usize,
+    ambiguous: u32,
+}
+
+impl Outcome {
+    fn consistent(&self) -> bool {
+        self.missing == 0 && self.unexplained == 0
+    }
+    fn mismatches(&self) -> usize {
+        self.missing + self.unexplained
+    }
+    fn expected(&self) -> usize {
+        self.decisions.iter().filter(|d| **d == Decision::Sent).count()
+    }
+}
+
+/// Triggers and CNPs merged in trace order.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Trigger(usize),
+    Cnp(usize),
+}
+
+fn timeline(scan: &Scan) -> Vec<Step> {
+    let mut steps: Vec<(u32, u8, Step)> =
+        scan.triggers.iter().enumerate().map(|(i, t)| (t.idx, 0, Step::Trigger(i))).collect();
+    steps.extend(scan.cnps.iter().enumerate().map(|(i, c)| (c.idx, 1, Step::Cnp(i))));
+    steps.sort_by_key(|&(idx, order, _)| (idx, order));
+    steps.into_iter().map(|(_, _, s)| s).collect()
+}
+
+/// Whether a trigger can ask for a CNP at all.
+fn counts(t: &Trig, hosts: &[NpHost; 2]) -> bool {
+    let h = &hosts[t.np.index()];
+    h.np_enabled && (t.cause == Cause::Ecn || h.nak_triggers)
+}
+
+/// Replays the limiter of `scope`: a trigger gets a CNP unless its group's last CNP-producing
+/// trigger arrived less than the interval before (the emulator's and, with the arrival
+/// clock, Lumina's rule). Within [`TOLERANCE_PS`] of the boundary the decision is
+/// ambiguous: the `n`th ambiguous one takes the nominal outcome unless bit `n` of `flips`
+/// is set. Expected CNPs pair with observed ones per connection, first in first out; an
+/// expected CNP still unpaired `window_ns` after its trigger is missing.
+fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u64) -> Outcome {
+    let (scope, interval_ps) = (h.scope, h.interval_ps);
+    let n = scan.triggers.len();
+    let mut o = Outcome {
+        scope,
+        interval_ps,
+        decisions: vec![Decision::NotATrigger; n],
+        gap_ps: vec![None; n],
+        cnp_of: vec![None; n],
+        trigger_of: vec![None; scan.cnps.len()],
+        missing: 0,
+        unexplained: 0,
+        ambiguous: 0,
+    };
+    let mut last: HashMap<Group, usize> = HashMap::new();
+    let mut pending: HashMap<(u32, Role), VecDeque<usize>> = HashMap::new();
+    for step in steps {
+        match *step {
+            Step::Trigger(i) => {
+                let t = &scan.triggers[i];
+                if !counts(t, hosts) {
+                    continue;
+                }
+                let g = Group::of(scope, t.np, t.rp_ip, t.conn);
+                let interval = interval_ps[t.np.index()];
+                let prev = last.get(&g).copied();
+                let gap = prev.map(|p| t.arrival_ps.saturating_sub(scan.triggers[p].arrival_ps));
+                o.gap_ps[i] = gap;
+                let mut send = gap.is_none_or(|d| d >= interval);
+                if gap.is_some_and(|d| d.abs_diff(interval) < TOLERANCE_PS) {
+                    if o.ambiguous < 64 && (flips >> o.ambiguous) & 1 == 1 {
+                        send = !send;
+                    }
+                    o.ambiguous += 1;
+                }
+                o.decisions[i] = match (send, prev) {
+                    (false, Some(by)) => Decision::Suppressed { by },
+                    _ => {
+                        last.insert(g, i);
+                        pending.entry((t.conn, t.np)).or_default().push_back(i);
+                        Decision::Sent
+                    }
+                };
+            }
+            Step::Cnp(k) => {
+                let c = &scan.cnps[k];
+                let queue = pending.entry((c.conn, c.np)).or_default();
+                while queue.front().is_some_and(|&i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns) > h.window_ns) {
+                    queue.pop_front();
+                    o.missing += 1;
+                }
+                match queue.pop_front() {
+                    Some(i) => {
+                        o.cnp_of[i] = Some(k);
+                        o.trigger_of[k] = Some(i);
+                    }
+                    None => o.unexplained += 1,
+                }
+            }
+        }
+    }
+    o.missing += pending.values().map(VecDeque::len).sum::<usize>();
+    o
+}
+
+/// A hypothesis to replay: the scope, the interval per NP, how late a CNP may follow its
+/// trigger.
+#[derive(Debug, Clone, Copy)]
+struct Hyp {
+    scope: Scope,
+    interval_ps: [u64; 2],
+    window_ns: u64,
+}
+
+/// How late a CNP may come: twice the (lower) median delay of a first pairing, plus slack.
+/// It keeps a missing CNP from shifting every later pairing by one.
+fn delay_window(scan: &Scan, o: &Outcome) -> u64 {
+    let mut delays: Vec<u64> = o
+        .trigger_of
+        .iter()
+        .zip(&scan.cnps)
+        .filter_map(|(t, c)| t.map(|i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns)))
+        .collect();
+    delays.sort_unstable();
+    delays.get(delays.len().saturating_sub(1) / 2).map_or(u64::MAX, |m| m.saturating_mul(2) + WINDOW_SLACK_NS)
+}
+
+/// The interval to replay per NP: the configured one, or — when nothing says — the
+/// smallest gap between consecutive observed CNPs of one group (an estimate: CNP timestamps
+/// carry the NP's generation jitter).
+fn intervals(scan: &Scan, hosts: &[NpHost; 2], scope: Scope) -> [u64; 2] {
+    let mut out = [0; 2];
+    for (slot, h) in out.iter_mut().zip(hosts) {
+        *slot = match h.interval_ps() {
+            Some(ps) => ps,
+            None => {
+                observed_gaps(scan, scope).filter(|(np, _)| *np == h.role).map(|(_, g)| g * 1_000).min().unwrap_or(0)
+            }
+        };
+    }
+    out
+}
+
+/// (NP, gap in ns) between consecutive observed CNPs of each group.
+fn observed_gaps(scan: &Scan, scope: Scope) -> impl Iterator<Item = (Role, u64)> + '_ {
+    let mut last: HashMap<Group, u64> = HashMap::new();
+    scan.cnps.iter().filter_map(move |c| {
+        let prev = last.insert(Group::of(scope, c.np, c.rp_ip, c.conn), c.ts_ns)?;
+        Some((c.np, c.ts_ns.saturating_sub(prev)))
+    })
+}
+
+/// Replays `scope`. When the nominal replay does not explain the trace but met ambiguous
+/// decisions, tries their other outcomes: all combinations of a few, else one at a time,
+/// keeping a flip when it leaves fewer mismatches (a wrong boundary decision disturbs the
+/// pairing locally, until the group's next CNP).
+fn evaluate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], scope: Scope) -> Outcome {
+    let mut h = Hyp { scope, interval_ps: intervals(scan, hosts, scope), window_ns: u64::MAX };
+    h.window_ns = delay_window(scan, &simulate(scan, steps, hosts, &h, 0));
+    let nominal = simulate(scan, steps, hosts, &h, 0);
+    if nominal.consistent() || nominal.ambiguous == 0 {
+        return nominal;
+    }
+    if nominal.ambiguous <= MAX_SEARCHED_AMBIGUOUS {
+        return (1..1u64 << nominal.ambiguous)
+            .map(|flips| simulate(scan, steps, hosts, &h, flips))
+            .find(Outcome::consistent)
+            .unwrap_or(nominal);
+    }
+    let (mut best, mut flips) = (nominal, 0u64);
+    for j in 0..best.ambiguous.min(64) {
+        let candidate = simulate(scan, steps, hosts, &h, flips | 1 << j);
+        if candidate.mismatches() < best.mismatches() {
+            (best, flips) = (candidate, flips | 1 << j);
+        }
+        if best.consistent() {
+            break;
+        }
+    }
+    best
+}
+
+/// What became of one trigger under the scope used for the report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TriggerOutcome {
+    /// Expected a CNP and one was observed.
+    Cnp,
+    /// The limiter held it back.
+    Suppressed,
+    /// Expected a CNP and none was observed.
+    Missing,
+    /// The NP is disabled, or NAKs do not trigger CNPs on this NIC.
+    NotATrigger,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TriggerReport {
+    /// Mirror seq (unwrapped) of the packet whose arrival asked for a CNP: the ECN-marked
+    /// packet, or for a NAK the out-of-sequence data packet that made the NP send it.
+    pub seq: u64,
+    pub conn: u32,
+    /// The notification point: the end that received the packet.
+    pub np: Role,
+    pub cause: Cause,
+    pub psn: u32,
+    pub switch_ts_ns: u64,
+    pub nak_seq: Option<u64>,
+    pub outcome: TriggerOutcome,
+    pub cnp_seq: Option<u64>,
+    /// For a suppressed trigger: the trigger whose CNP was too recent.
+    pub limited_by_seq: Option<u64>,
+    /// Arrival at the NP minus the arrival of the last CNP-producing trigger of its group.
+    pub gap_ns: Option<f64>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CnpReport {
+    pub seq: u64,
+    pub switch_ts_ns: u64,
+    pub conn: u32,
+    /// The end that sent it.
+    pub np: Role,
+    pub trigger_seq: Option<u64>,
+    pub cause: Option<Cause>,
+    /// Trigger at the switch → this CNP at the switch.
+    pub delay_ns: Option<u64>,
+    /// Since the previous CNP of its group, switch time.
+    pub interval_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ConnReport {
+    pub conn: u32,
+    pub ecn_triggers: usize,
+    pub nak_triggers: usize,
+    pub expected: usize,
+    pub observed: usize,
+    pub suppressed: usize,
+    pub missing: usize,
+    pub unexplained: usize,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Hypothesis {
+    pub scope: Scope,
+    pub consistent: bool,
+    pub expected: usize,
+    pub missing: usize,
+    pub unexplained: usize,
+    /// Decisions within the timestamp tolerance of the interval.
+    pub ambiguous: u32,
+    /// The interval replayed, per NP (requester, responder), ns.
+    pub interval_ns: [f64; 2],
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct ScopeVerdict {
+    /// Every scope whose replay explains the trace.
+    pub consistent: Vec<Scope>,
+    /// The scope, when exactly one explains the trace.
+    pub inferred: Option<Scope>,
+    pub ambiguous: bool,
+    /// The scope the per-trigger and per-CNP details below follow: the inferred one, else
+    /// the NIC's documented one among the consistent, else the closest.
+    pub used: Option<Scope>,
+    /// What Lumina §6.3 measured for the NP's NIC.
+    pub documented: Option<Scope>,
+}
+
+/// Where the true minimum interval lies: above the largest gap that was suppressed, at most
+/// the smallest gap that produced a CNP (arrival clock, widened by the tolerance).
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct IntervalBracket {
+    pub above_ns: Option<u64>,
+    pub at_most_ns: Option<u64>,
+    /// What the configuration or NIC says.
+    pub expected_ns: Option<u64>,
+    /// Consecutive CNPs of one group, switch time.
+    pub observed_min_ns: Option<u64>,
+    pub observed_median_ns: Option<u64>,
+    pub observed_max_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FindingKind {
+    /// A trigger the limiter let through got no CNP.
+    MissingCnp,
+    /// A CNP with no trigger left to explain it on its connection.
+    CnpWithoutTrigger,
+    CnpWhileNpDisabled,
+    /// Two CNPs of one group closer than the configured minimum interval.
+    CnpsTooClose,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Finding {
+    pub kind: FindingKind,
+    pub conn: u32,
+    /// The trigger (missing CNP) or the CNP concerned.
+    pub seq: u64,
+    pub detail: String,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub hosts: Vec<NpHost>,
+    pub ecn_triggers: usize,
+    pub nak_triggers: usize,
+    pub expected: usize,
+    pub observed: usize,
+    pub suppressed: usize,
+    pub missing: usize,
+    pub unexplained: usize,
+    pub naks_without_cause: usize,
+    pub scope: ScopeVerdict,
+    pub hypotheses: Vec<Hypothesis>,
+    pub min_interval: IntervalBracket,
+    pub connections: Vec<ConnReport>,
+    pub triggers: Vec<TriggerReport>,
+    pub cnps: Vec<CnpReport>,
+    pub findings: Vec<Finding>,
+    /// Whether the findings are problems: only with a test configuration, which says the
+    /// NPs are enabled and what their NICs are; without one, a missing CNP may be an NP
+    /// that is off or a limiter with a longer interval, so findings are only reported.
+    pub confirmed: bool,
+    pub notes: Vec<String>,
+}
+
+/// Lumina §4 "Congestion notification", §6.3: expected vs observed CNPs, the rate-limiting
+/// scope and the minimum interval.
+pub fn analyze(input: &Input<'_>) -> Report {
+    let cfg = input.ctx.config.as_ref();
+    let hosts = [
+        NpHost::of(Role::Requester, cfg.map(|c| &c.requester)),
+        NpHost::of(Role::Responder, cfg.map(|c| &c.responder)),
+    ];
+    let scan = Scan::run(input, &hosts);
+    Report::of(&scan, &hosts, cfg.is_some())
+}
+
+impl Report {
+    fn of(scan: &Scan, hosts: &[NpHost; 2], have_config: bool) -> Report {
+        let steps = timeline(scan);
+        let outcomes: Vec<Outcome> = Scope::ALL.iter().map(|&s| evaluate(scan, &steps, hosts, s)).collect();
+        let active = active_nps(scan);
+        let documented = active.iter().find_map(|&r| hosts[r.index()].documented_scope);
+        let verdict = verdict(&outcomes, documented);
+        let mut report = Report {
+            hosts: hosts.iter().filter(|h| active.contains(&h.role)).cloned().collect(),
+            naks_without_cause: scan.naks_without_cause,
+            hypotheses: outcomes.iter().map(hypothesis).collect(),
+            notes: notes(have_config, hosts, &active, scan),
+            confirmed: have_config,
+            ..Report::default()
+        };
+        if let Some(o) = outcomes.iter().find(|o| Some(o.scope) == verdict.used) {
+            report.fill(scan, &steps, hosts, o);
+        }
+        report.scope = verdict;
+        report
+    }
+}
+
+/// The NPs the trace shows at work: they received a trigger or sent a CNP.
+fn active_nps(scan: &Scan) -> Vec<Role> {
+    let mut roles: Vec<Role> = scan.triggers.iter().map(|t| t.np).chain(scan.cnps.iter().map(|c| c.np)).collect();
+    roles.sort_by_key(|&r| r.index());
+    roles.dedup();
+    roles
+}
+
+fn verdict(outcomes: &[Outcome], documented: Option<Scope>) -> ScopeVerdict {
+    let consistent: Vec<Scope> = outcomes.iter().filter(|o| o.consistent()).map(|o| o.scope).collect();
+    let used = if consistent.is_empty() {
+        // Closest to explaining the trace; ties go to the documented scope, then to order.
+        let best = outcomes.iter().map(Outcome::mismatches).min();
+        let closest: Vec<Scope> = outcomes.iter().filter(|o| Some(o.mismatches()) == best).map(|o| o.scope).collect();
+        documented.filter(|d| closest.contains(d)).or(closest.first().copied())
+    } else {
+        documented.filter(|d| consistent.contains(d)).or(consistent.first().copied())
+    };
+    ScopeVerdict {
+        inferred: (consistent.len() == 1).then(|| consistent[0]),
+        ambiguous: consistent.len() > 1,
+        consistent,
+        used,
+        documented,
+    }
+}
+
+fn hypothesis(o: &Outcome) -> Hypothesis {
+    Hypothesis {
+        scope: o.scope,
+        consistent: o.consistent(),
+        expected: o.expected(),
+        missing: o.missing,
+        unexplained: o.unexplained,
+        ambiguous: o.ambiguous,
+        interval_ns: o.interval_ps.map(|ps| ps as f64 / 1_000.0),
+    }
+}
+
+fn notes(have_config: bool, hosts: &[NpHost; 2], active: &[Role], scan: &Scan) -> Vec<String> {
+    let mut notes = Vec::new();
+    if !have_config {
+        notes.push("no test configuration: NAKs are not triggers, intervals estimated from the CNPs".into());
+    }
+    for h in active.iter().map(|&r| &hosts[r.index()]) {
+        if h.link_gbps.is_none() {
+            notes.push(format!("{:?} NIC unknown: switch queueing towards it not modelled", h.role));
+        }
+    }
+    if scan.unmirrored > 0 {
+        notes.push(format!("{} RoCE packets are not mirrored copies (no switch time): left out", scan.unmirrored));
+    }
+    if scan.naks_without_cause > 0 {
+        notes.push(format!(
+            "{} NAKs had no out-of-sequence arrival before them; dated by the NAK",
+            scan.naks_without_cause
+        ));
+    }
+    notes
+}
+
+fn ns_f64(ps: u64) -> f64 {
+    ps as f64 / 1_000.0
+}
+
+impl Report {
+    /// The details under the replay `o` of the scope used.
+    fn fill(&mut self, scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) {
+        self.triggers = scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, i, t)).collect();
+        self.cnps = cnp_reports(scan, o);
+        self.connections = conn_reports(scan, o, &self.triggers);
+        let counted = |c: Cause| {
+            self.triggers.iter().filter(|t| t.cause == c && t.outcome != TriggerOutcome::NotATrigger).count()
+        };
+        (self.ecn_triggers, self.nak_triggers) = (counted(Cause::Ecn), counted(Cause::Nak));
+        self.expected = o.expected();
+        self.observed = scan.cnps.len();
+        self.suppressed = o.decisions.iter().filter(|d| matches!(d, Decision::Suppressed { .. })).count();
+        (self.missing, self.unexplained) = (o.missing, o.unexplained);
+        self.min_interval = bracket(scan, o, hosts, &self.cnps);
+        self.findings = findings(scan, steps, hosts, o);
+    }
+}
+
+fn trigger_report(scan: &Scan, o: &Outcome, i: usize, t: &Trig) -> TriggerReport {
+    let (outcome, limited_by_seq) = match o.decisions[i] {
+        Decision::Sent if o.cnp_of[i].is_some() => (TriggerOutcome::Cnp, None),
+        Decision::Sent => (TriggerOutcome::Missing, None),
+        Decision::Suppressed { by } => (TriggerOutcome::Suppressed, Some(scan.triggers[by].seq)),
+        Decision::NotATrigger => (TriggerOutcome::NotATrigger, None),
+    };
+    TriggerReport {
+        seq: t.seq,
+        conn: t.conn,
+        np: t.np,
+        cause: t.cause,
+        psn: t.psn,
+        switch_ts_ns: t.ts_ns,
+        nak_seq: t.nak_seq,
+        outcome,
+        cnp_seq: o.cnp_of[i].map(|k| scan.cnps[k].seq),
+        limited_by_seq,
+        gap_ns: o.gap_ps[i].map(ns_f64),
+    }
+}
+
+fn cnp_reports(scan: &Scan, o: &Outcome) -> Vec<CnpReport> {
+    let mut last: HashMap<Group, u64> = HashMap::new();
+    scan.cnps
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let trigger = o.trigger_of[k].map(|i| &scan.triggers[i]);
+            let prev = last.insert(Group::of(o.scope, c.np, c.rp_ip, c.conn), c.ts_ns);
+            CnpReport {
+                seq: c.seq,
+                switch_ts_ns: c.ts_ns,
+                conn: c.conn,
+                np: c.np,
+                trigger_seq: trigger.map(|t| t.seq),
+                cause: trigger.map(|t| t.cause),
+                delay_ns: trigger.map(|t| c.ts_ns.saturating_sub(t.ts_ns)),
+                interval_ns: prev.map(|p| c.ts_ns.saturating_sub(p)),
+            }
+        })
+        .collect()
+}
+
+fn conn_reports(scan: &Scan, o: &Outcome, triggers: &[TriggerReport]) -> Vec<ConnReport> {
+    let mut by_conn: BTreeMap<u32, ConnReport> = BTreeMap::new();
+    fn entry(m: &mut BTreeMap<u32, ConnReport>, conn: u32) -> &mut ConnReport {
+        m.entry(conn).or_insert_with(|| ConnReport { conn, ..ConnReport::default() })
+    }
+    for t in triggers {
+        let e = entry(&mut by_conn, t.conn);
+        match (t.outcome, t.cause) {
+            (TriggerOutcome::NotATrigger, _) => continue,
+            (_, Cause::Ecn) => e.ecn_triggers += 1,
+            (_, Cause::Nak) => e.nak_triggers += 1,
+        }
+        match t.outcome {
+            TriggerOutcome::Cnp => e.expected += 1,
+            TriggerOutcome::Missing => (e.expected, e.missing) = (e.expected + 1, e.missing + 1),
+            TriggerOutcome::Suppressed => e.suppressed += 1,
+            TriggerOutcome::NotATrigger => {}
+        }
+    }
+    for (k, c) in scan.cnps.iter().enumerate() {
+        let e = entry(&mut by_conn, c.conn);
+        e.observed += 1;
+        e.unexplained += usize::from(o.trigger_of[k].is_none());
+    }
+    by_conn.into_values().collect()
+}
+
+fn bracket(scan: &Scan, o: &Outcome, hosts: &[NpHost; 2], cnps: &[CnpReport]) -> IntervalBracket {
+    let gaps = |suppressed: bool| {
+        o.decisions.iter().zip(&o.gap_ps).filter_map(move |(d, g)| match d {
+            Decision::Sent if !suppressed => *g,
+            Decision::Suppressed { .. } if suppressed => *g,
+            _ => None,
+        })
+    };
+    let mut observed: Vec<u64> = cnps.iter().filter_map(|c| c.interval_ns).collect();
+    observed.sort_unstable();
+    IntervalBracket {
+        above_ns: gaps(true).max().map(|g| g.saturating_sub(TOLERANCE_PS) / 1_000),
+        at_most_ns: gaps(false).min().map(|g| (g + TOLERANCE_PS).div_ceil(1_000)),
+        expected_ns: active_nps(scan).iter().find_map(|&r| hosts[r.index()].interval_ns),
+        observed_min_ns: observed.first().copied(),
+        observed_median_ns: observed.get(observed.len() / 2).copied(),
+        observed_max_ns: observed.last().copied(),
+    }
+}
+
+/// Misbehaviour under the scope used: expected CNPs that never came, CNPs with nothing to
+/// explain them, CNPs from a disabled NP, and CNPs of one group closer than the interval.
+fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (i, t) in scan.triggers.iter().enumerate() {
+        if o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none() {
+            let detail = format!("{:?} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause, t.psn);
+            out.push(Finding { kind: FindingKind::MissingCnp, conn: t.conn, seq: t.seq, detail });
+        }
+    }
+    untriggered(scan, steps, hosts, &mut out);
+    too_close(scan, hosts, o, &mut out);
+    out
+}
+
+/// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers.
+fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
+    let mut balance: HashMap<(u32, Role), i64> = HashMap::new();
+    for step in steps {
+        match *step {
+            Step::Trigger(i) if counts(&scan.triggers[i], hosts) => {
+                let t = &scan.triggers[i];
+                *balance.entry((t.conn, t.np)).or_default() += 1;
+            }
+            Step::Trigger(_) => {}
+            Step::Cnp(k) => {
+                let c = &scan.cnps[k];
+                if !hosts[c.np.index()].np_enabled {
+                    let detail = format!("{:?} sent a CNP with its NP disabled", c.np);
+                    out.push(Finding { kind: FindingKind::CnpWhileNpDisabled, conn: c.conn, seq: c.seq, detail });
+                    continue;
+                }
+                let b = balance.entry((c.conn, c.np)).or_default();
+                *b -= 1;
+                if *b < 0 {
+                    let detail = "no ECN mark or NAK trigger left on its connection".to_string();
+                    out.push(Finding { kind: FindingKind::CnpWithoutTrigger, conn: c.conn, seq: c.seq, detail });
+                }
+            }
+        }
+    }
+}
+
+/// Consecutive CNPs of one group closer than the configured interval, on the NP's arrival
+/// clock when both have triggers, else on the switch clock.
+fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Finding>) {
+    let mut last: HashMap<Group, usize> = HashMap::new();
+    for (k, c) in scan.cnps.iter().enumerate() {
+        let Some(p) = last.insert(Group::of(o.scope, c.np, c.rp_ip, c.conn), k) else { continue };
+        let Some(interval) = hosts[c.np.index()].interval_ps() else { continue };
+        let gap = match (o.trigger_of[p], o.trigger_of[k]) {
+            (Some(a), Some(b)) => scan.triggers[b].arrival_ps.saturating_sub(scan.triggers[a].arrival_ps),
+            _ => c.ts_ns.saturating_sub(scan.cnps[p].ts_ns).saturating_mul(1_000),
+        };
+        if gap + TOLERANCE_PS < interval {
+            let detail = format!(
+                "{:.3} µs after CNP seq {} of its group ({}); minimum {:.3} µs",
+                ns_f64(gap) / 1_000.0,
+                scan.cnps[p].seq,
+                o.scope.name(),
+                ns_f64(interval) / 1_000.0
+            );
+            out.push(Finding { kind: FindingKind::CnpsTooClose, conn: c.conn, seq: c.seq, detail });
+        }
+    }
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1_000.0
+}
+
+impl Report {
+    /// The terminal summary.
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        if self.triggers.is_empty() && self.cnps.is_empty() {
+            let _ = writeln!(out, "CNP: no ECN marks, NAK triggers or CNPs");
+            return;
+        }
+        let _ = writeln!(
+            out,
+            "CNP: {} observed, {} expected from {} ECN + {} NAK triggers ({} suppressed)",
+            self.observed, self.expected, self.ecn_triggers, self.nak_triggers, self.suppressed
+        );
+        let _ = writeln!(out, "  rate-limiting scope: {}", self.scope_line());
+        if let Some(line) = self.interval_line() {
+            let _ = writeln!(out, "  {line}");
+        }
+        let show_all = self.connections.len() <= 4;
+        for c in self.connections.iter().filter(|c| show_all || c.missing + c.unexplained > 0) {
+            let _ = writeln!(
+                out,
+                "  conn {}: {} observed / {} expected, {} suppressed, {} ECN + {} NAK triggers",
+                c.conn, c.observed, c.expected, c.suppressed, c.ecn_triggers, c.nak_triggers
+            );
+        }
+        let label = if self.confirmed { "PROBLEM" } else { "finding (unconfirmed: no test configuration)" };
+        for f in &self.findings {
+            let _ = writeln!(out, "  {label} {:?} conn {} seq {}: {}", f.kind, f.conn, f.seq, f.detail);
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+
+    fn scope_line(&self) -> String {
+        let names = |s: &[Scope]| s.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ");
+        let documented = self.scope.documented.map_or(String::new(), |d| format!(" (NIC documented: {})", d.name()));
+        match (self.scope.inferred, self.scope.consistent.is_empty()) {
+            (Some(s), _) => format!("{}{documented}", s.name()),
+            (None, false) => format!("ambiguous, consistent with {}{documented}", names(&self.scope.consistent)),
+            (None, true) => format!(
+                "no scope explains the trace; closest {}{documented}",
+                self.scope.used.map_or("none", Scope::name)
+            ),
+        }
+    }
+
+    fn interval_line(&self) -> Option<String> {
+        let b = &self.min_interval;
+        let bracket = match (b.above_ns, b.at_most_ns) {
+            (None, None) => return None,
+            (lo, hi) => format!(
+                "min interval in ({}, {}] µs",
+                lo.map_or("0".into(), |v| format!("{:.3}", us(v))),
+                hi.map_or("∞".into(), |v| format!("{:.3}", us(v)))
+            ),
+        };
+        let expected = b.expected_ns.map_or(String::new(), |v| format!(" (expected {:.3} µs)", us(v)));
+        let observed = match (b.observed_min_ns, b.observed_median_ns, b.observed_max_ns) {
+            (Some(lo), Some(mid), Some(hi)) => {
+                format!("; CNP intervals {:.3}–{:.3} µs, median {:.3}", us(lo), us(hi), us(mid))
+            }
+            _ => String::new(),
+        };
+        Some(format!("{bracket}{expected}{observed}"))
+    }
+
+    /// Findings that mean the NP misbehaved.
+    pub fn problems(&self) -> usize {
+        if self.confirmed {
+            self.findings.len()
+        } else {
+            0
+        }
+    }
+
+    /// Writes `cnp-intervals.svg` (each CNP's interval since the previous CNP of its group,
+    /// in trace order, with the expected minimum) into `dir`; nothing without an interval.
+    pub fn plots(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
+        let points: Vec<(f64, f64)> =
+            self.cnps.iter().enumerate().filter_map(|(i, c)| c.interval_ns.map(|v| (i as f64, us(v)))).collect();
+        if self.cnps.len() < 2 || points.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = dir.join("cnp-intervals.svg");
+        let expected = self.min_interval.expected_ns.map(us);
+        draw_intervals(&path, &points, expected, self.cnps.len()).map_err(io::Error::other)?;
+        Ok(vec![path])
+    }
+}
+
+fn draw_intervals(path: &Path, points: &[(f64, f64)], expected: Option<f64>, n: usize) -> Result<(), String> {
+    use plotters::prelude::*;
+    let err = |e: &dyn std::fmt::Display| e.to_string();
+    let top = points.iter().map(|p| p.1).chain(expected).fold(0.0_f64, f64::max) * 1.1 + 1e-3;
+    let right = n as f64;
+    let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| err(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption("CNP intervals", ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..right, 0.0..top)
+        .map_err(|e| err(&e))?;
+    chart
+        .configure_mesh()
+        .x_desc("CNP (trace order)")
+        .y_desc("since previous CNP of its group (µs)")
+        .draw()
+        .map_err(|e| err(&e))?;
+    chart
+        .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
+        .map_err(|e| err(&e))?
+        .label("CNP interval")
+        .legend(|(x, y)| Circle::new((x + 10, y), 3, BLUE.filled()));
+    if let Some(v) = expected {
+        chart
+            .draw_series(LineSeries::new([(0.0, v), (right, v)], RED))
+            .map_err(|e| err(&e))?
+            .label("minimum interval")
+            .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
+    }
+    chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(|e| err(&e))?;
+    root.present().map_err(|e| err(&e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hosts(nic: &str, us: u64) -> [NpHost; 2] {
+        let cfg = HostConfig { nic: Some(nic.into()), min_time_between_cnps_us: Some(us), ..HostConfig::default() };
+        [NpHost::of(Role::Requester, Some(&cfg)), NpHost::of(Role::Responder, Some(&cfg))]
+    }
+
+    fn ip(last: u8) -> IpAddr {
+        IpAddr::from([192, 0, 2, last])
+    }
+
+    /// Builds a scan from (trace index, ns, conn, RP address) of triggers and CNPs.
+    fn scan(triggers: &[(u32, u64, u32, u8)], cnps: &[(u32, u64, u32, u8)]) -> Scan {
+        let trig = |&(idx, ns, conn, rp): &(u32, u64, u32, u8)| Trig {
+            idx,
+            seq: u64::from(idx) + 1,
+            ts_ns: ns,
+            arrival_ps: ns * 1_000,
+            conn,
+            np: Role::Responder,
+            rp_ip: ip(rp),
+            cause: Cause::Ecn,
+            psn: idx,
+            nak_seq: None,
+        };
+        let seen = |&(idx, ns, conn, rp): &(u32, u64, u32, u8)| Seen {
+            idx,
+            seq: u64::from(idx) + 1,
+            ts_ns: ns,
+            conn,
+            np: Role::Responder,
+            rp_ip: ip(rp),
+        };
+        Scan {
+            triggers: triggers.iter().map(trig).collect(),
+            cnps: cnps.iter().map(seen).collect(),
+            naks_without_cause: 0,
+            unmirrored: 0,
+        }
+    }
+
+    fn consistent(r: &Report) -> Vec<Scope> {
+        r.scope.consistent.clone()
+    }
+
+    #[test]
+    fn a_cross_connection_suppression_rules_out_per_qp() {
+        // 4 µs limiter: conn 1's mark at 1 µs is held back by conn 0's CNP under per port.
+        let s = scan(&[(0, 0, 0, 1), (1, 1_000, 1, 1), (3, 5_000, 0, 1)], &[(2, 1_500, 0, 1), (4, 6_000, 0, 1)]);
+        let r = Report::of(&s, &hosts("cx5", 4), true);
+        assert_eq!(consistent(&r), [Scope::Port, Scope::DestIp]);
+        assert_eq!((r.scope.used, r.scope.ambiguous), (Some(Scope::Port), true));
+        assert_eq!(r.problems(), 0);
+        let held: Vec<u64> =
+            r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Suppressed).map(|t| t.seq).collect();
+        assert_eq!(held, [2]);
+        assert_eq!((r.min_interval.above_ns, r.min_interval.at_most_ns), (Some(999), Some(5_001)));
+    }
+
+    #[test]
+    fn separate_addresses_separate_per_ip_from_per_port() {
+        let s = scan(&[(0, 0, 0, 1), (1, 1_000, 1, 2)], &[(2, 1_500, 0, 1), (3, 2_500, 1, 2)]);
+        let r = Report::of(&s, &hosts("cx4", 4), true);
+        assert_eq!(consistent(&r), [Scope::DestIp, Scope::Qp]);
+        assert_eq!(r.scope.used, Some(Scope::DestIp), "the documented scope among the consistent");
+    }
+
+    #[test]
+    fn a_decision_at_the_boundary_follows_the_trace() {
+        // 0.4 ns past the interval: nominally a CNP, but within the timestamp tolerance.
+        let mut s = scan(&[(0, 0, 0, 1), (2, 4_000, 0, 1)], &[(1, 1_000, 0, 1)]);
+        s.triggers[1].arrival_ps += 400;
+        let r = Report::of(&s, &hosts("cx6", 4), true);
+        assert_eq!(consistent(&r), Scope::ALL);
+        assert_eq!(r.hypotheses[0].ambiguous, 1);
+        assert_eq!(r.triggers[1].outcome, TriggerOutcome::Suppressed);
+        assert_eq!(r.problems(), 0);
+    }
+
+    #[test]
+    fn many_boundary_decisions_are_repaired_one_at_a_time() {
+        // Nine marks, each 4000.4 ns after the previous: eight ambiguous decisions. The NIC
+        // held back the sixth (its clock said 3999.9 ns), so the seventh went out instead.
+        let step_ps = 4_000_400;
+        let triggers: Vec<(u32, u64, u32, u8)> = (0..9).map(|k| (2 * k, 0, 0, 1)).collect();
+        let cnps: Vec<(u32, u64, u32, u8)> =
+            (0..9).filter(|&k| k != 5).map(|k| (2 * k + 1, u64::from(k) * step_ps / 1_000 + 1_000, 0, 1)).collect();
+        let mut s = scan(&triggers, &cnps);
+        for (k, t) in s.triggers.iter_mut().enumerate() {
+            (t.arrival_ps, t.ts_ns) = (k as u64 * step_ps, k as u64 * step_ps / 1_000);
+        }
+        let r = Report::of(&s, &hosts("cx5", 4), true);
+        assert_eq!(consistent(&r), Scope::ALL, "{:#?}", r.hypotheses);
+        let held: Vec<u64> =
+            r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Suppressed).map(|t| t.seq).collect();
+        assert_eq!(held, [11], "the sixth trigger (index 10)");
+        assert_eq!(r.problems(), 0);
+    }
+
+    #[test]
+    fn misbehaviour_is_flagged() {
+        // A CNP before any trigger, a trigger let through with no CNP, and two CNPs 1 µs
+        // apart under a 4 µs limiter.
+        let s = scan(
+            &[(1, 100, 0, 1), (4, 20_000, 0, 1), (5, 21_000, 0, 1)],
+            &[(0, 50, 0, 1), (6, 21_500, 0, 1), (7, 22_500, 0, 1)],
+        );
+        let r = Report::of(&s, &hosts("cx5", 4), true);
+        assert!(consistent(&r).is_empty());
+        let kinds: Vec<FindingKind> = r.findings.iter().map(|f| f.kind).collect();
+        assert!(kinds.contains(&FindingKind::CnpWithoutTrigger), "{kinds:?}");
+        assert!(kinds.contains(&FindingKind::CnpsTooClose), "{kinds:?}");
+        let s = scan(&[(1, 100, 0, 1), (4, 20_000, 0, 1)], &[(2, 1_100, 0, 1)]);
+        let r = Report::of(&s, &hosts("cx5", 4), true);
+        assert_eq!(r.findings.iter().map(|f| (f.kind, f.seq)).collect::<Vec<_>>(), [(FindingKind::MissingCnp, 5)]);
+        assert_eq!(r.problems(), 1);
+        // Without a configuration the same finding is reported, unconfirmed.
+        let r = Report::of(&s, &hosts("cx5", 4), false);
+        assert_eq!((r.findings.len(), r.problems()), (1, 0));
+    }
+
+    #[test]
+    fn a_disabled_np_expects_nothing() {
+        let cfg = HostConfig { nic: Some("cx5".into()), np_enable: Some(false), ..HostConfig::default() };
+        let hosts = [NpHost::of(Role::Requester, Some(&cfg)), NpHost::of(Role::Responder, Some(&cfg))];
+        let r = Report::of(&scan(&[(0, 0, 0, 1)], &[(1, 1_000, 0, 1)]), &hosts, true);
+        assert_eq!(r.expected, 0);
+        assert_eq!(r.findings.iter().map(|f| f.kind).collect::<Vec<_>>(), [FindingKind::CnpWhileNpDisabled]);
+    }
+
+    #[test]
+    fn profiles_follow_lumina() {
+        let e810 = &hosts("e810", 4)[1];
+        assert_eq!((e810.interval_ns, e810.documented_scope), (Some(E810_INTERVAL_NS), Some(Scope::Qp)));
+        let cfg = HostConfig { nic: Some("cx6".into()), slow_restart: Some(true), ..HostConfig::default() };
+        let cx6 = NpHost::of(Role::Responder, Some(&cfg));
+        assert!(cx6.nak_triggers);
+        assert_eq!(cx6.interval_ns, Some(4_000), "NVIDIA's default");
+        let cfg = HostConfig { nic: Some("cx4".into()), slow_restart: Some(true), ..HostConfig::default() };
+        assert!(!NpHost::of(Role::Responder, Some(&cfg)).nak_triggers, "Lumina: no NACK-triggered CNP on CX4");
+        assert_eq!(NpHost::of(Role::Responder, None).interval_ns, None);
+    }
+
+    #[test]
+    fn receiver_naks_once_per_gap_across_the_wrap() {
+        let mut r = Receiver { epsn: Some(psn::MASK), nak_outstanding: false };
+        let naks: Vec<bool> = [psn::MASK, 1, 2, 0, 1, 2].iter().map(|&p| r.observe(p)).collect();
+        assert_eq!(naks, [false, true, false, false, false, false]);
+        assert_eq!(r.epsn, Some(3));
+    }
+
+    #[test]
+    fn a_small_frame_queues_behind_a_large_one() {
+        let mut port = Egress::new(Some(100.0));
+        // 1082 B take 88.48 ns at 100 Gb/s (with preamble, FCS and gap); a 74 B frame 7.84 ns.
+        let big = port.arrive(1_000, 1_082);
+        let small = port.arrive(1_010, 74);
+        assert_eq!(big, 1_000_500 + 88_480);
+        assert_eq!(small, big + 7_840, "it waits for the large frame to leave");
+    }
+}

@@ -1,0 +1,426 @@
+//! RNIC counters against the trace (Lumina §4 "Hardware network stack counter", §6.2.4
+//! "Incorrect RNIC counters"): each counter delta Lumina dumped (finish − start, under the
+//! vendor's name) is compared with the same quantity counted from the packets the switch
+//! saw for that host — frames sent and received, NAKs, out-of-sequence and duplicate
+//! requests, READ gap detections, retransmission timeouts, CNPs, ECN marks, ICRC errors
+//! and requests received. A counter whose delta differs is flagged, e.g. "cnpSent
+//! unchanged while 12 CNPs were sent" (E810, §6.2.4).
+//!
+//! What the trace shows for a host, and how each value is derived:
+//! - sent: every RoCE frame with the host's IP as source (the switch saw it, so it left);
+//! - received: every RoCE frame to the host that was not dropped by an injected event;
+//!   corrupted frames arrive and count, then fail the ICRC check and go no further;
+//! - transport counters (out-of-sequence, duplicate, READ gap, timeouts): the Go-back-N
+//!   replay of [`super::gbn`] over each connection, in trace order (one switch port feeds
+//!   each host, in order) — the same replay whose rule checks and NAK/timeout counts the
+//!   report shows, so the two sections cannot disagree.
+//!
+//! When mirror copies are missing from the trace (gaps in the mirror sequence), every
+//! derived value may be off by up to the number missing; that is the tolerance then.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::IpAddr;
+
+use trace::record::{Kind, Record};
+use wire::mirror::Event;
+
+use super::conn::Role;
+use super::context::{CounterDelta, Verb};
+use super::gbn;
+use super::transport::{ce_marked, corrupt, is_seq_nak, missing_copies};
+use super::Input;
+
+/// What a counter counts, whatever the vendor calls it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Quantity {
+    FramesSent,
+    FramesReceived,
+    NaksReceived,
+    OutOfSequence,
+    DuplicateRequests,
+    ImpliedNaks,
+    Timeouts,
+    CnpsSent,
+    EcnMarkedReceived,
+    CnpsReceived,
+    IcrcErrors,
+    ReadRequestsReceived,
+    WriteRequestsReceived,
+    SendRequestsReceived,
+}
+
+impl Quantity {
+    /// The end of "… while N {phrase}".
+    fn phrase(self) -> &'static str {
+        match self {
+            Quantity::FramesSent => "frames were sent",
+            Quantity::FramesReceived => "frames were received",
+            Quantity::NaksReceived => "NAK-sequence-errors were received",
+            Quantity::OutOfSequence => "out-of-sequence requests arrived",
+            Quantity::DuplicateRequests => "duplicate requests arrived",
+            Quantity::ImpliedNaks => "out-of-sequence READ responses were detected",
+            Quantity::Timeouts => "retransmission timeouts fired",
+            Quantity::CnpsSent => "CNPs were sent",
+            Quantity::EcnMarkedReceived => "CE-marked packets were received",
+            Quantity::CnpsReceived => "CNPs were received",
+            Quantity::IcrcErrors => "packets with a bad ICRC were received",
+            Quantity::ReadRequestsReceived => "READ requests were received",
+            Quantity::WriteRequestsReceived => "WRITE request packets were received",
+            Quantity::SendRequestsReceived => "SEND request packets were received",
+        }
+    }
+
+    /// Needs the verb and connections (a replay of the transport), not just addresses.
+    fn needs_replay(self) -> bool {
+        matches!(
+            self,
+            Quantity::OutOfSequence | Quantity::DuplicateRequests | Quantity::ImpliedNaks | Quantity::Timeouts
+        )
+    }
+}
+
+/// Vendor names (docs/formats.md §4.5): NVIDIA `hw_counters` / port counters, Intel irdma.
+const NAMES: &[(&str, Quantity)] = &[
+    ("port_xmit_packets", Quantity::FramesSent),
+    ("port_rcv_packets", Quantity::FramesReceived),
+    ("packet_seq_err", Quantity::NaksReceived),
+    ("out_of_sequence", Quantity::OutOfSequence),
+    ("duplicate_request", Quantity::DuplicateRequests),
+    ("implied_nak_seq_err", Quantity::ImpliedNaks),
+    ("local_ack_timeout_err", Quantity::Timeouts),
+    ("np_cnp_sent", Quantity::CnpsSent),
+    ("np_ecn_marked_roce_packets", Quantity::EcnMarkedReceived),
+    ("rp_cnp_handled", Quantity::CnpsReceived),
+    ("rx_icrc_encapsulated", Quantity::IcrcErrors),
+    ("rx_read_requests", Quantity::ReadRequestsReceived),
+    ("rx_write_requests", Quantity::WriteRequestsReceived),
+    ("ip4OutPkts", Quantity::FramesSent),
+    ("TxUDP", Quantity::FramesSent),
+    ("ip4InPkts", Quantity::FramesReceived),
+    ("RxUDP", Quantity::FramesReceived),
+    ("cnpSent", Quantity::CnpsSent),
+    ("RxECNMrkd", Quantity::EcnMarkedReceived),
+    ("cnpHandled", Quantity::CnpsReceived),
+    ("ip4InDiscards", Quantity::IcrcErrors),
+    ("InRdmaReads", Quantity::ReadRequestsReceived),
+    ("InRdmaWrites", Quantity::WriteRequestsReceived),
+    ("InRdmaSends", Quantity::SendRequestsReceived),
+];
+
+/// Counters Lumina dumps that the trace cannot speak to, and why.
+const UNCHECKABLE: &[(&str, &str)] = &[
+    ("rx_discards_phy", "drops inside the receiving NIC's port buffer happen after the switch: invisible in the trace"),
+    ("tx_discards_phy", "drops inside the sending NIC never reach the switch: invisible in the trace"),
+    ("cnpIgnored", "whether a received CNP was acted on depends on the reaction point's state, not on the packets"),
+];
+
+pub fn quantity_of(name: &str) -> Option<Quantity> {
+    NAMES.iter().find(|(n, _)| *n == name).map(|&(_, q)| q)
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub hosts: Vec<HostReport>,
+    /// Mirror copies missing from the trace (gaps in the sequence): the tolerance of
+    /// every comparison.
+    pub missing_copies: u64,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct HostReport {
+    pub host: Role,
+    /// NIC type from the configuration.
+    pub nic: Option<String>,
+    pub ips: Vec<IpAddr>,
+    /// Why nothing was compared (no counter dump for this host).
+    pub skipped: Option<String>,
+    pub checks: Vec<CounterCheck>,
+    pub not_checked: Vec<NotChecked>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct CounterCheck {
+    /// The vendor's name.
+    pub name: String,
+    pub quantity: Quantity,
+    /// The NIC's delta over the run.
+    pub nic: i64,
+    /// The same quantity counted from the trace.
+    pub trace: u64,
+    pub consistent: bool,
+    /// Set when inconsistent.
+    pub message: Option<String>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub struct NotChecked {
+    pub name: String,
+    pub nic: i64,
+    pub why: String,
+}
+
+/// Compares the counter dumps with the trace; `gbn` is the Go-back-N replay of the same
+/// trace ([`gbn::analyze`]).
+pub fn analyze(input: &Input<'_>, gbn: &gbn::Report) -> Report {
+    let hosts = Hosts::of(input);
+    let missing = missing_copies(input.view.records);
+    let mut derived = count_frames(input, &hosts);
+    // A replay needs every packet: one missing copy can turn all later ones into gaps.
+    let no_replay = if !gbn.unknown_verb.is_empty() {
+        let n = gbn.unknown_verb.len();
+        Some(format!(
+            "{n} connection(s) of unknown verb (no configuration, no requests in the trace): no transport replay"
+        ))
+    } else if missing > 0 {
+        Some(format!("{missing} mirror copies are missing: a transport replay over the trace would be wrong"))
+    } else {
+        None
+    };
+    let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
+    let mut report = Report { missing_copies: missing, ..Report::default() };
+    if missing > 0 {
+        report
+            .notes
+            .push(format!("{missing} mirror copies are missing from the trace: each value may be off by that much"));
+    }
+    if let Some(note) = replayed {
+        report.notes.push(note);
+    }
+    let ctx = input.ctx;
+    for (role, delta) in [(Role::Requester, &ctx.requester_counters), (Role::Responder, &ctx.responder_counters)] {
+        let nic = ctx.config.as_ref().and_then(|c| c.host(role).nic.clone());
+        let ips = hosts.ips(role);
+        let mut host = HostReport { host: role, nic, ips, skipped: None, checks: Vec::new(), not_checked: Vec::new() };
+        match delta {
+            Some(d) => compare(d, role, &derived, no_replay.as_deref(), missing, &mut host),
+            None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
+        }
+        report.hosts.push(host);
+    }
+    report
+}
+
+fn compare(
+    d: &CounterDelta,
+    role: Role,
+    derived: &Derived,
+    no_replay: Option<&str>,
+    missing: u64,
+    host: &mut HostReport,
+) {
+    for (name, &nic) in &d.counters {
+        let Some(q) = quantity_of(name) else {
+            let why = UNCHECKABLE
+                .iter()
+                .find(|(n, _)| n == name)
+                .map_or("no trace-derived equivalent is known for this counter", |(_, why)| why);
+            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.to_string() });
+            continue;
+        };
+        if let Some(why) = no_replay.filter(|_| q.needs_replay()) {
+            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.into() });
+            continue;
+        }
+        let trace = derived.get(role, q);
+        let consistent = nic.abs_diff(trace as i64) <= missing;
+        let message = (!consistent).then(|| mismatch_message(name, nic, trace, q));
+        host.checks.push(CounterCheck { name: name.clone(), quantity: q, nic, trace, consistent, message });
+    }
+}
+
+fn mismatch_message(name: &str, nic: i64, trace: u64, q: Quantity) -> String {
+    if nic == 0 {
+        format!("{name} unchanged while {trace} {}", q.phrase())
+    } else {
+        format!("{name} counted {nic} while {trace} {} (trace)", q.phrase())
+    }
+}
+
+/// Which host an IP address belongs to: the configuration's IP lists, and the ends of
+/// every connection.
+struct Hosts {
+    by_ip: HashMap<IpAddr, Role>,
+}
+
+impl Hosts {
+    fn of(input: &Input<'_>) -> Hosts {
+        let mut by_ip = HashMap::new();
+        if let Some(c) = &input.ctx.config {
+            for role in [Role::Requester, Role::Responder] {
+                for ip in &c.host(role).ips {
+                    by_ip.insert(*ip, role);
+                }
+            }
+        }
+        for c in &input.conns.list {
+            by_ip.entry(c.requester.ip).or_insert(Role::Requester);
+            by_ip.entry(c.responder.ip).or_insert(Role::Responder);
+        }
+        Hosts { by_ip }
+    }
+
+    fn role(&self, ip: IpAddr) -> Option<Role> {
+        self.by_ip.get(&ip).copied()
+    }
+
+    fn ips(&self, role: Role) -> Vec<IpAddr> {
+        let mut v: Vec<IpAddr> = self.by_ip.iter().filter(|(_, &r)| r == role).map(|(ip, _)| *ip).collect();
+        v.sort();
+        v
+    }
+}
+
+/// Trace-derived values per host.
+#[derive(Debug, Default)]
+pub struct Derived {
+    values: BTreeMap<(u8, Quantity), u64>,
+}
+
+impl Derived {
+    fn add(&mut self, role: Role, q: Quantity, n: u64) {
+        *self.values.entry((role as u8, q)).or_insert(0) += n;
+    }
+    pub fn get(&self, role: Role, q: Quantity) -> u64 {
+        self.values.get(&(role as u8, q)).copied().unwrap_or(0)
+    }
+}
+
+/// The counters that depend only on addresses and headers.
+fn count_frames(input: &Input<'_>, hosts: &Hosts) -> Derived {
+    let mut d = Derived::default();
+    for r in input.view.records {
+        if r.kind() == Kind::NotRoce {
+            continue;
+        }
+        let Some(flow) = input.view.flow(r) else { continue };
+        if let Some(h) = hosts.role(flow.src_ip()) {
+            d.add(h, Quantity::FramesSent, 1);
+            if r.kind() == Kind::Cnp {
+                d.add(h, Quantity::CnpsSent, 1);
+            }
+        }
+        if let Some(h) = hosts.role(flow.dst_ip()) {
+            count_received(r, h, &mut d);
+        }
+    }
+    d
+}
+
+fn count_received(r: &Record, h: Role, d: &mut Derived) {
+    if r.event() == Event::Drop {
+        return;
+    }
+    d.add(h, Quantity::FramesReceived, 1);
+    if corrupt(r) {
+        // The ICRC check fails: the transport never sees it.
+        d.add(h, Quantity::IcrcErrors, 1);
+        return;
+    }
+    if r.kind() == Kind::Cnp {
+        d.add(h, Quantity::CnpsReceived, 1);
+        return;
+    }
+    if ce_marked(r) {
+        d.add(h, Quantity::EcnMarkedReceived, 1);
+    }
+    if is_seq_nak(r) {
+        d.add(h, Quantity::NaksReceived, 1);
+    }
+    if r.kind() == Kind::Request && r.opcode < 0x20 {
+        match r.opcode {
+            0x0c => d.add(h, Quantity::ReadRequestsReceived, 1),
+            0x06..=0x0b => d.add(h, Quantity::WriteRequestsReceived, 1),
+            0x00..=0x05 | 0x16 | 0x17 => d.add(h, Quantity::SendRequestsReceived, 1),
+            _ => {}
+        }
+    }
+}
+
+/// The transport counters from the Go-back-N replay; returns a note when something limits
+/// them.
+fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
+    let mut unfinished = 0;
+    for c in &gbn.connections {
+        d.add(Role::Responder, Quantity::OutOfSequence, c.ooo_requests);
+        d.add(Role::Responder, Quantity::DuplicateRequests, c.duplicate_requests);
+        if c.verb == Some(Verb::Read) {
+            // Lumina §6.1: the READ requester's "NAK" is its own gap detection.
+            d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
+        }
+        d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
+        unfinished += u64::from(c.unacknowledged_at_end);
+    }
+    (unfinished > 0).then(|| {
+        format!(
+            "{unfinished} connection(s) end with unacknowledged data: counted as one last timer expiry each \
+             (the one that exceeded the retry count), assuming the run was not cut short"
+        )
+    })
+}
+
+/// The requester's retransmission timer expiries on one connection: its timeout go-backs,
+/// plus the silent last expiry when the trace ends with data unacknowledged.
+pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
+    c.timeout_retransmissions + u64::from(c.unacknowledged_at_end)
+}
+
+impl Report {
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let checked: usize = self.hosts.iter().map(|h| h.checks.len()).sum();
+        let unchecked: usize = self.hosts.iter().map(|h| h.not_checked.len()).sum();
+        let _ = writeln!(
+            out,
+            "counters: {checked} compared with the trace, {} inconsistent, {unchecked} not checked",
+            self.problems()
+        );
+        for h in &self.hosts {
+            let nic = h.nic.as_deref().unwrap_or("?");
+            if let Some(why) = &h.skipped {
+                let _ = writeln!(out, "  {} ({nic}): {why}", h.host.name());
+            }
+            for c in h.checks.iter().filter(|c| !c.consistent) {
+                let _ = writeln!(out, "  {} ({nic}): {}", h.host.name(), c.message.as_deref().unwrap_or(""));
+            }
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+
+    pub fn problems(&self) -> usize {
+        self.hosts.iter().flat_map(|h| &h.checks).filter(|c| !c.consistent).count()
+    }
+
+    /// The inconsistent counters as (host, vendor name).
+    pub fn inconsistent(&self) -> Vec<(Role, &str)> {
+        self.hosts
+            .iter()
+            .flat_map(|h| h.checks.iter().filter(|c| !c.consistent).map(move |c| (h.host, c.name.as_str())))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_vendor_name_maps_once() {
+        let mut names: Vec<&str> = NAMES.iter().map(|(n, _)| *n).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), NAMES.len());
+        assert_eq!(quantity_of("cnpSent"), Some(Quantity::CnpsSent));
+        assert_eq!(quantity_of("np_cnp_sent"), Some(Quantity::CnpsSent));
+        assert!(quantity_of("rx_discards_phy").is_none());
+    }
+
+    #[test]
+    fn messages_read_like_the_paper() {
+        assert_eq!(mismatch_message("cnpSent", 0, 12, Quantity::CnpsSent), "cnpSent unchanged while 12 CNPs were sent");
+        assert!(mismatch_message("port_rcv_packets", 9, 10, Quantity::FramesReceived).contains("counted 9 while 10"));
+    }
+}

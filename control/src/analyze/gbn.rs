@@ -1,0 +1,1346 @@
+//! Go-back-N retransmission logic (Lumina §4 "Retransmission logic"; Lumina's
+//! `gbn_check.py` / `read_gbn_check.py`): the specification as a state machine per
+//! connection, driven by the reconstructed trace in switch order.
+//!
+//! The trace is what the switch saw, not what either end saw: a packet reaches its receiver
+//! after its copy, and a reply (a NAK, a repeated READ request) reaches the switch some
+//! time after the packet that caused it, possibly after later packets of the other
+//! direction. So the checker flags only what the trace proves:
+//!
+//! - **Data sender** (WRITE/SEND requester): a first transmission comes in PSN order — a
+//!   PSN beyond the highest sent + 1 is `ooo-data`; a go-back (a PSN not after the previous
+//!   one) is a retransmission, which is always legal: it answers the pending NAK if it
+//!   names its PSN, else it is a timeout; skipping ahead while going back is legal only
+//!   over what was acknowledged. READ responder: each response continues the request it
+//!   answers or starts a request it received (a repeated request's re-response).
+//! - **Data receiver** (WRITE/SEND responder, READ requester), fed only the copies that
+//!   were delivered (not dropped or corrupted by an event): the first out-of-sequence
+//!   arrival opens a loss *episode* whose first missing PSN is the receiver's expected PSN;
+//!   the episode closes when that PSN arrives. Each episode gets exactly one NAK naming
+//!   that PSN — sent, even if an event then dropped it. The NAK may reach the switch after
+//!   the gap closed (when the sender filled it on its own) and NAKs of nearby losses may
+//!   pass each other, so episodes wait for their NAK until the end of the trace.
+//! - **READ requester**: its NAK is a repeated READ request, from the first missing PSN as
+//!   it knew it (responses still on their way do not count). A gap that a request sent
+//!   before it fills needs none; while a repeat is outstanding, a new gap needs none.
+//! - ACK PSNs never go backwards.
+//!
+//! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
+//! `num_timeouts`); with the configured timeout, the retransmission timer decides. PSN
+//! arithmetic is 24-bit with wraparound throughout (`wire::psn`).
+
+use std::collections::VecDeque;
+use std::fmt::Write as _;
+
+use trace::record::{flag, Record};
+use wire::psn;
+
+use super::conn::{is_data, Connection, Role};
+use super::context::Verb;
+use super::transport::{delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_seq_nak, later, path_mtu};
+use super::Input;
+
+/// Episodes still waiting for their NAK, READ requests not yet answered, and the other
+/// queues are bounded: a trace that overflows them is already full of violations.
+const MAX_PENDING: usize = 1024;
+/// PSN ranges a forward skip left out, tracked at most (each data packet looks them up).
+const MAX_HOLES: usize = 64;
+/// READ: a response that passed the switch less than this before a request from the
+/// requester may not have reached the requester when it sent the request (switch and link
+/// latencies, NIC processing), so the request may not reflect it.
+pub const IN_FLIGHT_NS: u64 = 10_000;
+/// At most this from a packet's switch ingress to its receiver's transport, plus from the
+/// receiver back to the switch (switch latency, links, serialisation): a go-back sooner
+/// than this after an ACK's copy may have left before the ACK arrived.
+pub const DELIVERY_NS: u64 = 1_000;
+/// Lines of violations [`Report::render`] prints.
+const RENDER_LINES: usize = 20;
+
+/// What rule a packet broke.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ViolationKind {
+    /// Data sent out of order that is not a retransmission.
+    OooData,
+    /// A NAK that does not name the first missing PSN of its loss episode.
+    NakWrongPsn,
+    /// A second NAK within one loss episode.
+    MultipleOutstandingNaks,
+    /// A NAK with no out-of-sequence arrival before it.
+    UnexpectedNak,
+    /// An ACK naming an earlier PSN than a previous ACK.
+    AckBackwards,
+    /// An out-of-sequence arrival that no NAK (READ: repeated request) answered.
+    MissingNak,
+    /// A repeated READ request that does not restart from the first missing response PSN.
+    ReadWrongRestart,
+}
+
+impl ViolationKind {
+    pub const fn name(self) -> &'static str {
+        match self {
+            ViolationKind::OooData => "ooo-data",
+            ViolationKind::NakWrongPsn => "nak-wrong-psn",
+            ViolationKind::MultipleOutstandingNaks => "multiple-outstanding-naks",
+            ViolationKind::UnexpectedNak => "unexpected-nak",
+            ViolationKind::AckBackwards => "ack-backwards",
+            ViolationKind::MissingNak => "missing-nak",
+            ViolationKind::ReadWrongRestart => "read-wrong-restart",
+        }
+    }
+}
+
+/// One broken rule, with the packet that broke it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Violation {
+    pub conn: u32,
+    pub kind: ViolationKind,
+    /// Mirror sequence number (as on the wire) of the offending packet; for `missing-nak`
+    /// the out-of-sequence arrival that should have been NAKed.
+    pub seq: u32,
+    pub switch_ts_ns: u64,
+    /// The offending packet's PSN.
+    pub psn: u32,
+    /// The PSN the specification called for, where there is one.
+    pub expected: Option<u32>,
+    pub message: String,
+}
+
+/// Per-connection counts (Lumina's `num_nacks`, `num_timeouts`, `num_oos_data_pkts`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ConnStats {
+    pub conn: u32,
+    pub verb: Option<Verb>,
+    /// Data packets (WRITE/SEND requests, READ responses), every transmission.
+    pub data_packets: u64,
+    /// Data copies an event dropped or corrupted: never delivered.
+    pub undelivered: u64,
+    /// Data packets at or below the highest PSN already sent.
+    pub retransmitted_packets: u64,
+    /// PSN-sequence-error NAKs sent by the data receiver (READ: by the responder, for lost
+    /// requests), including copies an event then dropped.
+    pub naks: u64,
+    /// Repeated READ requests: go-backs (the READ "NAK" of Lumina §6.1, timeouts) and the
+    /// repeats of the other outstanding requests that follow them.
+    pub read_reissues: u64,
+    /// Go-backs triggered by a NAK (READ: repeated requests answering an out-of-sequence
+    /// arrival) — Lumina's `num_nacks`. With the timeout known: go-backs sooner than a
+    /// timeout after the timer's last start.
+    pub nak_retransmissions: u64,
+    /// Go-backs by timeout — Lumina's `num_timeouts`: with the timeout known, those the
+    /// timer could have fired; without it, those no NAK explains.
+    pub timeout_retransmissions: u64,
+    /// Loss episodes the data receiver saw (first out-of-sequence arrival after in-order
+    /// data) — Lumina's `num_oos_data_pkts`. READ: not counting arrivals while a repeated
+    /// request already asks for the missing PSN.
+    pub ooo_episodes: u64,
+    /// Requests the responder received ahead of its expected PSN (WRITE/SEND data, READ
+    /// requests): what its out-of-sequence counter counts.
+    pub ooo_requests: u64,
+    /// Requests the responder received behind its expected PSN: retransmissions of what
+    /// it already had (its duplicate-request counter).
+    pub duplicate_requests: u64,
+    /// The trace ends with data the requester sent and never had acknowledged: its timer
+    /// expires once more at the end (the expiry that exhausts the retry count), unseen.
+    pub unacknowledged_at_end: bool,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    /// Connections checked (their verb known).
+    pub connections: Vec<ConnStats>,
+    /// Connections not checked: no configuration or request in the trace gives their verb.
+    pub unknown_verb: Vec<u32>,
+    pub violations: Vec<Violation>,
+}
+
+/// What the checker needs to know about one connection.
+#[derive(Debug, Clone, Copy)]
+pub struct Params {
+    pub conn: u32,
+    pub verb: Verb,
+    /// The requester's initial PSN (every data PSN is in its space, READ responses too).
+    pub ipsn: Option<u32>,
+    /// Path MTU, to know how many response PSNs a READ request covers.
+    pub mtu: Option<u32>,
+    /// The requester's retransmission timeout (IBA: 4.096 µs × 2^timeout), when fixed.
+    /// With it, a go-back less than a timeout after the timer last (re)started is known to
+    /// answer a NAK, and one later than that is counted as the timeout that overtook it;
+    /// without it, a go-back a NAK explains is counted as NAK-triggered (Lumina's rule).
+    pub timeout_ns: Option<u64>,
+}
+
+pub fn analyze(input: &Input<'_>) -> Report {
+    let config = input.ctx.config.as_ref();
+    let timeout_ns = fixed_timeout_ns(config);
+    let mut report = Report::default();
+    for c in &input.conns.list {
+        let Some(verb) = c.verb else {
+            report.unknown_verb.push(c.id);
+            continue;
+        };
+        let records = input.view.records;
+        let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
+        let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
+        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns };
+        let (stats, violations) = check_connection(&params, packets);
+        report.connections.push(stats);
+        report.violations.extend(violations);
+    }
+    report
+}
+
+/// Runs the Go-back-N state machine over one connection's packets, in trace order, each
+/// with the role of the end it travels to.
+pub fn check_connection<'r>(
+    p: &Params,
+    packets: impl IntoIterator<Item = (&'r Record, Role)>,
+) -> (ConnStats, Vec<Violation>) {
+    let mut c = Checker::new(p);
+    let sender = Connection::data_sender(p.verb);
+    for (r, to) in packets {
+        if to == sender {
+            c.toward_sender(r);
+        } else {
+            c.toward_receiver(r);
+        }
+    }
+    c.finish();
+    (c.stats, c.out.into_iter().map(|(_, v)| v).collect())
+}
+
+/// `PSN a` or `PSNs a..=b`, for messages.
+fn psn_range(a: u32, b: u32) -> String {
+    if a == b {
+        format!("PSN {a}")
+    } else {
+        format!("PSNs {a}..={b}")
+    }
+}
+
+/// One loss episode at the data receiver.
+#[derive(Debug, Clone, Copy)]
+struct Episode {
+    id: u64,
+    /// The first missing PSN: the receiver's expected PSN at the first out-of-sequence arrival.
+    lost: u32,
+    /// That arrival.
+    cause: Evidence,
+    closed: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Evidence {
+    seq: u32,
+    switch_ts_ns: u64,
+    psn: u32,
+    /// Trace order (the unwrapped mirror seq), to sort the findings.
+    order: u64,
+}
+
+impl Evidence {
+    fn of(r: &Record) -> Evidence {
+        Evidence { seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: r.psn, order: r.seq }
+    }
+}
+
+/// The data receiver: expected PSN from delivered data, and its loss episodes.
+#[derive(Debug, Default)]
+struct Receiver {
+    epsn: Option<u32>,
+    /// The episode in progress (gap not yet filled) and whether its NAK was seen.
+    open: Option<(u64, bool)>,
+    /// Episodes whose NAK has not been seen yet, oldest first.
+    awaiting: VecDeque<Episode>,
+    /// READ: in-order responses (PSN, switch timestamp) of the last [`IN_FLIGHT_NS`].
+    recent: VecDeque<(u32, u64)>,
+    /// READ: the requester repeated a request since the last in-order response, so it is
+    /// already recovering from the gap at the expected PSN: an out-of-sequence arrival
+    /// calls for no new repeat.
+    recovering: bool,
+    next_id: u64,
+}
+
+/// The data sender's transmissions.
+#[derive(Debug, Default)]
+struct Sender {
+    highest: Option<u32>,
+    last: Option<u32>,
+    /// The PSN of the last NAK delivered to the sender that no go-back has answered yet.
+    nak_pending: Option<u32>,
+    /// Everything before this PSN has been acknowledged to the sender (ACK PSN + 1, NAK PSN).
+    ack_una: Option<u32>,
+    /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
+    holes: Vec<(u32, u32)>,
+}
+
+/// READ: what the responder was asked for, and what the requester asked.
+#[derive(Debug, Default)]
+struct ReadState {
+    /// Requester: the end (exclusive) of the PSN ranges it requested.
+    sent_end: Option<u32>,
+    /// Requester: the end of the last request it sent, new or repeated.
+    last_end: Option<u32>,
+    /// Responder: the end of the in-order requests it received (its expected request PSN).
+    req_epsn: Option<u32>,
+    /// Responder: received requests not yet answered, in order (it answers them in order).
+    jobs: VecDeque<Job>,
+    /// Responder: the request being answered.
+    current: Option<Job>,
+    /// Trace order of the request the last response answered.
+    answering: Option<u64>,
+}
+
+/// Responses a READ responder owes for one request: PSNs `next..` (`left` of them, when
+/// the MTU is known).
+#[derive(Debug, Clone, Copy)]
+struct Job {
+    next: u32,
+    left: Option<u32>,
+    /// Trace order of the request.
+    asked: u64,
+}
+
+impl Job {
+    /// The job after sending its next response; `None` when done.
+    fn advance(self) -> Option<Job> {
+        match self.left {
+            Some(n) if n <= 1 => None,
+            left => Some(Job { next: psn::add(self.next, 1), left: left.map(|n| n - 1), ..self }),
+        }
+    }
+}
+
+/// When the requester's retransmission timer last (re)started, on the switch clock, as
+/// early as the trace allows: at its own send with nothing outstanding or its timeout's
+/// go-back, or at progress it heard of — an ACK/NAK advancing, READ: an in-order response.
+/// Heard progress counts from its copy's timestamp, and only for go-backs at least
+/// [`DELIVERY_NS`] later: a timer that fired while it was on its way never saw it. A
+/// timeout fires no earlier than the timeout after the start.
+#[derive(Debug, Default)]
+struct Timer {
+    started: Option<u64>,
+    /// Heard restarts not yet certain to be in effect, oldest first.
+    heard: VecDeque<u64>,
+}
+
+impl Timer {
+    fn restart(&mut self, r: &Record) {
+        self.started = Some(r.switch_ts_ns);
+    }
+
+    fn restart_heard(&mut self, r: &Record) {
+        if self.heard.len() == MAX_PENDING {
+            self.heard.pop_front();
+        }
+        self.heard.push_back(r.switch_ts_ns);
+    }
+
+    /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown).
+    fn expired(&mut self, r: &Record, timeout_ns: Option<u64>) -> Option<bool> {
+        let now = r.switch_ts_ns;
+        while let Some(&at) = self.heard.front().filter(|&&at| elapsed(at, now) >= DELIVERY_NS && !later(at, now)) {
+            self.heard.pop_front();
+            if self.started.is_none_or(|s| later(at, s)) {
+                self.started = Some(at);
+            }
+        }
+        let t = timeout_ns?;
+        let Some(start) = self.started else { return Some(true) };
+        Some(elapsed(start, now) >= t)
+    }
+}
+
+struct Checker {
+    p: Params,
+    timer: Timer,
+    rx: Receiver,
+    tx: Sender,
+    read: ReadState,
+    last_ack: Option<u32>,
+    stats: ConnStats,
+    /// Findings with their trace order.
+    out: Vec<(u64, Violation)>,
+}
+
+impl Checker {
+    fn new(p: &Params) -> Checker {
+        let before = p.ipsn.map(|i| psn::sub(i, 1));
+        Checker {
+            p: *p,
+            timer: Timer::default(),
+            rx: Receiver { epsn: p.ipsn, ..Receiver::default() },
+            tx: Sender { highest: before, last: before, ack_una: p.ipsn, ..Sender::default() },
+            read: ReadState { sent_end: p.ipsn, req_epsn: p.ipsn, ..ReadState::default() },
+            last_ack: None,
+            stats: ConnStats { conn: p.conn, verb: Some(p.verb), ..ConnStats::default() },
+            out: Vec::new(),
+        }
+    }
+
+    fn flag(&mut self, kind: ViolationKind, at: Evidence, expected: Option<u32>, message: String) {
+        let v = Violation {
+            conn: self.p.conn,
+            kind,
+            seq: at.seq,
+            switch_ts_ns: at.switch_ts_ns,
+            psn: at.psn,
+            expected,
+            message,
+        };
+        self.out.push((at.order, v));
+    }
+
+    /// A packet from the data sender: data, or (READ) the responder's ACK/NAK.
+    fn toward_receiver(&mut self, r: &Record) {
+        if is_data(r, self.p.verb) {
+            self.stats.data_packets += 1;
+            if !delivered(r) {
+                self.stats.undelivered += 1;
+            }
+            match self.p.verb {
+                Verb::Read => self.read_response(r),
+                _ => self.data_sent(r),
+            }
+            if delivered(r) {
+                self.data_delivered(r);
+            }
+        } else if self.p.verb == Verb::Read {
+            self.ack_or_nak(r);
+        }
+    }
+
+    /// A packet from the data receiver: ACK/NAK, or (READ) a READ request.
+    fn toward_sender(&mut self, r: &Record) {
+        if self.p.verb == Verb::Read {
+            if is_read_request(r) {
+                self.read_request(r);
+            }
+        } else {
+            self.ack_or_nak(r);
+        }
+    }
+
+    fn ack_or_nak(&mut self, r: &Record) {
+        if is_ack(r) {
+            self.ack(r);
+        } else if is_seq_nak(r) {
+            self.stats.naks += 1;
+            match self.p.verb {
+                Verb::Read => self.read_responder_nak(r),
+                _ => self.nak(r),
+            }
+        }
+    }
+
+    fn ack(&mut self, r: &Record) {
+        if let Some(prev) = self.last_ack.filter(|&a| psn::lt(r.psn, a)) {
+            let m = format!("ACK names PSN {} after an ACK named {prev}", r.psn);
+            self.flag(ViolationKind::AckBackwards, Evidence::of(r), Some(prev), m);
+        } else {
+            self.last_ack = Some(r.psn);
+        }
+        if delivered(r) {
+            self.acknowledged(r, psn::add(r.psn, 1));
+        }
+    }
+
+    /// An ACK/NAK told the sender everything before `una` arrived: progress restarts the
+    /// timer.
+    fn acknowledged(&mut self, r: &Record, una: u32) {
+        if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) {
+            self.tx.ack_una = Some(una);
+            if self.p.verb != Verb::Read {
+                self.timer.restart_heard(r);
+            }
+        }
+    }
+
+    /// WRITE/SEND: a NAK from the responder. Every copy counts for the receiver (it sent
+    /// it); only a delivered one tells the sender anything.
+    fn nak(&mut self, r: &Record) {
+        let at = Evidence::of(r);
+        match self.answer_episode(r.psn) {
+            Answer::Matched => {}
+            Answer::Wrong(e) => {
+                let m = format!(
+                    "NAK names PSN {} but the first missing PSN was {} (out-of-sequence PSN {} at seq {})",
+                    r.psn, e.lost, e.cause.psn, e.cause.seq
+                );
+                self.flag(ViolationKind::NakWrongPsn, at, Some(e.lost), m);
+            }
+            Answer::AlreadyAnswered(lost) => {
+                let m = format!("second NAK (PSN {}) while the NAK for missing PSN {lost} is outstanding", r.psn);
+                self.flag(ViolationKind::MultipleOutstandingNaks, at, Some(lost), m);
+            }
+            Answer::NoEpisode => {
+                let m = format!("NAK for PSN {} without an out-of-sequence arrival to answer", r.psn);
+                self.flag(ViolationKind::UnexpectedNak, at, self.rx.epsn, m);
+            }
+        }
+        if delivered(r) {
+            self.acknowledged(r, r.psn);
+            self.tx.nak_pending = Some(r.psn);
+        }
+    }
+
+    /// Matches a NAK naming `named` to the episode it answers: the waiting episode it
+    /// names (NAKs of losses close together may pass each other), else the oldest.
+    fn answer_episode(&mut self, named: u32) -> Answer {
+        let rx = &mut self.rx;
+        let hit = rx.awaiting.iter().position(|e| e.lost == named);
+        let episode = rx.awaiting.remove(hit.unwrap_or(0));
+        let Some(e) = episode else {
+            return match self.rx.open {
+                Some((_, true)) => Answer::AlreadyAnswered(self.rx.epsn.unwrap_or(named)),
+                _ => Answer::NoEpisode,
+            };
+        };
+        if let Some((id, seen)) = self.rx.open.as_mut() {
+            if *id == e.id {
+                *seen = true;
+            }
+        }
+        if hit.is_some() {
+            Answer::Matched
+        } else {
+            Answer::Wrong(e)
+        }
+    }
+
+    fn missing_nak(&mut self, e: &Episode, why: &str) {
+        let state = if e.closed { "the gap was filled without one" } else { "the gap is still open" };
+        let m = format!(
+            "out-of-sequence PSN {} (expected {}) got no {}: {state}; {why}",
+            e.cause.psn,
+            e.lost,
+            if self.p.verb == Verb::Read { "repeated READ request" } else { "NAK" }
+        );
+        self.flag(ViolationKind::MissingNak, e.cause, Some(e.lost), m);
+    }
+
+    /// A delivered data packet at the data receiver.
+    fn data_delivered(&mut self, r: &Record) {
+        let p = r.psn;
+        let Some(epsn) = self.rx.epsn else {
+            self.rx.epsn = Some(psn::add(p, 1));
+            return;
+        };
+        if self.p.verb != Verb::Read {
+            self.count_request(p, epsn);
+        }
+        if p == epsn {
+            self.rx.epsn = Some(psn::add(p, 1));
+            self.rx.recovering = false;
+            if self.p.verb == Verb::Read {
+                self.timer.restart_heard(r);
+                self.note_in_order(r);
+            }
+            if let Some((id, _)) = self.rx.open.take() {
+                self.close_episode(id);
+            }
+        } else if psn::gt(p, epsn) && self.rx.open.is_none() && !self.rx.recovering {
+            self.open_episode(r, epsn);
+        }
+    }
+
+    /// The gap of episode `id` is filled. READ: by a response to a request sent before the
+    /// gap showed (a repeat already on its way), it needed no repeat of its own.
+    fn close_episode(&mut self, id: u64) {
+        let Some(i) = self.rx.awaiting.iter().rposition(|e| e.id == id) else { return };
+        let asked_before = |e: &Episode| self.read.answering.is_some_and(|asked| asked < e.cause.order);
+        if self.p.verb == Verb::Read && asked_before(&self.rx.awaiting[i]) {
+            self.rx.awaiting.remove(i);
+        } else {
+            self.rx.awaiting[i].closed = true;
+        }
+    }
+
+    /// READ: remembers the in-order responses of the last [`IN_FLIGHT_NS`].
+    fn note_in_order(&mut self, r: &Record) {
+        let recent = &mut self.rx.recent;
+        while recent.front().is_some_and(|&(_, ts)| elapsed(ts, r.switch_ts_ns) >= IN_FLIGHT_NS) {
+            recent.pop_front();
+        }
+        if recent.len() == MAX_PENDING {
+            recent.pop_front();
+        }
+        recent.push_back((r.psn, r.switch_ts_ns));
+    }
+
+    fn open_episode(&mut self, r: &Record, lost: u32) {
+        self.stats.ooo_episodes += 1;
+        let id = self.rx.next_id;
+        self.rx.next_id += 1;
+        self.rx.open = Some((id, false));
+        if self.rx.awaiting.len() == MAX_PENDING {
+            if let Some(e) = self.rx.awaiting.pop_front() {
+                self.missing_nak(&e, "too many losses went unanswered");
+            }
+        }
+        self.rx.awaiting.push_back(Episode { id, lost, cause: Evidence::of(r), closed: false });
+    }
+
+    /// WRITE/SEND: a data packet as the requester sent it.
+    fn data_sent(&mut self, r: &Record) {
+        let p = r.psn;
+        let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
+            (self.tx.highest, self.tx.last) = (Some(p), Some(p));
+            return;
+        };
+        let next_new = psn::add(h, 1);
+        if self.fills_hole(p) {
+            return;
+        }
+        if self.tx.ack_una.is_none_or(|u| u == next_new) && p == next_new {
+            self.timer.restart(r); // nothing was outstanding: the send arms the timer
+        }
+        if psn::le(p, last) {
+            self.go_back(r);
+        } else if psn::gt(p, next_new) {
+            let m = format!("PSN {p} sent before {} was ever sent", psn_range(next_new, psn::sub(p, 1)));
+            self.flag(ViolationKind::OooData, Evidence::of(r), Some(next_new), m);
+            self.add_hole(next_new, psn::distance(next_new, p));
+        } else if p != psn::add(last, 1) && !self.tx.ack_una.is_some_and(|u| psn::le(p, u)) {
+            let skipped = psn_range(psn::add(last, 1), psn::sub(p, 1));
+            let m = format!("PSN {p} follows PSN {last}: skips {skipped}, not acknowledged");
+            self.flag(ViolationKind::OooData, Evidence::of(r), Some(psn::add(last, 1)), m);
+        }
+        if psn::le(p, h) {
+            self.stats.retransmitted_packets += 1;
+        }
+        self.tx.last = Some(p);
+        if psn::gt(p, h) {
+            self.tx.highest = Some(p);
+        }
+    }
+
+    /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
+    fn go_back(&mut self, r: &Record) {
+        let answers_nak = self.tx.nak_pending == Some(r.psn);
+        if answers_nak {
+            self.tx.nak_pending = None;
+        }
+        self.count_go_back(r, answers_nak);
+    }
+
+    /// Counts a go-back by what triggered it. With the timeout known, the timer decides:
+    /// before it could expire only a NAK explains the go-back (a late one, or a second
+    /// go-back for the same NAK); after, the timeout fired first (a NAK still on its way
+    /// is overtaken). Without it, Lumina's rule: a NAK if one explains it.
+    fn count_go_back(&mut self, r: &Record, answers_nak: bool) {
+        let timeout = self.timer.expired(r, self.p.timeout_ns).unwrap_or(!answers_nak);
+        if timeout {
+            self.stats.timeout_retransmissions += 1;
+            self.timer.restart(r);
+        } else {
+            self.stats.nak_retransmissions += 1;
+        }
+    }
+
+    /// A first transmission of a PSN a forward skip left out (already flagged there): it
+    /// does not move the sender's position, unless it is the go-back a NAK asked for.
+    fn fills_hole(&mut self, p: u32) -> bool {
+        let Some(i) = self.tx.holes.iter().position(|&(s, n)| psn::distance(s, p) < n) else { return false };
+        let (s, n) = self.tx.holes.swap_remove(i);
+        let before = psn::distance(s, p);
+        if before > 0 {
+            self.tx.holes.push((s, before));
+        }
+        if n - before > 1 {
+            self.tx.holes.push((psn::add(p, 1), n - before - 1));
+        }
+        if self.tx.nak_pending == Some(p) {
+            return false;
+        }
+        true
+    }
+
+    fn add_hole(&mut self, start: u32, len: u32) {
+        if self.tx.holes.len() < MAX_HOLES {
+            self.tx.holes.push((start, len));
+        }
+    }
+
+    /// READ: a request from the requester — a new range, or a repeat. A repeat that does
+    /// not take up where the previous request ended is a go-back (the READ "NAK", or a
+    /// timeout) and must restart from the first missing response PSN; the requests after it
+    /// repeat the other outstanding ranges in order.
+    fn read_request(&mut self, r: &Record) {
+        let count = self.read_count(r);
+        let q = r.psn;
+        let repeat = self.read.sent_end.is_some_and(|end| psn::lt(q, end));
+        if repeat {
+            self.stats.read_reissues += 1;
+            if self.read.last_end != Some(q) {
+                self.read_reissue(r);
+            }
+        } else {
+            if self.rx.epsn == self.read.sent_end {
+                self.timer.restart(r); // nothing was outstanding: the request arms the timer
+            }
+            if let Some(n) = count {
+                self.read.sent_end = Some(psn::add(q, n));
+            }
+        }
+        self.read.last_end = count.map(|n| psn::add(q, n));
+        if delivered(r) {
+            self.request_received(q, count, r.seq);
+        }
+    }
+
+    /// PSNs a READ request covers: ⌈DMA length ÷ MTU⌉, at least 1.
+    fn read_count(&self, r: &Record) -> Option<u32> {
+        let mtu = self.p.mtu.filter(|&m| m > 0)?;
+        r.has(flag::RETH).then(|| r.dma_len.div_ceil(mtu).max(1))
+    }
+
+    /// READ: a go-back. It answers the oldest loss still waiting for one (or is a
+    /// timeout), and must restart from the requester's first missing response PSN — as
+    /// the requester knew it: responses that passed the switch less than
+    /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
+    fn read_reissue(&mut self, r: &Record) {
+        self.rx.recovering = true;
+        let answered = self.rx.awaiting.pop_front();
+        if let (Some(e), Some((id, seen))) = (answered, self.rx.open.as_mut()) {
+            *seen |= *id == e.id;
+        }
+        self.count_go_back(r, answered.is_some());
+        let Some(epsn) = self.rx.epsn else { return };
+        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn && elapsed(ts, r.switch_ts_ns) < IN_FLIGHT_NS;
+        if r.psn == epsn || self.rx.recent.iter().any(seen_late) {
+            return;
+        }
+        let cause = answered.map_or(String::new(), |e| {
+            format!(" (out-of-sequence PSN {} at seq {} found PSN {} missing)", e.cause.psn, e.cause.seq, e.lost)
+        });
+        let m = format!(
+            "repeated READ request starts at PSN {} but the first missing response was PSN {epsn}{cause}",
+            r.psn
+        );
+        self.flag(ViolationKind::ReadWrongRestart, Evidence::of(r), Some(epsn), m);
+    }
+
+    /// READ: the responder received a request starting at `q`.
+    fn request_received(&mut self, q: u32, count: Option<u32>, asked: u64) {
+        if let Some(epsn) = self.read.req_epsn {
+            self.count_request(q, epsn);
+        }
+        match (self.read.req_epsn, count) {
+            (Some(epsn), Some(n)) if q == epsn => self.read.req_epsn = Some(psn::add(q, n)),
+            // A request was lost: the responder NAKs instead of answering.
+            (Some(epsn), Some(_)) if psn::gt(q, epsn) => return,
+            (Some(_), Some(_)) => {}
+            // Without the MTU the ranges are unknown: stop checking against them.
+            _ => self.read.req_epsn = None,
+        }
+        if self.read.jobs.len() == MAX_PENDING {
+            self.read.jobs.pop_front();
+        }
+        self.read.jobs.push_back(Job { next: q, left: count, asked });
+    }
+
+    /// READ: a NAK from the responder (a READ request was lost) must name the request PSN
+    /// it expected.
+    fn read_responder_nak(&mut self, r: &Record) {
+        if let Some(epsn) = self.read.req_epsn.filter(|&e| e != r.psn) {
+            let m = format!("NAK names PSN {} but the responder expected request PSN {epsn}", r.psn);
+            self.flag(ViolationKind::NakWrongPsn, Evidence::of(r), Some(epsn), m);
+        }
+    }
+
+    /// READ: a response as the responder sent it: the next of the request being answered,
+    /// or the first of a request the responder received (a repeated request's re-response).
+    fn read_response(&mut self, r: &Record) {
+        let p = r.psn;
+        if !self.continue_job(p) && !self.start_job(p) {
+            let expected = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
+            let m = match expected {
+                Some(e) => {
+                    format!("READ response PSN {p} where PSN {e} was due: not the start of any request received")
+                }
+                None => format!("READ response PSN {p} answers no request received"),
+            };
+            self.flag(ViolationKind::OooData, Evidence::of(r), expected, m);
+        }
+        if self.tx.highest.is_some_and(|h| psn::le(p, h)) {
+            self.stats.retransmitted_packets += 1;
+        }
+        self.tx.last = Some(p);
+        if self.tx.highest.is_none_or(|h| psn::gt(p, h)) {
+            self.tx.highest = Some(p);
+        }
+    }
+
+    fn continue_job(&mut self, p: u32) -> bool {
+        match self.read.current {
+            Some(j) if j.next == p => {
+                self.read.answering = Some(j.asked);
+                self.read.current = j.advance();
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Starts the job for a request starting at `p`: the next one, or a later one (the
+    /// responder may coalesce repeated requests).
+    fn start_job(&mut self, p: u32) -> bool {
+        let Some(i) = self.read.jobs.iter().position(|j| j.next == p) else {
+            self.read.answering = None;
+            return false;
+        };
+        let job = self.read.jobs.drain(..=i).next_back();
+        self.read.answering = job.map(|j| j.asked);
+        self.read.current = job.and_then(Job::advance);
+        true
+    }
+
+    /// The responder's view of a request packet at `p` while it expects `epsn`.
+    fn count_request(&mut self, p: u32, epsn: u32) {
+        if psn::gt(p, epsn) {
+            self.stats.ooo_requests += 1;
+        } else if psn::lt(p, epsn) {
+            self.stats.duplicate_requests += 1;
+        }
+    }
+
+    /// End of trace: episodes still waiting for their NAK never got one.
+    fn finish(&mut self) {
+        self.stats.unacknowledged_at_end = match self.p.verb {
+            Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn != Some(end)),
+            _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
+        };
+        for e in std::mem::take(&mut self.rx.awaiting) {
+            self.missing_nak(&e, "none by the end of the trace");
+        }
+        self.out.sort_by_key(|(order, _)| *order);
+    }
+}
+
+enum Answer {
+    /// The NAK names its episode's first missing PSN.
+    Matched,
+    /// It answers the oldest waiting episode but names another PSN.
+    Wrong(Episode),
+    /// No episode waits: the open one was already NAKed (its first missing PSN).
+    AlreadyAnswered(u32),
+    NoEpisode,
+}
+
+impl Report {
+    pub fn render(&self, out: &mut String) {
+        let naks: u64 = self.connections.iter().map(|c| c.naks + c.read_reissues).sum();
+        let timeouts: u64 = self.connections.iter().map(|c| c.timeout_retransmissions).sum();
+        let _ = writeln!(
+            out,
+            "Go-back-N logic: {} connections, {} violations ({naks} NAKs, {timeouts} timeout retransmissions)",
+            self.connections.len(),
+            self.violations.len()
+        );
+        if !self.unknown_verb.is_empty() {
+            let _ = writeln!(out, "  not checked, verb unknown: connections {:?}", self.unknown_verb);
+        }
+        for v in self.violations.iter().take(RENDER_LINES) {
+            let _ = writeln!(
+                out,
+                "  conn {} seq {} ts {}: {}: {}",
+                v.conn,
+                v.seq,
+                v.switch_ts_ns,
+                v.kind.name(),
+                v.message
+            );
+        }
+        if self.violations.len() > RENDER_LINES {
+            let _ = writeln!(out, "  ... and {} more", self.violations.len() - RENDER_LINES);
+        }
+    }
+
+    pub fn problems(&self) -> usize {
+        self.violations.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace::record::Kind;
+    use wire::mirror::Event;
+
+    const IPSN: u32 = 100;
+    const WRITE_ONLY: u8 = 0x0a;
+    const READ_REQUEST: u8 = 0x0c;
+    const READ_RESPONSE_ONLY: u8 = 0x10;
+    const ACK: u8 = 0x11;
+
+    /// Switch-clock spacing of consecutive packets of a [`Trace`]: far apart, unless a
+    /// test moves a packet closer.
+    const GAP_NS: u64 = 100_000;
+
+    /// A hand-built trace: each packet gets the next mirror seq and a timestamp from it.
+    struct Trace {
+        packets: Vec<(Record, Role)>,
+        timeout_ns: Option<u64>,
+    }
+
+    impl Trace {
+        fn new() -> Trace {
+            Trace { packets: Vec::new(), timeout_ns: None }
+        }
+        fn push(&mut self, opcode: u8, kind: Kind, p: u32, to: Role) -> &mut Record {
+            let seq = self.packets.len() as u64 + 1;
+            let r = Record { seq, switch_ts_ns: GAP_NS * seq, psn: p, opcode, kind: kind as u8, ..Record::default() };
+            self.packets.push((r, to));
+            &mut self.packets.last_mut().unwrap().0
+        }
+        fn last_seq(&self) -> u32 {
+            self.packets.len() as u32
+        }
+        /// WRITE data, requester → responder.
+        fn data(&mut self, p: u32) -> &mut Record {
+            self.push(WRITE_ONLY, Kind::Request, p, Role::Responder)
+        }
+        fn dropped(&mut self, p: u32) {
+            self.data(p).event = Event::Drop as u8;
+        }
+        fn aeth(&mut self, p: u32, syndrome: u8, to: Role) -> &mut Record {
+            let r = self.push(ACK, Kind::Response, p, to);
+            r.flags |= flag::AETH;
+            r.syndrome = syndrome;
+            r
+        }
+        fn ack(&mut self, p: u32) {
+            self.aeth(p, 0x1f, Role::Requester);
+        }
+        fn nak(&mut self, p: u32) -> &mut Record {
+            self.aeth(p, 0x60, Role::Requester)
+        }
+        /// READ request for `n` packets of 1024 B, requester → responder.
+        fn read_request(&mut self, p: u32, n: u32) {
+            let r = self.push(READ_REQUEST, Kind::Request, p, Role::Responder);
+            r.flags |= flag::RETH;
+            r.dma_len = n * 1024;
+        }
+        fn response(&mut self, p: u32) -> &mut Record {
+            self.push(READ_RESPONSE_ONLY, Kind::Response, p, Role::Requester)
+        }
+        fn dropped_response(&mut self, p: u32) {
+            self.response(p).event = Event::Drop as u8;
+        }
+        fn check(&self, verb: Verb) -> (ConnStats, Vec<Violation>) {
+            self.check_from(verb, IPSN)
+        }
+        fn check_from(&self, verb: Verb, ipsn: u32) -> (ConnStats, Vec<Violation>) {
+            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu: Some(1024), timeout_ns: self.timeout_ns };
+            check_connection(&params, self.packets.iter().map(|(r, role)| (r, *role)))
+        }
+    }
+
+    fn kinds(v: &[Violation]) -> Vec<(ViolationKind, u32)> {
+        v.iter().map(|v| (v.kind, v.seq)).collect()
+    }
+
+    #[test]
+    fn in_order_transfer_is_clean() {
+        let mut t = Trace::new();
+        for p in IPSN..IPSN + 8 {
+            t.data(p);
+        }
+        t.ack(IPSN + 3);
+        t.ack(IPSN + 7);
+        let (stats, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((stats.conn, stats.data_packets, stats.retransmitted_packets, stats.ooo_episodes), (3, 8, 0, 0));
+    }
+
+    #[test]
+    fn nak_and_go_back_is_clean_and_counted() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.dropped(101);
+        t.data(102); // out of sequence: the episode opens, expecting 101
+        t.data(103);
+        t.nak(101);
+        t.data(104); // sent before the NAK arrived
+        for p in 101..=104 {
+            t.data(p);
+        }
+        t.ack(104);
+        let (s, v) = t.check(Verb::Send);
+        assert_eq!(v, []);
+        assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions, s.ooo_episodes), (1, 1, 0, 1));
+        assert_eq!((s.undelivered, s.retransmitted_packets), (1, 4));
+    }
+
+    #[test]
+    fn the_responder_counts_requests_ahead_and_behind_across_the_wrap() {
+        // Sent ffffff, 0 (dropped), 1, 2; NAK 0; go back to 0, 1, 2 and a stale ffffff.
+        let mut t = Trace::new();
+        t.data(psn::MASK);
+        t.dropped(0);
+        t.data(1);
+        t.data(2);
+        t.nak(0);
+        for p in [0, 1, 2, psn::MASK] {
+            t.data(p);
+        }
+        let (s, _) = t.check_from(Verb::Write, psn::MASK);
+        assert_eq!((s.ooo_requests, s.duplicate_requests), (2, 1));
+        assert!(s.unacknowledged_at_end, "nothing after the NAK was acknowledged");
+        t.ack(2);
+        let (s, _) = t.check_from(Verb::Write, psn::MASK);
+        assert!(!s.unacknowledged_at_end);
+    }
+
+    #[test]
+    fn nak_for_the_wrong_psn() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.dropped(101);
+        t.data(102);
+        t.nak(102);
+        let seq = t.last_seq();
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::NakWrongPsn, seq)]);
+        assert_eq!(
+            (v[0].conn, v[0].psn, v[0].expected, v[0].switch_ts_ns),
+            (3, 102, Some(101), GAP_NS * u64::from(seq))
+        );
+    }
+
+    #[test]
+    fn naks_of_nearby_losses_may_pass_each_other() {
+        // The rig's ooo-data fault again, with the two NAKs swapped on the way.
+        let mut t = Trace::new();
+        t.data(100);
+        t.data(102); // episode 1, missing 101
+        t.data(101); // closes it
+        t.data(103); // the receiver dropped 102: episode 2, missing 102
+        t.nak(102);
+        t.nak(101);
+        t.data(102);
+        t.data(103);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, 2)]);
+        assert_eq!((s.naks, s.ooo_episodes), (2, 2));
+    }
+
+    #[test]
+    fn a_second_nak_in_one_episode() {
+        let mut t = Trace::new();
+        t.dropped(100);
+        t.data(101);
+        t.nak(100);
+        t.data(102);
+        t.nak(100);
+        let seq = t.last_seq();
+        t.data(100);
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::MultipleOutstandingNaks, seq)]);
+    }
+
+    #[test]
+    fn a_nak_without_a_loss() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.nak(100);
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::UnexpectedNak, 2)]);
+    }
+
+    #[test]
+    fn a_loss_without_a_nak_is_flagged_at_its_cause() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.dropped(101);
+        t.data(102);
+        let cause = t.last_seq();
+        t.data(103);
+        t.data(101); // timeout go-back fills the gap: no NAK ever came
+        t.data(102);
+        t.data(103);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::MissingNak, cause)]);
+        assert_eq!((v[0].psn, v[0].expected), (102, Some(101)));
+        assert_eq!((s.timeout_retransmissions, s.nak_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn a_dropped_nak_still_counts_as_sent() {
+        let mut t = Trace::new();
+        t.dropped(100);
+        t.data(101);
+        t.nak(100).event = Event::Drop as u8;
+        t.data(100); // the sender never got the NAK: a timeout
+        t.data(101);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions), (1, 0, 1));
+    }
+
+    #[test]
+    fn a_repeated_drop_needs_one_nak_then_a_timeout() {
+        let mut t = Trace::new();
+        t.dropped(100);
+        t.data(101);
+        t.nak(100);
+        t.dropped(100); // the retransmission is lost too (ITER 2)
+        t.data(101); // still the same episode: no second NAK due
+        t.data(100); // timeout
+        t.data(101);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.nak_retransmissions, s.timeout_retransmissions), (1, 1, 1));
+    }
+
+    #[test]
+    fn sending_ahead_is_out_of_order_data_once() {
+        // The rig's ooo-data fault: 102 before 101, then the receiver NAKs twice.
+        let mut t = Trace::new();
+        t.data(100);
+        t.data(102);
+        let early = t.last_seq();
+        t.data(101); // late first transmission: fills the gap before the NAK shows up
+        t.data(103); // the receiver dropped 102: a new episode
+        t.nak(101);
+        t.nak(102);
+        t.data(104);
+        t.data(102); // go-back to the last NAK
+        t.data(103);
+        t.data(104);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, early)]);
+        assert_eq!((v[0].psn, v[0].expected), (102, Some(101)));
+        assert_eq!(s.ooo_episodes, 2);
+    }
+
+    #[test]
+    fn skipping_inside_a_go_back_needs_an_ack() {
+        let mut t = Trace::new();
+        for p in 100..106 {
+            t.data(p);
+        }
+        t.data(101); // timeout go-back
+        t.data(104); // skips 102, 103: nothing acknowledged them
+        let skip = t.last_seq();
+        t.ack(105);
+        t.data(101); // another go-back, then the ACK lets the sender jump to new data
+        t.data(106);
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, skip)]);
+        assert_eq!(v[0].expected, Some(102));
+    }
+
+    #[test]
+    fn acks_must_not_go_backwards() {
+        let mut t = Trace::new();
+        for p in 100..104 {
+            t.data(p);
+        }
+        t.ack(102);
+        t.ack(101);
+        let back = t.last_seq();
+        t.ack(103);
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::AckBackwards, back)]);
+        assert_eq!((v[0].psn, v[0].expected), (101, Some(102)));
+    }
+
+    #[test]
+    fn psn_wraps_at_24_bits() {
+        let ipsn = psn::MASK - 1;
+        let mut t = Trace::new();
+        t.data(ipsn);
+        t.data(psn::MASK);
+        t.dropped(0);
+        t.data(1);
+        t.nak(0);
+        t.data(2);
+        for p in 0..3 {
+            t.data(p);
+        }
+        t.ack(2);
+        let (s, v) = t.check_from(Verb::Write, ipsn);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.nak_retransmissions, s.retransmitted_packets), (1, 1, 3));
+        // Across the wrap, a forward skip is still one (and the receiver never NAKed it).
+        let mut t = Trace::new();
+        t.data(ipsn);
+        t.data(0);
+        let (_, v) = t.check_from(Verb::Write, ipsn);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, 2), (ViolationKind::MissingNak, 2)]);
+        assert_eq!(v[0].expected, Some(psn::MASK));
+    }
+
+    #[test]
+    fn read_recovery_restarts_from_the_gap() {
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.response(100);
+        t.response(101).event = Event::Corrupt as u8;
+        t.response(102);
+        t.response(103);
+        t.read_request(101, 3); // the READ "NAK"
+        for p in 101..104 {
+            t.response(p);
+        }
+        t.read_request(104, 1);
+        t.response(104);
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.read_reissues, s.nak_retransmissions, s.timeout_retransmissions), (1, 1, 0));
+        assert_eq!((s.data_packets, s.undelivered, s.retransmitted_packets, s.ooo_episodes), (8, 1, 3, 1));
+    }
+
+    #[test]
+    fn read_go_back_repeats_every_outstanding_request() {
+        // Two requests outstanding: the go-back repeats the first from the gap, then the
+        // second whole; the responder answers them in order.
+        let mut t = Trace::new();
+        t.read_request(100, 2);
+        t.read_request(102, 2);
+        t.response(100);
+        t.dropped_response(101);
+        t.response(102);
+        t.response(103);
+        t.read_request(101, 1);
+        t.read_request(102, 2);
+        for p in 101..104 {
+            t.response(p);
+        }
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.read_reissues, s.nak_retransmissions, s.timeout_retransmissions), (2, 1, 0));
+        // A response beyond the request it answers is out of order.
+        t.response(104);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, t.last_seq())]);
+    }
+
+    #[test]
+    fn read_recovery_from_the_wrong_psn() {
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.response(100);
+        t.response(101).event = Event::Drop as u8;
+        t.response(102);
+        t.response(103);
+        t.read_request(102, 2);
+        let seq = t.last_seq();
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, seq)]);
+        assert_eq!((v[0].psn, v[0].expected), (102, Some(101)));
+    }
+
+    #[test]
+    fn read_timeout_restart_and_out_of_order_responses() {
+        let mut t = Trace::new();
+        t.read_request(100, 2);
+        t.response(100);
+        t.response(101).event = Event::Drop as u8; // tail loss: only a timeout recovers it
+        t.read_request(101, 1);
+        t.response(101);
+        t.read_request(102, 2);
+        t.response(103); // skips 102
+        let skip = t.last_seq();
+        t.response(102); // fills the gap the requester saw: no repeat was needed
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, skip)]);
+        assert_eq!((s.timeout_retransmissions, s.nak_retransmissions), (1, 0));
+        // A timeout repeat must also restart from the first missing PSN.
+        let mut t = Trace::new();
+        t.read_request(100, 2);
+        t.response(100);
+        t.response(101).event = Event::Drop as u8;
+        t.read_request(100, 2);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, 4)]);
+    }
+
+    #[test]
+    fn read_restart_may_miss_responses_still_in_flight() {
+        // The timeout fired as responses 101, 102 were on their way to the requester: they
+        // passed the switch just before its repeat from 101, which is right.
+        let mut t = Trace::new();
+        t.read_request(100, 3);
+        t.response(100);
+        t.response(101);
+        t.response(102);
+        t.read_request(101, 2);
+        let n = t.packets.len();
+        let repeat_ts = t.packets[n - 1].0.switch_ts_ns;
+        t.packets[n - 2].0.switch_ts_ns = repeat_ts - 1_000;
+        t.packets[n - 3].0.switch_ts_ns = repeat_ts - 2_000;
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.read_reissues, s.timeout_retransmissions, s.ooo_episodes), (1, 1, 0));
+        // Long after them, the same repeat ignores responses the requester had.
+        t.packets[n - 3].0.switch_ts_ns = repeat_ts - IN_FLIGHT_NS;
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, n as u32)]);
+        assert_eq!(v[0].expected, Some(103));
+    }
+
+    #[test]
+    fn read_loss_never_repeated() {
+        let mut t = Trace::new();
+        t.read_request(100, 3);
+        t.response(100).event = Event::Drop as u8;
+        t.response(101);
+        t.response(102);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::MissingNak, 3)]);
+        assert!(v[0].message.contains("repeated READ request"), "{}", v[0].message);
+    }
+
+    #[test]
+    fn the_timer_tells_a_late_nak_from_a_timeout() {
+        // A drop whose NAK reaches the sender; with a 1 ms timeout, the go-back 0.2 ms
+        // after it answers the NAK, one 1 ms after the last progress is a timeout.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(1_000_000);
+        t.dropped(100);
+        t.data(101);
+        t.nak(100);
+        t.data(102);
+        t.data(100);
+        t.data(101);
+        t.data(102);
+        let (s, _) = t.check(Verb::Write);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+        for (r, _) in &mut t.packets[4..] {
+            r.switch_ts_ns += 1_000_000;
+        }
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (0, 1));
+        assert_eq!(v, []);
+        // Without the timeout, Lumina's rule: the NAK explains it.
+        t.timeout_ns = None;
+        let (s, _) = t.check(Verb::Write);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn render_caps_its_lines() {
+        let v = Violation {
+            conn: 0,
+            kind: ViolationKind::AckBackwards,
+            seq: 9,
+            switch_ts_ns: 1,
+            psn: 1,
+            expected: Some(2),
+            message: "m".into(),
+        };
+        let report =
+            Report { connections: vec![ConnStats::default()], violations: vec![v; 25], unknown_verb: Vec::new() };
+        let mut out = String::new();
+        report.render(&mut out);
+        assert!(out.starts_with("Go-back-N logic: 1 connections, 25 violations"));
+        assert_eq!(out.lines().count(), 1 + RENDER_LINES + 1);
+        assert!(out.ends_with("... and 5 more\n"));
+        assert_eq!(report.problems(), 25);
+        let json = serde_json::to_value(&report.violations[0]).unwrap();
+        assert_eq!(json["kind"], "ack-backwards");
+    }
+}

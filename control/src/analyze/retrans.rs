@@ -1,0 +1,1044 @@
+//! Retransmission performance (Lumina §4 "Retransmission performance", Figure 5; §6.1
+//! Figures 8–9): for every loss recovery of every connection, the NACK generation latency
+//! (the packet that revealed the gap → the NAK), the NACK reaction latency (NAK → first
+//! retransmitted data packet) and the total retransmission latency (lost original → its
+//! retransmission); for timeout recoveries (tail loss, no NAK) the timeout observed and the
+//! retry count, against the configured IBA timeout 4.096 µs × 2^t. All from switch
+//! timestamps.
+//!
+//! How a recovery is found. Go-back-N makes every recovery visible as a *go-back*: the
+//! sender transmits a PSN it already sent, at or before the PSN it sent last. So each
+//! connection is replayed in trace order:
+//! - the data receiver is simulated by the Go-back-N rule (expected PSN; the first
+//!   out-of-sequence arrival while no NAK is outstanding reveals a gap — its *cause*);
+//!   dropped and corrupted packets (Lumina events 1 and 3) are not delivered;
+//! - WRITE/SEND: a go-back of the data is a NACK recovery when a NAK (PSN sequence error)
+//!   naming a PSN at or before it arrived since, else a timeout;
+//! - READ: the requester's "NAK" is a READ request repeated from the missing PSN (§6.1). A
+//!   go-back of the *requests* is a READ-NACK recovery when a gap was revealed since, else
+//!   a timeout; its first retransmitted data packet is the responder's next go-back;
+//! - a go-back that comes a whole configured timeout or more after the retransmission
+//!   timer (re)started (IBA: at a send with none outstanding, at each acknowledgement that
+//!   makes progress) is a timeout whatever NAK is pending: the timer fired first;
+//! - gaps, NAKs and go-backs pair up in order (first come, first served): each gap gets
+//!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
+//!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
+//!   after out-of-order data (a GBN violation: two NAKs whose go-backs the NIC may fire in
+//!   either order — the recoveries are right, their latencies may be swapped).
+//!
+//! Latencies are differences of 48-bit switch timestamps of mirrored copies. A timeout's
+//! *observed* value runs from the last packet the retransmitting end sent before it (so
+//! it can be shorter than the timer: go-back-N resends do not restart the timer);
+//! `timer_elapsed_ns` runs from the timer's (re)start as the trace shows it.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use trace::record::{flag, Kind, Record};
+use wire::psn;
+
+use super::conn::{is_data, Connection, Role};
+use super::context::Verb;
+use super::transport::{delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak};
+use super::Input;
+
+pub const PLOT_GENERATION: &str = "retrans-nack-generation.svg";
+pub const PLOT_REACTION: &str = "retrans-nack-reaction.svg";
+/// Recovery rows printed on the terminal; report.json has them all.
+const RENDER_ROWS: usize = 20;
+/// Pending NAKs, gaps and sender holes kept per connection: a trace that never resolves
+/// them (damaged, or a misbehaving NIC) must not grow memory.
+const PENDING_CAP: usize = 64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryKind {
+    /// WRITE/SEND: NAK (PSN sequence error) → go-back.
+    Nack,
+    /// READ: repeated READ request from the missing PSN → responses resent.
+    ReadNack,
+    /// No NAK: the retransmission timer expired.
+    Timeout,
+}
+
+impl RecoveryKind {
+    fn name(self) -> &'static str {
+        match self {
+            RecoveryKind::Nack => "nack",
+            RecoveryKind::ReadNack => "read-nack",
+            RecoveryKind::Timeout => "timeout",
+        }
+    }
+}
+
+/// A packet of the trace, as evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct PacketRef {
+    /// Index in the trace (record file order).
+    pub index: u32,
+    /// Mirror sequence number as on the wire.
+    pub seq: u32,
+    pub switch_ts_ns: u64,
+    /// Relative PSN: 1 = the requester's initial PSN, 24-bit wrap undone (0 for CNPs).
+    pub psn: u64,
+}
+
+/// One loss recovery (Lumina Figure 5).
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Recovery {
+    pub conn: u32,
+    pub kind: RecoveryKind,
+    /// Relative PSN the recovery resumed from (its first retransmission's).
+    pub psn: u64,
+    /// The undelivered data packet (drop or corrupt event) it repaired, if in the trace.
+    pub lost: Option<PacketRef>,
+    /// The next delivered data packet, whose out-of-sequence arrival revealed the gap.
+    pub revealing: Option<PacketRef>,
+    /// The NAK; for READ the repeated READ request.
+    pub nak: Option<PacketRef>,
+    /// The first retransmitted packet: data for NACK kinds; for timeouts the requester's
+    /// first resend (READ: the repeated request).
+    pub first_retransmission: PacketRef,
+    /// The first retransmitted data packet (differs from the above for READ timeouts).
+    pub data_retransmission: Option<PacketRef>,
+    /// revealing → NAK.
+    pub generation_ns: Option<u64>,
+    /// NAK → first retransmission.
+    pub reaction_ns: Option<u64>,
+    /// lost original → the first later packet with its PSN.
+    pub total_ns: Option<u64>,
+    pub timeout: Option<TimeoutDetail>,
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct TimeoutDetail {
+    /// 1 for the first timeout since the oldest outstanding message was last acknowledged
+    /// further, 2 for the next, ... (the retry count + 1).
+    pub attempt: u32,
+    /// The last packet the retransmitting end sent before the retransmission.
+    pub last_tx: Option<PacketRef>,
+    /// last_tx → retransmission.
+    pub observed_ns: Option<u64>,
+    /// Timer (re)start → retransmission: the expiry the trace shows.
+    pub timer_elapsed_ns: Option<u64>,
+    /// 4.096 µs × 2^t from the configuration.
+    pub configured_ns: Option<u64>,
+    /// observed / configured (adaptive retransmission makes it < 1).
+    pub ratio: Option<f64>,
+    /// The timer fired before the configured timeout with adaptive retransmission off: a
+    /// misbehaviour.
+    pub early: bool,
+}
+
+/// min / median / max of one latency, ns. The median is the lower one of an even count,
+/// so it is always an observed value.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Latencies {
+    pub count: usize,
+    pub min_ns: Option<u64>,
+    pub median_ns: Option<u64>,
+    pub max_ns: Option<u64>,
+}
+
+impl Latencies {
+    fn of(mut v: Vec<u64>) -> Latencies {
+        v.sort_unstable();
+        let at = |i: usize| v.get(i).copied();
+        Latencies {
+            count: v.len(),
+            min_ns: at(0),
+            median_ns: at(v.len().saturating_sub(1) / 2),
+            max_ns: v.last().copied(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Stats {
+    pub recoveries: usize,
+    pub nack: usize,
+    pub read_nack: usize,
+    pub timeouts: usize,
+    /// Highest retry attempt seen.
+    pub max_attempt: u32,
+    pub early_timeouts: usize,
+    /// Data packets with a drop or corrupt event.
+    pub lost_packets: u64,
+    /// Data packets sent again.
+    pub retransmitted_packets: u64,
+    pub generation: Latencies,
+    pub reaction: Latencies,
+    pub total: Latencies,
+    /// Observed timeouts (last packet sent → retransmission).
+    pub timeout: Latencies,
+}
+
+impl Stats {
+    fn of<'a>(recs: impl Iterator<Item = &'a Recovery> + Clone, lost: u64, retransmitted: u64) -> Stats {
+        let collect = |f: fn(&Recovery) -> Option<u64>| Latencies::of(recs.clone().filter_map(f).collect());
+        let count = |k: RecoveryKind| recs.clone().filter(|r| r.kind == k).count();
+        let timeouts = || recs.clone().filter_map(|r| r.timeout.as_ref());
+        Stats {
+            recoveries: recs.clone().count(),
+            nack: count(RecoveryKind::Nack),
+            read_nack: count(RecoveryKind::ReadNack),
+            timeouts: count(RecoveryKind::Timeout),
+            max_attempt: timeouts().map(|t| t.attempt).max().unwrap_or(0),
+            early_timeouts: timeouts().filter(|t| t.early).count(),
+            lost_packets: lost,
+            retransmitted_packets: retransmitted,
+            generation: collect(|r| r.generation_ns),
+            reaction: collect(|r| r.reaction_ns),
+            total: collect(|r| r.total_ns),
+            timeout: collect(|r| r.timeout.as_ref().and_then(|t| t.observed_ns)),
+        }
+    }
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ConnStats {
+    pub conn: u32,
+    #[serde(flatten)]
+    pub stats: Stats,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub verb: Option<Verb>,
+    /// IBA timeout exponent `t` and 4.096 µs × 2^t, from the configuration.
+    pub timeout_exponent: Option<u8>,
+    pub configured_timeout_ns: Option<u64>,
+    /// The requester's `adaptive-retrans` (NVIDIA: shorter, varying timeouts, §6.3).
+    pub adaptive_retrans: Option<bool>,
+    /// Every recovery, in trace order of the first retransmission.
+    pub recoveries: Vec<Recovery>,
+    pub connections: Vec<ConnStats>,
+    pub overall: Stats,
+    pub notes: Vec<String>,
+}
+
+/// What the analysis needs from the configuration.
+#[derive(Debug, Clone, Copy)]
+struct Settings {
+    verb: Verb,
+    configured_ns: Option<u64>,
+    adaptive: Option<bool>,
+    mtu: Option<u32>,
+}
+
+pub fn analyze(input: &Input<'_>) -> Report {
+    let config = input.ctx.config.as_ref();
+    let exponent = config.and_then(|c| c.min_retransmit_timeout);
+    let mut report = Report {
+        verb: input.verb,
+        timeout_exponent: exponent,
+        configured_timeout_ns: exponent.map(iba_timeout_ns),
+        adaptive_retrans: config.and_then(|c| c.requester.adaptive_retrans),
+        ..Report::default()
+    };
+    if report.configured_timeout_ns.is_none() {
+        report.notes.push(
+            "no configured timeout: timeouts are not compared, and a go-back with a NAK pending is taken as the NAK's"
+                .into(),
+        );
+    }
+    let mut unknown = 0;
+    for c in &input.conns.list {
+        let Some(verb) = c.verb else {
+            unknown += 1;
+            continue;
+        };
+        let settings = Settings {
+            verb,
+            configured_ns: report.configured_timeout_ns,
+            adaptive: report.adaptive_retrans,
+            mtu: config.and_then(|c| c.mtu),
+        };
+        let mut t = Tracker::new(c, settings);
+        for &(i, role) in &c.packets {
+            if let Some(r) = input.view.records.get(i as usize) {
+                t.packet(i, r, role);
+            }
+        }
+        let (lost, retransmitted) = (t.lost_packets, t.retransmitted_packets);
+        let recs = t.finish();
+        report.connections.push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), lost, retransmitted) });
+        report.recoveries.extend(recs);
+    }
+    if unknown > 0 {
+        report
+            .notes
+            .push(format!("{unknown} connection(s) of unknown verb (no configuration, no requests): not analyzed"));
+    }
+    report.recoveries.sort_by_key(|r| r.first_retransmission.index);
+    let lost = report.connections.iter().map(|c| c.stats.lost_packets).sum();
+    let retransmitted = report.connections.iter().map(|c| c.stats.retransmitted_packets).sum();
+    report.overall = Stats::of(report.recoveries.iter(), lost, retransmitted);
+    report
+}
+
+/// Relative PSNs from wire PSNs, the 24-bit wrap undone against the highest PSN so far.
+#[derive(Debug, Clone, Copy)]
+struct Unwrap {
+    psn: u32,
+    pos: u64,
+}
+
+impl Unwrap {
+    fn new(ipsn: u32) -> Unwrap {
+        Unwrap { psn: psn::sub(ipsn, 1), pos: 0 }
+    }
+    fn pos(&mut self, p: u32) -> u64 {
+        let d = i64::from(psn::signed_distance(self.psn, p));
+        let pos = (self.pos as i64 + d).max(0) as u64;
+        if d > 0 {
+            (self.psn, self.pos) = (p, pos);
+        }
+        pos
+    }
+}
+
+/// What one end has sent in one direction: which PSNs are retransmissions, and where a
+/// go-back starts. Holes are PSNs skipped over (sent out of order, or a copy missing from
+/// the trace): their first appearance is not a retransmission.
+#[derive(Debug, Default)]
+struct Sent {
+    /// Highest PSN sent; 0 before the first (relative PSNs start at 1).
+    max: u64,
+    /// The PSN that continues the stream: after the last one, or after the highest once
+    /// a hole was filled (the sender resumes where it was).
+    next: Option<u64>,
+    holes: BTreeMap<u64, u64>,
+}
+
+impl Sent {
+    /// Notes a transmission of `pos`: (is a retransmission, starts a go-back).
+    fn observe(&mut self, pos: u64) -> (bool, bool) {
+        let filled = pos <= self.max && self.fill_hole(pos);
+        let retx = pos <= self.max && !filled;
+        let go_back = retx && self.next.is_some_and(|n| pos < n);
+        if pos > self.max + 1 {
+            self.holes.insert(self.max + 1, pos);
+            if self.holes.len() > PENDING_CAP {
+                self.holes.pop_first();
+            }
+        }
+        self.max = self.max.max(pos);
+        self.next = Some(if filled { self.max + 1 } else { pos + 1 });
+        (retx, go_back)
+    }
+
+    fn fill_hole(&mut self, pos: u64) -> bool {
+        let Some((&start, &end)) = self.holes.range(..=pos).next_back() else { return false };
+        if pos >= end {
+            return false;
+        }
+        self.holes.remove(&start);
+        if start < pos {
+            self.holes.insert(start, pos);
+        }
+        if pos + 1 < end {
+            self.holes.insert(pos + 1, end);
+        }
+        true
+    }
+
+    /// Everything before `una` is acknowledged: holes there will never be sent.
+    fn acked(&mut self, una: u64) {
+        while self.holes.first_key_value().is_some_and(|(_, &end)| end <= una) {
+            self.holes.pop_first();
+        }
+    }
+
+    fn end(&self) -> u64 {
+        self.max + 1
+    }
+}
+
+/// The retransmission timer as IBA runs it: started by a send when none is running,
+/// restarted by progress with data still outstanding, stopped when all is acknowledged
+/// and when it expires.
+#[derive(Debug, Default)]
+struct Timer {
+    start: Option<u64>,
+}
+
+impl Timer {
+    fn arm(&mut self, ts: u64) {
+        self.start.get_or_insert(ts);
+    }
+    fn elapsed(&self, ts: u64) -> Option<u64> {
+        self.start.map(|s| elapsed(s, ts))
+    }
+}
+
+/// A gap the data receiver saw: `expected` was missing when `cause` arrived.
+#[derive(Debug, Clone, Copy)]
+struct Gap {
+    cause: PacketRef,
+    expected: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct PendingNak {
+    nak: PacketRef,
+    gap: Option<Gap>,
+}
+
+/// The READ requests seen: which are repeats, and where a repeated run starts.
+#[derive(Debug, Default)]
+struct Requests {
+    /// Highest request PSN; 0 before the first.
+    max: u64,
+    /// End (exclusive) of the PSN range requested so far, when the MTU is known.
+    end: u64,
+    /// The previous request: its PSN, the PSN after its range (MTU known), a repeat?
+    prev: Option<(u64, Option<u64>, bool)>,
+}
+
+/// A recovery being assembled; it is reported once it has a first retransmission.
+#[derive(Debug)]
+struct Draft {
+    kind: RecoveryKind,
+    lost: Option<PacketRef>,
+    revealing: Option<PacketRef>,
+    nak: Option<PacketRef>,
+    first: Option<PacketRef>,
+    data: Option<PacketRef>,
+    total_ns: Option<u64>,
+    timeout: Option<TimeoutDetail>,
+}
+
+/// One connection replayed in trace order.
+struct Tracker {
+    conn: u32,
+    s: Settings,
+    unwrap: Option<Unwrap>,
+    /// Data as the data sender sent it.
+    data: Sent,
+    /// The data receiver's Go-back-N state: next PSN expected, NAK outstanding (READ: a
+    /// gap being recovered).
+    expected: u64,
+    outstanding: bool,
+    /// Undelivered data packets not yet repaired, latest loss per PSN.
+    losses: BTreeMap<u64, PacketRef>,
+    lost_packets: u64,
+    retransmitted_packets: u64,
+    /// PSNs of the last packets of messages (data direction), from `una` on.
+    msg_ends: BTreeSet<u64>,
+    /// The requester's oldest unacknowledged PSN.
+    una: u64,
+    timer: Timer,
+    attempts: u32,
+    /// Last PSN of the message that timed out; progress past it resets `attempts`.
+    timed_out: Option<u64>,
+    gaps: Vec<Gap>,
+    naks: Vec<PendingNak>,
+    requests: Requests,
+    mtu_seen: u32,
+    /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
+    awaiting_data: VecDeque<(usize, u64)>,
+    /// Drafts waiting for the retransmission of their lost packet, by its PSN.
+    awaiting_total: HashMap<u64, Vec<usize>>,
+    /// Last packet sent by the requester / the responder.
+    last_tx: [Option<PacketRef>; 2],
+    drafts: Vec<Draft>,
+}
+
+impl Tracker {
+    fn new(c: &Connection, s: Settings) -> Tracker {
+        Tracker {
+            conn: c.id,
+            s,
+            unwrap: c.ipsn.map(Unwrap::new),
+            data: Sent::default(),
+            expected: 1,
+            outstanding: false,
+            losses: BTreeMap::new(),
+            lost_packets: 0,
+            retransmitted_packets: 0,
+            msg_ends: BTreeSet::new(),
+            una: 1,
+            timer: Timer::default(),
+            attempts: 0,
+            timed_out: None,
+            gaps: Vec::new(),
+            naks: Vec::new(),
+            requests: Requests::default(),
+            mtu_seen: 0,
+            awaiting_data: VecDeque::new(),
+            awaiting_total: HashMap::new(),
+            last_tx: [None; 2],
+            drafts: Vec::new(),
+        }
+    }
+
+    fn packet(&mut self, index: u32, r: &Record, to: Role) {
+        let from = to.other();
+        let roce = matches!(r.kind(), Kind::Request | Kind::Response);
+        let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn)).pos(r.psn) } else { 0 };
+        let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn };
+        if roce {
+            match (self.s.verb, from) {
+                (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
+                (verb, sender) if sender == Connection::data_sender(verb) && is_data(r, verb) => self.data(p, r),
+                (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
+                _ => {}
+            }
+        }
+        self.last_tx[from.index()] = Some(p);
+    }
+
+    /// A data packet from the data sender.
+    fn data(&mut self, p: PacketRef, r: &Record) {
+        let (retx, go_back) = self.data.observe(p.psn);
+        self.retransmitted_packets += u64::from(retx);
+        if go_back {
+            match self.s.verb {
+                Verb::Read => self.response_go_back(p),
+                Verb::Write | Verb::Send => self.data_go_back(p),
+            }
+        }
+        if self.s.verb != Verb::Read {
+            self.timer.arm(p.switch_ts_ns);
+        } else if matches!(r.opcode & 0x1f, 0x0d | 0x0e) {
+            // First and Middle READ responses carry exactly one MTU.
+            self.mtu_seen = self.mtu_seen.max(u32::from(r.payload_len));
+        }
+        self.fill_total(p);
+        if ends_message(r.opcode) && p.psn >= self.una {
+            self.msg_ends.insert(p.psn);
+        }
+        if !delivered(r) {
+            self.lost_packets += 1;
+            self.losses.insert(p.psn, p);
+        } else {
+            self.losses.remove(&p.psn);
+            self.deliver(p);
+        }
+    }
+
+    /// The Go-back-N receiver (IBA; Lumina §4): in order is accepted, the first
+    /// out-of-sequence packet after a gap reveals it, later ones are ignored.
+    fn deliver(&mut self, p: PacketRef) {
+        if p.psn == self.expected {
+            self.expected += 1;
+            self.outstanding = false;
+            drop_below(&mut self.losses, self.expected);
+            if self.s.verb == Verb::Read {
+                self.progress(self.expected, p.switch_ts_ns);
+            }
+        } else if p.psn > self.expected && !self.outstanding {
+            self.outstanding = true;
+            push_capped(&mut self.gaps, Gap { cause: p, expected: self.expected });
+        }
+    }
+
+    /// WRITE/SEND: an ACK or NAK from the responder.
+    fn ack(&mut self, p: PacketRef, r: &Record) {
+        if is_ack(r) {
+            self.progress(p.psn + 1, p.switch_ts_ns);
+        } else if is_seq_nak(r) {
+            // A NAK acknowledges everything before the PSN it names. The responder NAKs
+            // each gap once, in order: this NAK is the oldest gap's.
+            self.progress(p.psn, p.switch_ts_ns);
+            let gap = (!self.gaps.is_empty()).then(|| self.gaps.remove(0));
+            push_capped(&mut self.naks, PendingNak { nak: p, gap });
+        }
+    }
+
+    /// Everything before `una` is acknowledged (IBA: the timer restarts on progress).
+    fn progress(&mut self, una: u64, ts: u64) {
+        if una <= self.una {
+            return;
+        }
+        self.una = una;
+        if self.timed_out.is_some_and(|t| una > t) {
+            (self.attempts, self.timed_out) = (0, None);
+        }
+        while self.msg_ends.first().is_some_and(|&e| e < una) {
+            self.msg_ends.pop_first();
+        }
+        self.data.acked(una);
+        self.timer.start = (una < self.sent_end()).then_some(ts);
+    }
+
+    /// The requester's PSNs sent so far end before this.
+    fn sent_end(&self) -> u64 {
+        self.data.end().max(self.requests.end).max(self.requests.max + 1)
+    }
+
+    fn timer_expired(&self, ts: u64) -> bool {
+        self.s.configured_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
+    }
+
+    /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
+    /// requester schedules one go-back per NAK, and they fire in NAK order: the oldest
+    /// pending NAK naming a PSN at or before the go-back is this one's (several are
+    /// pending only after out-of-order data, a GBN violation).
+    fn data_go_back(&mut self, first: PacketRef) {
+        let nak = self.naks.iter().position(|n| n.nak.psn <= first.psn);
+        match nak {
+            Some(i) if !self.timer_expired(first.switch_ts_ns) => {
+                let n = self.naks.remove(i);
+                let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
+                self.draft(Draft {
+                    kind: RecoveryKind::Nack,
+                    lost: self.losses.get(&expected).copied(),
+                    revealing: n.gap.map(|g| g.cause),
+                    nak: Some(n.nak),
+                    first: Some(first),
+                    data: Some(first),
+                    total_ns: None,
+                    timeout: None,
+                });
+            }
+            _ => {
+                self.timeout(first, Some(first));
+            }
+        }
+    }
+
+    /// READ: a request from the requester.
+    fn request(&mut self, p: PacketRef, r: &Record) {
+        let repeat = p.psn <= self.requests.max.max(self.data.max);
+        let mtu = self.s.mtu.or((self.mtu_seen > 0).then_some(self.mtu_seen));
+        let pkts = mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len.div_ceil(m.max(1)).max(1)));
+        let go_back = repeat
+            && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
+                !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
+            });
+        if go_back {
+            self.request_go_back(p);
+        }
+        self.timer.arm(p.switch_ts_ns);
+        let q = &mut self.requests;
+        q.max = q.max.max(p.psn);
+        q.end = q.end.max(p.psn + pkts.unwrap_or(1));
+        q.prev = Some((p.psn, pkts.map(|n| p.psn + n), repeat));
+    }
+
+    /// READ go-back of the requests: the "NACK" of a revealed gap (§6.1), unless the timer
+    /// fired first.
+    fn request_go_back(&mut self, req: PacketRef) {
+        self.outstanding = true;
+        // Each revealed gap schedules one go-back, and they fire in the order the gaps
+        // were seen: the oldest pending gap is this one's (several are pending only when
+        // a timeout recovered the data before a slow NACK fired — E810, §6.1).
+        let i = match self.gaps.first().copied() {
+            Some(g) if !self.timer_expired(req.switch_ts_ns) => {
+                self.gaps.remove(0);
+                self.draft(Draft {
+                    kind: RecoveryKind::ReadNack,
+                    lost: self.losses.get(&g.expected).copied(),
+                    revealing: Some(g.cause),
+                    nak: Some(req),
+                    first: None,
+                    data: None,
+                    total_ns: None,
+                    timeout: None,
+                })
+            }
+            // A gap stays pending through a timeout: its go-back is still scheduled.
+            _ => self.timeout(req, None),
+        };
+        self.awaiting_data.push_back((i, req.psn));
+        if self.awaiting_data.len() > PENDING_CAP {
+            self.awaiting_data.pop_front();
+        }
+    }
+
+    /// READ: the responder's go-back answers the oldest request go-back from that PSN.
+    fn response_go_back(&mut self, first: PacketRef) {
+        let Some(k) = self.awaiting_data.iter().position(|&(_, psn)| psn == first.psn) else { return };
+        let (i, _) = self.awaiting_data[k];
+        self.awaiting_data.drain(..=k);
+        let d = &mut self.drafts[i];
+        d.data = Some(first);
+        if d.kind == RecoveryKind::ReadNack {
+            d.first = Some(first);
+        }
+    }
+
+    /// A go-back with no NAK: the retransmission timer expired.
+    fn timeout(&mut self, first: PacketRef, data: Option<PacketRef>) -> usize {
+        self.attempts += 1;
+        self.timed_out = Some(self.msg_ends.range(first.psn..).next().copied().unwrap_or(first.psn));
+        let last_tx = self.last_tx[Role::Requester.index()];
+        let observed_ns = last_tx.map(|l| elapsed(l.switch_ts_ns, first.switch_ts_ns));
+        let timer_elapsed_ns = self.timer.elapsed(first.switch_ts_ns);
+        let configured_ns = self.s.configured_ns;
+        let early = self.s.adaptive == Some(false) && configured_ns.zip(timer_elapsed_ns).is_some_and(|(t, e)| e < t);
+        let detail = TimeoutDetail {
+            attempt: self.attempts,
+            last_tx,
+            observed_ns,
+            timer_elapsed_ns,
+            configured_ns,
+            ratio: observed_ns.zip(configured_ns).filter(|&(_, t)| t > 0).map(|(o, t)| o as f64 / t as f64),
+            early,
+        };
+        // The expiry stops the timer; the retransmission's send starts it again.
+        self.timer.start = None;
+        self.draft(Draft {
+            kind: RecoveryKind::Timeout,
+            lost: self.losses.range(first.psn..).next().map(|(_, &l)| l),
+            revealing: None,
+            nak: None,
+            first: Some(first),
+            data,
+            total_ns: None,
+            timeout: Some(detail),
+        })
+    }
+
+    fn draft(&mut self, d: Draft) -> usize {
+        let i = self.drafts.len();
+        if let Some(l) = d.lost {
+            self.awaiting_total.entry(l.psn).or_default().push(i);
+        }
+        self.drafts.push(d);
+        i
+    }
+
+    /// A data packet with the PSN of a lost one is its retransmission (Lumina).
+    fn fill_total(&mut self, p: PacketRef) {
+        for i in self.awaiting_total.remove(&p.psn).unwrap_or_default() {
+            let d = &mut self.drafts[i];
+            d.total_ns = d.lost.map(|l| elapsed(l.switch_ts_ns, p.switch_ts_ns));
+        }
+    }
+
+    fn finish(self) -> Vec<Recovery> {
+        let conn = self.conn;
+        self.drafts
+            .into_iter()
+            .filter_map(|d| {
+                let first = d.first?;
+                let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
+                    a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns))
+                };
+                Some(Recovery {
+                    conn,
+                    kind: d.kind,
+                    psn: first.psn,
+                    lost: d.lost,
+                    revealing: d.revealing,
+                    nak: d.nak,
+                    first_retransmission: first,
+                    data_retransmission: d.data,
+                    generation_ns: delta(d.revealing, d.nak),
+                    reaction_ns: delta(d.nak, Some(first)).filter(|_| d.kind != RecoveryKind::Timeout),
+                    total_ns: d.total_ns,
+                    timeout: d.timeout,
+                })
+            })
+            .collect()
+    }
+}
+
+fn drop_below<V>(m: &mut BTreeMap<u64, V>, below: u64) {
+    while m.first_key_value().is_some_and(|(&k, _)| k < below) {
+        m.pop_first();
+    }
+}
+
+fn push_capped<T>(v: &mut Vec<T>, x: T) {
+    if v.len() >= PENDING_CAP {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+fn us(ns: Option<u64>) -> String {
+    ns.map_or("-".into(), |v| format!("{:.3}", v as f64 / 1e3))
+}
+
+fn seq(p: Option<PacketRef>) -> String {
+    p.map_or("-".into(), |p| p.seq.to_string())
+}
+
+impl Report {
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let o = &self.overall;
+        let _ = writeln!(
+            out,
+            "retransmission: {} recoveries ({} nack, {} read-nack, {} timeout), {} lost data packets, {} resent",
+            o.recoveries, o.nack, o.read_nack, o.timeouts, o.lost_packets, o.retransmitted_packets
+        );
+        if let Some(t) = self.configured_timeout_ns {
+            let adaptive = self.adaptive_retrans.map_or("unknown", |a| if a { "on" } else { "off" });
+            let _ = writeln!(
+                out,
+                "  configured timeout {} µs (t = {}), adaptive retransmission {adaptive}",
+                us(Some(t)),
+                self.timeout_exponent.unwrap_or(0)
+            );
+        }
+        for (name, l) in [
+            ("NACK generation", o.generation),
+            ("NACK reaction", o.reaction),
+            ("total retrans", o.total),
+            ("timeout", o.timeout),
+        ] {
+            if l.count > 0 {
+                let (min, med, max) = (us(l.min_ns), us(l.median_ns), us(l.max_ns));
+                let _ = writeln!(out, "  {name:<16} µs: n {:<5} min {min:>12} median {med:>12} max {max:>12}", l.count);
+            }
+        }
+        if !self.recoveries.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {:>4} {:<9} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>11} {:>12} {:>3}",
+                "conn",
+                "kind",
+                "psn",
+                "lost",
+                "reveal",
+                "nak",
+                "retx",
+                "gen µs",
+                "react µs",
+                "total µs",
+                "timeout µs",
+                "try"
+            );
+        }
+        for r in self.recoveries.iter().take(RENDER_ROWS) {
+            let t = r.timeout.as_ref();
+            let _ = writeln!(
+                out,
+                "  {:>4} {:<9} {:>8} {:>9} {:>9} {:>9} {:>9} {:>10} {:>10} {:>11} {:>12} {:>3}",
+                r.conn,
+                r.kind.name(),
+                r.psn,
+                seq(r.lost),
+                seq(r.revealing),
+                seq(r.nak),
+                r.first_retransmission.seq,
+                us(r.generation_ns),
+                us(r.reaction_ns),
+                us(r.total_ns),
+                us(t.and_then(|t| t.observed_ns)),
+                t.map_or("-".into(), |t| t.attempt.to_string()),
+            );
+        }
+        if self.recoveries.len() > RENDER_ROWS {
+            let _ = writeln!(out, "  ... {} more in report.json", self.recoveries.len() - RENDER_ROWS);
+        }
+        for r in self.recoveries.iter().filter(|r| r.timeout.as_ref().is_some_and(|t| t.early)) {
+            let t = r.timeout.as_ref().expect("filtered");
+            let _ = writeln!(
+                out,
+                "  PROBLEM: conn {} timeout retransmission seq {} after {} µs, configured {} µs (adaptive off)",
+                r.conn,
+                r.first_retransmission.seq,
+                us(t.timer_elapsed_ns),
+                us(t.configured_ns)
+            );
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+    }
+
+    /// Timeout retransmissions that came before the configured timeout had elapsed since
+    /// the timer's (re)start, with adaptive retransmission explicitly off — the IBA timer
+    /// never fires early. Everything else here is a measurement, not a problem.
+    pub fn problems(&self) -> usize {
+        self.overall.early_timeouts
+    }
+
+    /// Figures 8–9: NACK generation and reaction latency against the relative PSN of the
+    /// lost packet, one SVG each; a plot with no points is skipped.
+    pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let mut written = Vec::new();
+        let plots: [(&str, &str, Latency); 2] = [
+            (PLOT_GENERATION, "NACK generation latency", |r| r.generation_ns),
+            (PLOT_REACTION, "NACK reaction latency", |r| r.reaction_ns),
+        ];
+        for (file, title, f) in plots {
+            let series = self.points(f);
+            if series.iter().all(|(_, pts)| pts.is_empty()) {
+                continue;
+            }
+            let path = dir.join(file);
+            scatter(&path, title, &series).map_err(std::io::Error::other)?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+
+    /// (series name, (relative PSN, µs)) per recovery kind with a NAK.
+    fn points(&self, f: Latency) -> Vec<(&'static str, Vec<(f64, f64)>)> {
+        [(RecoveryKind::Nack, "WRITE/SEND NACK"), (RecoveryKind::ReadNack, "READ NACK (repeated request)")]
+            .into_iter()
+            .map(|(kind, name)| {
+                let pts = self
+                    .recoveries
+                    .iter()
+                    .filter(|r| r.kind == kind)
+                    .filter_map(|r| Some((r.lost.map_or(r.psn, |l| l.psn) as f64, f(r)? as f64 / 1e3)))
+                    .collect();
+                (name, pts)
+            })
+            .collect()
+    }
+}
+
+/// Picks one latency of a recovery.
+type Latency = fn(&Recovery) -> Option<u64>;
+
+fn scatter(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)]) -> Result<(), String> {
+    use plotters::prelude::*;
+    let all = || series.iter().flat_map(|(_, p)| p.iter());
+    let (x0, x1) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
+    let y1 = all().fold(0.0f64, |hi, &(_, y)| hi.max(y));
+    let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(70)
+        .build_cartesian_2d((x0 - 1.0)..(x1 + 1.0), 0.0..(y1 * 1.1).max(1e-3))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("relative PSN of the lost packet")
+        .y_desc("latency (µs)")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, (name, pts)) in series.iter().enumerate().filter(|(_, (_, p))| !p.is_empty()) {
+        let color = Palette99::pick(i).to_rgba();
+        chart
+            .draw_series(pts.iter().map(|&p| Circle::new(p, 3, color.filled())))
+            .map_err(|e| e.to_string())?
+            .label(*name)
+            .legend(move |(x, y)| Circle::new((x, y), 3, color.filled()));
+    }
+    chart.configure_series_labels().background_style(WHITE).border_style(BLACK).draw().map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unwrap_follows_the_psn_wrap() {
+        let mut u = Unwrap::new(psn::MASK - 1);
+        let got: Vec<u64> = [psn::MASK - 1, psn::MASK, 0, 1, psn::MASK, 2].iter().map(|&p| u.pos(p)).collect();
+        assert_eq!(got, [1, 2, 3, 4, 2, 5]);
+    }
+
+    #[test]
+    fn go_backs_and_holes() {
+        let mut s = Sent::default();
+        let seen: Vec<(bool, bool)> = [1, 2, 4, 3, 5, 3, 4, 5, 6].iter().map(|&p| s.observe(p)).collect();
+        // 4 before 3 (held back): 3 is a first transmission; the resend of 3 is a go-back.
+        assert_eq!(
+            seen,
+            [
+                (false, false),
+                (false, false),
+                (false, false),
+                (false, false),
+                (false, false),
+                (true, true),
+                (true, false),
+                (true, false),
+                (false, false)
+            ]
+        );
+    }
+
+    /// A WRITE connection replayed from hand-made records: (to, opcode, PSN offset, ts,
+    /// event, AETH syndrome).
+    type Pkt = (Role, u8, u32, u64, u8, Option<u8>);
+
+    fn replay(s: Settings, packets: &[Pkt]) -> Vec<Recovery> {
+        let end = |qpn| super::super::conn::End { ip: std::net::Ipv4Addr::LOCALHOST.into(), qpn };
+        let c = Connection {
+            id: 0,
+            requester: end(1),
+            responder: end(2),
+            ipsn: Some(psn::MASK),
+            from_qp_info: true,
+            verb: Some(s.verb),
+            packets: Vec::new(),
+        };
+        let mut t = Tracker::new(&c, s);
+        for (i, &(to, opcode, off, ts, event, aeth)) in packets.iter().enumerate() {
+            let r = Record {
+                seq: i as u64 + 1,
+                switch_ts_ns: ts,
+                psn: psn::add(psn::MASK, off),
+                opcode,
+                event,
+                kind: Kind::of(Some(opcode)) as u8,
+                flags: if aeth.is_some() { flag::AETH } else { 0 },
+                syndrome: aeth.unwrap_or(0),
+                ..Record::default()
+            };
+            t.packet(i as u32, &r, to);
+        }
+        t.finish()
+    }
+
+    const WRITE_MIDDLE: u8 = 0x07;
+    const ACK: u8 = 0x11;
+    const NAK_SEQ: u8 = 0b0110_0000;
+
+    fn write(adaptive: Option<bool>) -> Settings {
+        Settings { verb: Verb::Write, configured_ns: Some(iba_timeout_ns(14)), adaptive, mtu: None }
+    }
+
+    #[test]
+    fn a_nack_recovery_across_the_psn_wrap() {
+        use Role::{Requester as Req, Responder as Resp};
+        // PSN offset 1 (the wire PSN wraps to 0) is dropped; 2 reveals it; NAK; go-back.
+        let got = replay(
+            write(Some(false)),
+            &[
+                (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+                (Resp, WRITE_MIDDLE, 1, 1_100, 1, None),
+                (Resp, WRITE_MIDDLE, 2, 1_200, 0, None),
+                (Req, ACK, 1, 3_000, 0, Some(NAK_SEQ)),
+                (Resp, WRITE_MIDDLE, 1, 7_000, 0, None),
+                (Resp, WRITE_MIDDLE, 2, 7_100, 0, None),
+            ],
+        );
+        assert_eq!(got.len(), 1);
+        let r = &got[0];
+        assert_eq!((r.kind, r.psn, r.first_retransmission.seq), (RecoveryKind::Nack, 2, 5));
+        assert_eq!((r.lost.unwrap().seq, r.revealing.unwrap().seq, r.nak.unwrap().seq), (2, 3, 4));
+        assert_eq!((r.generation_ns, r.reaction_ns, r.total_ns), (Some(1_800), Some(4_000), Some(5_900)));
+    }
+
+    #[test]
+    fn an_early_timeout_is_a_problem_only_with_adaptive_off() {
+        use Role::Responder as Resp;
+        // The tail is dropped and resent 10 µs later: far below 67 ms.
+        let packets = [(Resp, WRITE_MIDDLE, 0, 1_000, 0, None), (Resp, WRITE_MIDDLE, 0, 11_000, 0, None)];
+        for (adaptive, early) in [(Some(false), true), (Some(true), false), (None, false)] {
+            let got = replay(write(adaptive), &packets);
+            let t = got[0].timeout.as_ref().unwrap();
+            assert_eq!(
+                (got[0].kind, t.attempt, t.observed_ns, t.timer_elapsed_ns),
+                (RecoveryKind::Timeout, 1, Some(10_000), Some(10_000))
+            );
+            assert_eq!(t.early, early, "adaptive {adaptive:?}");
+            let report = Report { overall: Stats::of(got.iter(), 0, 1), ..Report::default() };
+            assert_eq!(report.problems(), usize::from(early));
+        }
+    }
+
+    #[test]
+    fn latencies_take_the_lower_median() {
+        let l = Latencies::of(vec![9, 1, 5, 7]);
+        assert_eq!((l.count, l.min_ns, l.median_ns, l.max_ns), (4, Some(1), Some(5), Some(9)));
+        assert_eq!(Latencies::of(Vec::new()), Latencies::default());
+    }
+}

@@ -1,0 +1,192 @@
+//! What a record means to an RC transport, shared by every analyzer: whether its packet
+//! reached the receiver's transport, which AETH it carries, where messages start and
+//! end, how many PSNs a READ request covers, the IBA retransmission timeout, and the
+//! switch's 48-bit clock unwrapped over a trace.
+
+use trace::record::{flag, Kind, Record};
+use wire::mirror::Event;
+
+use super::conn::is_data;
+use super::context::{TestConfig, Verb};
+
+/// AETH syndrome of a NAK with code 0, PSN sequence error: the Go-back-N NAK.
+pub const NAK_SEQ_ERR: u8 = 0x60;
+
+/// Arrives with a bad ICRC: a bit-error event, or a copy whose ICRC already failed.
+pub fn corrupt(r: &Record) -> bool {
+    r.event() == Event::Corrupt || r.has(flag::ICRC_BAD)
+}
+
+/// Arrives CE-marked: an ECN event (the restored copy is re-marked too) or marked upstream.
+pub fn ce_marked(r: &Record) -> bool {
+    r.event() == Event::Ecn || r.has(flag::CE)
+}
+
+/// Whether the copy's packet reached its destination's transport: not dropped by an event,
+/// not discarded by the ICRC check.
+pub fn delivered(r: &Record) -> bool {
+    r.event() != Event::Drop && !corrupt(r)
+}
+
+pub fn is_read_request(r: &Record) -> bool {
+    r.kind() == Kind::Request && r.opcode & 0x1f == 0x0c
+}
+
+/// An RC Acknowledge packet (ACK or NAK).
+pub fn is_acknowledge(r: &Record) -> bool {
+    r.kind() == Kind::Response && r.opcode & 0x1f == 0x11 && r.has(flag::AETH)
+}
+
+/// A positive ACK (syndrome bits 6..5 = 00).
+pub fn is_ack(r: &Record) -> bool {
+    is_acknowledge(r) && r.syndrome >> 5 == 0
+}
+
+/// A NAK-PSN-sequence-error, the Go-back-N NAK (other NAK codes are not loss recovery).
+pub fn is_seq_nak(r: &Record) -> bool {
+    is_acknowledge(r) && r.syndrome == NAK_SEQ_ERR
+}
+
+/// First or Only opcodes of RC SEND and WRITE: a message starts.
+pub fn starts_message(opcode: u8) -> bool {
+    matches!(opcode & 0x1f, 0x00 | 0x04 | 0x05 | 0x17 | 0x06 | 0x0a | 0x0b)
+}
+
+/// Last or Only opcodes of RC SEND, WRITE and READ response: a message ends.
+pub fn ends_message(opcode: u8) -> bool {
+    matches!(opcode & 0x1f, 0x02..=0x05 | 0x08..=0x0b | 0x0f | 0x10 | 0x16 | 0x17)
+}
+
+/// PSNs a READ request covers: ⌈DMA length ÷ MTU⌉, at least 1 (IBA 9.7.2).
+pub fn read_span(r: &Record, mtu: u32) -> u32 {
+    if r.has(flag::RETH) {
+        r.dma_len.div_ceil(mtu.max(1)).max(1)
+    } else {
+        1
+    }
+}
+
+/// The path MTU: configured, else the largest READ response payload of `records` (First
+/// and Middle responses carry a full MTU, so whenever a READ spans packets this is exact);
+/// `None` when neither tells.
+pub fn path_mtu<'r>(config: Option<&TestConfig>, records: impl IntoIterator<Item = &'r Record>) -> Option<u32> {
+    if let Some(m) = config.and_then(|c| c.mtu).filter(|&m| m > 0) {
+        return Some(m);
+    }
+    let largest = records.into_iter().filter(|r| is_data(r, Verb::Read)).map(|r| u32::from(r.payload_len)).max();
+    largest.filter(|&m| m > 0)
+}
+
+/// IBA local ACK timeout for exponent `t`: 4.096 µs × 2^t (IBA vol. 1 §9.7.6.1.3).
+pub fn iba_timeout_ns(t: u8) -> u64 {
+    4_096u64 << t.min(40)
+}
+
+/// The requester's retransmission timeout when it is fixed; `None` when it is not
+/// configured, or when NVIDIA's adaptive retransmission (Lumina §6.3) makes it vary (the
+/// E810 has no adaptive mode).
+pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
+    let c = config?;
+    let adaptive = c.requester.adaptive_retrans == Some(true) && c.requester.nic.as_deref() != Some("e810");
+    c.min_retransmit_timeout.filter(|_| !adaptive).map(iba_timeout_ns)
+}
+
+/// Copies the switch mirrored that the trace lacks: the gaps between consecutive
+/// (unwrapped) mirror sequence numbers.
+pub fn missing_copies(records: &[Record]) -> u64 {
+    let mut prev: Option<u64> = None;
+    let mut missing = 0;
+    for r in records.iter().filter(|r| r.seq != 0) {
+        if let Some(p) = prev {
+            missing += r.seq.saturating_sub(p).saturating_sub(1);
+        }
+        prev = Some(prev.map_or(r.seq, |p| p.max(r.seq)));
+    }
+    missing
+}
+
+/// Nanoseconds from switch time `from` to `to` on the 48-bit clock (it wraps every 78 h).
+pub fn elapsed(from: u64, to: u64) -> u64 {
+    to.wrapping_sub(from) & wire::mirror::TIMESTAMP_MAX
+}
+
+/// Whether switch time `a` is after `b` (within half the clock's range).
+pub fn later(a: u64, b: u64) -> bool {
+    let d = elapsed(b, a);
+    d != 0 && d < 1 << 47
+}
+
+/// The switch clock unwrapped over one trace: nanoseconds since the clock's zero, counted
+/// from the first mirrored copy (exact for traces shorter than 2^48 ns, 78 hours).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SwitchClock {
+    base: u64,
+}
+
+impl SwitchClock {
+    pub fn of(records: &[Record]) -> SwitchClock {
+        let first = records.iter().find(|r| r.has(flag::MIRRORED)).map_or(0, |r| r.switch_ts_ns);
+        SwitchClock { base: first & wire::mirror::TIMESTAMP_MAX }
+    }
+
+    /// `r`'s switch time; a record that is not a mirrored copy carries a capture time,
+    /// returned as is.
+    pub fn ns(&self, r: &Record) -> u64 {
+        if !r.has(flag::MIRRORED) {
+            return r.switch_ts_ns;
+        }
+        self.base + elapsed(self.base, r.switch_ts_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(ts: u64) -> Record {
+        Record { switch_ts_ns: ts, flags: flag::MIRRORED, ..Record::default() }
+    }
+
+    #[test]
+    fn missing_copies_are_the_gaps() {
+        let recs: Vec<Record> = [1u64, 2, 5, 6, 0, 9].iter().map(|&seq| Record { seq, ..Record::default() }).collect();
+        assert_eq!(missing_copies(&recs), 4);
+    }
+
+    #[test]
+    fn the_switch_clock_unwraps_past_its_48_bits() {
+        let max = wire::mirror::TIMESTAMP_MAX;
+        let recs = [at(max - 10), at(5)];
+        let clock = SwitchClock::of(&recs);
+        assert_eq!((clock.ns(&recs[0]), clock.ns(&recs[1])), (max - 10, max + 6));
+        assert_eq!(elapsed(max - 10, 5), 16);
+        assert!(later(5, max - 10) && !later(max - 10, 5) && !later(7, 7));
+    }
+
+    #[test]
+    fn timeouts_follow_iba_and_adaptive_mode() {
+        assert_eq!(iba_timeout_ns(14), 67_108_864);
+        let mut c = TestConfig { min_retransmit_timeout: Some(14), ..TestConfig::default() };
+        assert_eq!(fixed_timeout_ns(Some(&c)), Some(67_108_864));
+        c.requester.adaptive_retrans = Some(true);
+        c.requester.nic = Some("cx6".into());
+        assert_eq!(fixed_timeout_ns(Some(&c)), None);
+        c.requester.nic = Some("e810".into());
+        assert_eq!(fixed_timeout_ns(Some(&c)), Some(67_108_864), "the E810 has no adaptive mode");
+    }
+
+    #[test]
+    fn read_requests_cover_their_dma_length() {
+        let r = Record { flags: flag::RETH, dma_len: 2049, ..Record::default() };
+        assert_eq!((read_span(&r, 1024), read_span(&r, 4096), read_span(&Record::default(), 1024)), (3, 1, 1));
+    }
+
+    #[test]
+    fn message_boundaries_by_opcode() {
+        // SEND First / Middle / Last / Only, WRITE First / Only, READ response Last.
+        let starts: Vec<bool> = [0x00, 0x01, 0x02, 0x04, 0x06, 0x0a, 0x0f].map(starts_message).to_vec();
+        let ends: Vec<bool> = [0x00, 0x01, 0x02, 0x04, 0x06, 0x0a, 0x0f].map(ends_message).to_vec();
+        assert_eq!(starts, [true, false, false, true, true, true, false]);
+        assert_eq!(ends, [false, false, true, true, false, true, true]);
+    }
+}

@@ -1,0 +1,215 @@
+//! The CNP analyzer against the emulator's ground truth (Lumina §4 "Congestion
+//! notification", §6.3): which triggers got a CNP and which the limiter held back, the
+//! rate-limiting scope of every NIC profile, the minimum interval, and NAK-triggered CNPs
+//! with slow restart.
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use control::analyze::cnp::{self, Cause, Scope, TriggerOutcome};
+use rig::config::{DataPktEvent, EventKind, Verb};
+use rig::profile::{CnpInterval, CnpScope, NicKind};
+use rig::truth::CnpCause;
+use support::*;
+
+/// µs, as `min-time-between-cnps`.
+const CONFIGURED_US: u32 = 3;
+
+fn scope_of(s: CnpScope) -> Scope {
+    match s {
+        CnpScope::Port => Scope::Port,
+        CnpScope::DestIp => Scope::DestIp,
+        CnpScope::Qp => Scope::Qp,
+    }
+}
+
+fn real_interval_ns(nic: NicKind) -> u64 {
+    match nic.profile().cnp_interval {
+        CnpInterval::Configured => u64::from(CONFIGURED_US) * 1_000,
+        CnpInterval::Hidden { ns } => ns,
+    }
+}
+
+/// ECN marks on every 4th PSN of every connection in the first round, then a drop in the
+/// last message and marks on the go-back-N round it causes (ITER 2: a round never ends).
+fn marks(conns: u32, pkts: u32) -> Vec<DataPktEvent> {
+    let drop = pkts - 6;
+    let mut out = Vec::new();
+    for qp in 1..=conns {
+        out.extend((1..drop).step_by(4).map(|psn| ev(qp, psn, EventKind::Ecn, 1)));
+        out.push(ev(qp, drop, EventKind::Drop, 1));
+        out.extend([1, 3, 4].map(|d| ev(qp, drop + d, EventKind::Ecn, 2)));
+    }
+    out
+}
+
+fn knobs(nic: NicKind, conns: u32, multi_gid: bool) -> Knobs {
+    let msgs = if nic == NicKind::E810 { 40 } else { 16 };
+    Knobs {
+        nic,
+        conns,
+        multi_gid,
+        msgs,
+        msg_pkts: 8,
+        min_time_between_cnps: CONFIGURED_US,
+        events: marks(conns, msgs * 8),
+        ..Knobs::default()
+    }
+}
+
+type Sent = BTreeSet<(Cause, u32, u32)>;
+type Held = BTreeSet<(Cause, u32)>;
+
+fn cause(c: CnpCause) -> Cause {
+    match c {
+        CnpCause::Ecn => Cause::Ecn,
+        CnpCause::Nak => Cause::Nak,
+    }
+}
+
+/// (cause, trigger seq, CNP seq) of every CNP and (cause, trigger seq) of every held-back
+/// trigger, from the truth and from the report.
+fn truth_sets(run: &RigRun) -> (Sent, Held) {
+    let t = &run.result.truth;
+    let sent = t.cnps.iter().map(|c| (cause(c.cause), c.cause_seq, c.seq)).collect();
+    let held = t.suppressed_cnps.iter().map(|s| (cause(s.cause), s.cause_seq)).collect();
+    (sent, held)
+}
+
+fn report_sets(r: &cnp::Report) -> (Sent, Held) {
+    let seq = |s: u64| s as u32; // the runs never wrap the mirror seq
+    let sent = r
+        .triggers
+        .iter()
+        .filter(|t| t.outcome == TriggerOutcome::Cnp)
+        .map(|t| (t.cause, seq(t.seq), seq(t.cnp_seq.unwrap())))
+        .collect();
+    let held =
+        r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Suppressed).map(|t| (t.cause, seq(t.seq))).collect();
+    (sent, held)
+}
+
+fn analyze(name: &str, k: &Knobs) -> (RigRun, cnp::Report) {
+    let run = rig_run(name, k);
+    assert!(run.result.truth.unmatched_events.is_empty(), "{name}: {:?}", run.result.truth.unmatched_events);
+    let a = support::analysis(&run);
+    let report = cnp::analyze(&a.input());
+    (run, report)
+}
+
+/// The decisions equal the emulator's, nothing is flagged, and the interval bracket holds
+/// the real interval.
+fn check_against_truth(name: &str, run: &RigRun, r: &cnp::Report, nic: NicKind) {
+    let mut text = String::new();
+    r.render(&mut text);
+    let (sent, held) = truth_sets(run);
+    assert!(sent.len() >= 4 && !held.is_empty(), "{name}: the run must exercise the limiter\n{text}");
+    assert_eq!(report_sets(r), (sent.clone(), held), "{name}\n{text}");
+    assert_eq!((r.observed, r.expected, r.missing, r.unexplained), (sent.len(), sent.len(), 0, 0), "{name}");
+    assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
+    let real = real_interval_ns(nic);
+    let b = &r.min_interval;
+    assert_eq!(b.expected_ns, Some(real), "{name}");
+    assert!(b.above_ns.is_some_and(|lo| lo < real), "{name}: {b:?}");
+    assert!(b.at_most_ns.is_some_and(|hi| hi >= real), "{name}: {b:?}");
+}
+
+/// Three connections over two address pairs (connections 0 and 2 share one): the three
+/// scopes expect different CNPs, so exactly the profile's scope explains the trace.
+#[test]
+fn every_profile_with_multi_gid_reproduces_the_limiter_and_its_scope() {
+    for nic in NicKind::ALL {
+        let name = format!("cnp-gid-{}", nic.name());
+        let (run, r) = analyze(&name, &knobs(nic, 3, true));
+        check_against_truth(&name, &run, &r, nic);
+        let want = scope_of(nic.profile().cnp_scope);
+        assert_eq!(r.scope.consistent, vec![want], "{name}: {:#?}", r.hypotheses);
+        assert_eq!((r.scope.inferred, r.scope.ambiguous, r.scope.documented), (Some(want), false, Some(want)));
+    }
+}
+
+/// Two connections on one address pair: per port and per destination IP coincide, per QP
+/// does not.
+#[test]
+fn every_profile_on_one_address_pair_separates_per_qp() {
+    for nic in NicKind::ALL {
+        let name = format!("cnp-one-ip-{}", nic.name());
+        let (run, r) = analyze(&name, &knobs(nic, 2, false));
+        check_against_truth(&name, &run, &r, nic);
+        let want = match nic.profile().cnp_scope {
+            CnpScope::Qp => vec![Scope::Qp],
+            _ => vec![Scope::Port, Scope::DestIp],
+        };
+        assert_eq!(r.scope.consistent, want, "{name}: {:#?}", r.hypotheses);
+        assert_eq!(r.scope.ambiguous, want.len() > 1);
+        assert_eq!(r.scope.used, Some(scope_of(nic.profile().cnp_scope)));
+    }
+}
+
+/// READ: the requester receives the data and is the NP.
+#[test]
+fn read_requester_is_the_notification_point() {
+    let k = Knobs { verb: Verb::Read, ..knobs(NicKind::Cx4Lx, 3, true) };
+    let (run, r) = analyze("cnp-read-cx4", &k);
+    check_against_truth("cnp-read-cx4", &run, &r, NicKind::Cx4Lx);
+    assert!(r.cnps.iter().all(|c| c.np == control::analyze::conn::Role::Requester));
+    assert_eq!(r.scope.inferred, Some(Scope::DestIp));
+}
+
+/// Slow restart: CX5 and CX6 Dx send a CNP with a NAK (the limiter permitting), CX4 Lx and
+/// E810 do not; the analyzer expects exactly that.
+#[test]
+fn slow_restart_nak_cnps_only_where_the_nic_sends_them() {
+    for nic in NicKind::ALL {
+        let name = format!("cnp-slow-{}", nic.name());
+        // 8-packet messages, one at a time: each drop starts a new round (ITER) for the
+        // rest of its connection.
+        let events = [
+            (1, 3, EventKind::Drop, 1),
+            (1, 5, EventKind::Ecn, 1),
+            (1, 20, EventKind::Drop, 2),
+            (1, 22, EventKind::Ecn, 2),
+            (1, 27, EventKind::Ecn, 3),
+            (2, 9, EventKind::Drop, 1),
+            (2, 14, EventKind::Ecn, 2),
+            (2, 30, EventKind::Drop, 2),
+            (2, 35, EventKind::Ecn, 3),
+        ]
+        .map(|(qp, psn, kind, iter)| ev(qp, psn, kind, iter))
+        .to_vec();
+        let k =
+            Knobs { nic, conns: 2, msgs: 6, slow_restart: true, min_time_between_cnps: 2, events, ..Knobs::default() };
+        let (run, r) = analyze(&name, &k);
+        let (sent, held) = truth_sets(&run);
+        let nak_cnps = sent.iter().filter(|s| s.0 == Cause::Nak).count();
+        let mut text = String::new();
+        r.render(&mut text);
+        assert_eq!(report_sets(&r), (sent, held), "{name}\n{text}");
+        assert_eq!(r.problems(), 0, "{name}: {:#?}", r.findings);
+        if nic.profile().cnp_on_nak {
+            assert!(nak_cnps > 0, "{name}: the emulator sends NAK CNPs");
+            assert_eq!(r.nak_triggers, run.result.truth.naks.len(), "{name}: every NAK is a trigger\n{text}");
+        } else {
+            assert_eq!(nak_cnps, 0, "{name}");
+            assert_eq!(r.nak_triggers, 0, "{name}: NAKs are no triggers on {}\n{text}", nic.name());
+            assert!(r
+                .triggers
+                .iter()
+                .filter(|t| t.cause == Cause::Nak)
+                .all(|t| t.outcome == TriggerOutcome::NotATrigger));
+        }
+    }
+}
+
+#[test]
+fn interval_plot_is_svg() {
+    let (_, r) = analyze("cnp-plot", &knobs(NicKind::Cx5, 2, false));
+    let dir = scratch("cnp-plot-svg");
+    let paths = r.plots(&dir).unwrap();
+    assert_eq!(paths, vec![dir.join("cnp-intervals.svg")]);
+    let svg = std::fs::read_to_string(&paths[0]).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("CNP intervals") && svg.contains("<circle"), "{svg:.200}");
+    let none = cnp::Report::default();
+    assert!(none.plots(&dir).unwrap().is_empty(), "no plot without CNPs");
+}

@@ -1,0 +1,334 @@
+//! The counter analyzer (Lumina §4, §6.2.4) against the testbed emulator: on honest runs
+//! every counter the trace can speak to agrees with it, for every NIC profile and verb
+//! under drops, ECN marks, bit errors and tail drops; lies and the paper's counter bugs
+//! are flagged, and nothing else.
+
+mod support;
+
+use control::analyze::conn::Role;
+use control::analyze::counters::{self, Quantity};
+use control::analyze::gbn;
+use rig::config::{EventKind, Verb};
+use rig::profile::NicKind;
+use support::*;
+
+const NICS: [NicKind; 4] = [NicKind::Cx4Lx, NicKind::Cx5, NicKind::Cx6Dx, NicKind::E810];
+const VERBS: [Verb; 3] = [Verb::Write, Verb::Send, Verb::Read];
+
+/// Two QPs of 4 messages × 8 packets (ITER counts go-backs per QP, Lumina §3.3). QP 1: a
+/// drop answered by a NAK, a drop answered by a NAK and dropped again (a timeout), an ECN
+/// mark, and its last packet dropped (nothing reveals it: a timeout). QP 2: ECN marks, a
+/// bit error (a NAK), its last packet dropped.
+fn eventful(nic: NicKind, verb: Verb) -> Knobs {
+    use EventKind::*;
+    Knobs {
+        nic,
+        verb,
+        conns: 2,
+        msgs: 4,
+        slow_restart: true,
+        events: vec![
+            ev(1, 2, Ecn, 1),
+            ev(1, 3, Drop, 1),
+            ev(1, 12, Drop, 2),
+            ev(1, 12, Drop, 3),
+            ev(1, 32, Drop, 4),
+            ev(2, 5, Ecn, 1),
+            ev(2, 6, Corrupt, 1),
+            ev(2, 20, Ecn, 2),
+            ev(2, 32, Drop, 2),
+        ],
+        ..Knobs::default()
+    }
+}
+
+fn name(prefix: &str, nic: NicKind, verb: Verb) -> String {
+    format!("counters-{prefix}-{}-{}", nic.name(), verb.name())
+}
+
+fn report(run: &RigRun) -> counters::Report {
+    let a = analysis(run);
+    let input = a.input();
+    counters::analyze(&input, &gbn::analyze(&input))
+}
+
+/// Every counter of the dump is either compared or explained.
+fn assert_all_accounted(run: &RigRun, r: &counters::Report) {
+    let files = rig::output::nic_counters(&run.cfg, &run.result);
+    for (role, host) in [(Role::Requester, &files.requester), (Role::Responder, &files.responder)] {
+        let h = r.hosts.iter().find(|h| h.host == role).expect("both hosts reported");
+        assert!(h.skipped.is_none(), "{role:?}: {:?}", h.skipped);
+        for (name, &v) in &host.counters {
+            let checked = h.checks.iter().find(|c| &c.name == name);
+            let skipped = h.not_checked.iter().find(|c| &c.name == name);
+            match (checked, skipped) {
+                (Some(c), None) => assert_eq!(c.nic, v as i64, "{name}: the delta of the two YAML dumps"),
+                (None, Some(n)) => assert!(!n.why.is_empty()),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn honest_runs_are_consistent_on_every_profile_and_verb() {
+    for nic in NICS {
+        for verb in VERBS {
+            let run = rig_run(&name("honest", nic, verb), &eventful(nic, verb));
+            let truth = &run.result.truth;
+            assert!(truth.unmatched_events.is_empty(), "{nic:?} {verb:?}: {:?}", truth.unmatched_events);
+            assert!(!truth.timeouts.is_empty() && !truth.naks.is_empty(), "{nic:?} {verb:?}: the scenario recovers");
+            assert!(!truth.cnps.is_empty(), "{nic:?} {verb:?}: CNPs are sent");
+            let r = report(&run);
+            assert_eq!(r.problems(), 0, "{nic:?} {verb:?}: {:#?}", r.inconsistent());
+            assert_eq!(r.missing_copies, 0);
+            assert_all_accounted(&run, &r);
+            let checks: usize = r.hosts.iter().map(|h| h.checks.len()).sum();
+            assert!(checks >= 16, "{nic:?} {verb:?}: only {checks} counters compared");
+            // The replay's timer expiries are the emulator's, including on the E810, which
+            // has no counter for them.
+            let derived = derived_timeouts(&run);
+            assert_eq!(derived, truth.timeouts.len() as u64, "{nic:?} {verb:?}");
+        }
+    }
+}
+
+#[test]
+fn honest_runs_hold_across_seeds_and_shapes() {
+    // Deeper queues, more QPs on several addresses, barrier sync, adaptive retransmission
+    // and a short timer: go-backs overlap and timeouts race NAKs.
+    for seed in 1..=6u64 {
+        for nic in NICS {
+            for verb in VERBS {
+                let knobs = Knobs {
+                    seed,
+                    conns: 3,
+                    tx_depth: 1 + (seed as u32 % 3),
+                    multi_gid: true,
+                    barrier: seed % 2 == 0,
+                    adaptive: seed % 3 == 0,
+                    timeout: if seed % 2 == 1 { 10 } else { 14 },
+                    events: if seed > 3 { dense() } else { eventful(nic, verb).events },
+                    ..eventful(nic, verb)
+                };
+                let run = rig_run(&format!("{}-{seed}", name("shapes", nic, verb)), &knobs);
+                assert!(!run.result.truth.timeouts.is_empty() && !run.result.truth.naks.is_empty());
+                let r = report(&run);
+                assert_eq!(r.problems(), 0, "seed {seed} {nic:?} {verb:?}: {:#?}", r.inconsistent());
+                if !knobs.adaptive {
+                    let derived = derived_timeouts(&run);
+                    assert_eq!(derived, run.result.truth.timeouts.len() as u64, "seed {seed} {nic:?} {verb:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Losses, marks and bit errors on every QP and in several rounds.
+fn dense() -> Vec<rig::config::DataPktEvent> {
+    use EventKind::*;
+    let mut v = Vec::new();
+    for q in 1..=3 {
+        for iter in 1..=3 {
+            v.push(ev(q, 5 * iter + q, Drop, iter));
+            v.push(ev(q, 4 * iter + q, Ecn, iter));
+            v.push(ev(q, 7 * iter + 2 * q, Corrupt, iter));
+        }
+        v.push(ev(q, 32, Drop, 3));
+        v.push(ev(q, 32, Drop, 4));
+    }
+    v
+}
+
+#[test]
+fn the_switch_clock_may_wrap_mid_run() {
+    // The 48-bit switch clock wraps 30 ms in, between a loss and its 67 ms timeout.
+    let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 30_000_000);
+    for verb in VERBS {
+        let knobs = Knobs { extra_rig: extra_rig.clone(), ..eventful(NicKind::E810, verb) };
+        let run = rig_run(&name("clock-wrap", NicKind::E810, verb), &knobs);
+        let ts: Vec<u64> = run.result.packets.iter().map(|p| p.switch_ts_ns).collect();
+        assert!(ts.windows(2).any(|w| w[1] < w[0]), "the clock wrapped");
+        let r = report(&run);
+        assert_eq!(r.problems(), 0, "{verb:?}: {:#?}", r.inconsistent());
+        assert_eq!(derived_timeouts(&run), run.result.truth.timeouts.len() as u64, "{verb:?}");
+    }
+}
+
+/// The requester's timer expiries as the Go-back-N replay counts them.
+fn derived_timeouts(run: &RigRun) -> u64 {
+    let a = analysis(run);
+    gbn::analyze(&a.input()).connections.iter().map(counters::timer_expiries).sum()
+}
+
+#[test]
+fn a_qp_that_runs_out_of_retries_counts_its_last_expiry() {
+    // The tail packet dropped on every try: 7 retries, then the expiry that errors the QP.
+    let events: Vec<_> = (1..=8).map(|i| ev(1, 16, EventKind::Drop, i)).collect();
+    for verb in VERBS {
+        let knobs = Knobs { verb, msgs: 2, timeout: 8, events: events.clone(), ..Knobs::default() };
+        let run = rig_run(&format!("counters-retries-{}", verb.name()), &knobs);
+        assert_eq!(run.result.truth.qp_errors.len(), 1, "{verb:?}");
+        assert_eq!(run.result.truth.timeouts.len(), 8);
+        let r = report(&run);
+        assert_eq!(r.problems(), 0, "{verb:?}: {:#?}", r.inconsistent());
+        let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
+        let t = req.checks.iter().find(|c| c.quantity == Quantity::Timeouts).unwrap();
+        assert_eq!((t.nic, t.trace), (8, 8));
+        assert!(r.notes.iter().any(|n| n.contains("unacknowledged")), "{:?}", r.notes);
+    }
+}
+
+/// Lies on counters of both hosts, by vendor; each changes the value (no clamping at 0).
+fn lies(nic: NicKind, verb: Verb) -> Vec<(&'static str, &'static str, i64)> {
+    let nvidia = nic != NicKind::E810;
+    let mut v = if nvidia {
+        vec![
+            ("requester", "port_xmit_packets", 3),
+            ("requester", "local_ack_timeout_err", 1),
+            ("responder", "port_rcv_packets", -2),
+        ]
+    } else {
+        vec![("requester", "ip4OutPkts", 3), ("responder", "RxUDP", -1)]
+    };
+    v.push(match (nvidia, verb) {
+        (true, Verb::Read) => ("responder", "rx_read_requests", 4),
+        (true, _) => ("responder", "rx_write_requests", 4),
+        (false, Verb::Read) => ("responder", "InRdmaReads", 4),
+        (false, Verb::Write) => ("responder", "InRdmaWrites", 4),
+        (false, Verb::Send) => ("responder", "InRdmaSends", 4),
+    });
+    // Losses and marks hit the data: on READ the requester receives it.
+    v.extend(match (nvidia, verb) {
+        (true, Verb::Read) => [
+            ("requester", "implied_nak_seq_err", -1),
+            ("requester", "np_ecn_marked_roce_packets", -1),
+            ("requester", "np_cnp_sent", 5),
+            ("responder", "duplicate_request", 2),
+        ],
+        (true, _) => [
+            ("requester", "packet_seq_err", -1),
+            ("responder", "np_ecn_marked_roce_packets", -1),
+            ("responder", "np_cnp_sent", 5),
+            ("responder", "out_of_sequence", 2),
+        ],
+        (false, Verb::Read) => [
+            ("requester", "RxECNMrkd", -1),
+            ("requester", "cnpSent", 2),
+            ("responder", "cnpHandled", -1),
+            ("requester", "ip4InDiscards", 1),
+        ],
+        (false, _) => [
+            ("responder", "RxECNMrkd", -1),
+            ("responder", "cnpSent", 2),
+            ("requester", "cnpHandled", -1),
+            ("responder", "ip4InDiscards", 1),
+        ],
+    });
+    v
+}
+
+#[test]
+fn lies_are_flagged_and_nothing_else() {
+    for nic in NICS {
+        for verb in VERBS {
+            let lies = lies(nic, verb);
+            let mut faults = String::from("    counter-lies:\n");
+            for (host, counter, add) in &lies {
+                faults += &format!("    - {{host: {host}, counter: {counter}, add: {add}}}\n");
+            }
+            // A lie about a counter no NIC has: reported as not checked, not as a lie.
+            faults += "    - {host: requester, counter: made_up_counter, add: 7}\n";
+            let run = rig_run(&name("lies", nic, verb), &Knobs { faults, ..eventful(nic, verb) });
+            let r = report(&run);
+            let mut flagged: Vec<(Role, String)> = r.inconsistent().into_iter().map(|(h, n)| (h, n.into())).collect();
+            let mut expected: Vec<(Role, String)> = lies
+                .iter()
+                .map(|&(h, n, _)| (if h == "requester" { Role::Requester } else { Role::Responder }, n.to_string()))
+                .collect();
+            flagged.sort_by(|a, b| a.1.cmp(&b.1));
+            expected.sort_by(|a, b| a.1.cmp(&b.1));
+            assert_eq!(flagged, expected, "{nic:?} {verb:?}");
+            let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
+            assert!(req.not_checked.iter().any(|n| n.name == "made_up_counter" && n.nic == 7));
+            for c in r.hosts.iter().flat_map(|h| &h.checks).filter(|c| !c.consistent) {
+                let m = c.message.as_deref().unwrap();
+                assert!(m.starts_with(&c.name) && m.contains(&c.trace.to_string()), "{m}");
+            }
+        }
+    }
+}
+
+#[test]
+fn e810_cnp_sent_stays_zero_while_cnps_are_sent() {
+    // Lumina §6.2.4: "E810's cnpSent counter remains unchanged while the receiver does
+    // generate CNPs as shown in the dumped packet trace".
+    for verb in VERBS {
+        let faults = "    paper-counter-bugs: true\n".to_string();
+        let run = rig_run(&name("bug-e810", NicKind::E810, verb), &Knobs { faults, ..eventful(NicKind::E810, verb) });
+        let sent_by = |side| run.result.truth.cnps.iter().filter(|c| c.from == side).count() as u64;
+        let r = report(&run);
+        let mut expected = Vec::new();
+        for (role, side) in
+            [(Role::Requester, rig::packet::Side::Requester), (Role::Responder, rig::packet::Side::Responder)]
+        {
+            if sent_by(side) > 0 {
+                expected.push((role, "cnpSent"));
+                let h = r.hosts.iter().find(|h| h.host == role).unwrap();
+                let c = h.checks.iter().find(|c| c.name == "cnpSent").unwrap();
+                assert_eq!(
+                    c.message.as_deref(),
+                    Some(&*format!("cnpSent unchanged while {} CNPs were sent", sent_by(side)))
+                );
+            }
+        }
+        assert!(!expected.is_empty());
+        assert_eq!(r.inconsistent(), expected, "{verb:?}");
+    }
+}
+
+#[test]
+fn cx4_implied_nak_seq_err_stays_zero_on_read_losses() {
+    // Lumina §6.2.4: CX4 Lx's implied_nak_seq_err "remains unchanged while drops and
+    // retransmissions do happen" on READ.
+    let faults = "    paper-counter-bugs: true\n".to_string();
+    let knobs = Knobs { faults, ..eventful(NicKind::Cx4Lx, Verb::Read) };
+    let run = rig_run("counters-bug-cx4-read", &knobs);
+    assert!(run.result.nics[0].implied_nak_seq_err > 0);
+    let r = report(&run);
+    assert_eq!(r.inconsistent(), vec![(Role::Requester, "implied_nak_seq_err")]);
+    // The same bug on WRITE is invisible: nothing to detect.
+    let knobs = Knobs { faults: "    paper-counter-bugs: true\n".into(), ..eventful(NicKind::Cx4Lx, Verb::Write) };
+    let r = report(&rig_run("counters-bug-cx4-write", &knobs));
+    assert_eq!(r.problems(), 0, "{:?}", r.inconsistent());
+}
+
+#[test]
+fn lost_mirror_copies_widen_the_tolerance_instead_of_raising_false_flags() {
+    let faults = "    lose-mirror-copies:\n    - {dump-host: 0, count: 3}\n".to_string();
+    let run = rig_run("counters-lost-copies", &Knobs { faults, ..eventful(NicKind::Cx5, Verb::Write) });
+    let lost = run.result.truth.faults.lost_mirror_copies.len() as u64;
+    assert!(lost > 0);
+    let r = report(&run);
+    assert_eq!(r.missing_copies, lost);
+    assert_eq!(r.problems(), 0, "{:?}", r.inconsistent());
+    assert!(r.notes.iter().any(|n| n.contains("missing")));
+    // Address counts are compared within the tolerance; a transport replay is not tried.
+    let resp = r.hosts.iter().find(|h| h.host == Role::Responder).unwrap();
+    assert!(resp.checks.iter().any(|c| c.name == "port_rcv_packets"));
+    let ooo = resp.not_checked.iter().find(|n| n.name == "out_of_sequence").unwrap();
+    assert!(ooo.why.contains("missing"), "{}", ooo.why);
+}
+
+#[test]
+fn the_summary_names_what_is_wrong() {
+    let faults = "    counter-lies:\n    - {host: responder, counter: np_cnp_sent, add: 5}\n".to_string();
+    let run = rig_run("counters-render", &Knobs { faults, ..eventful(NicKind::Cx5, Verb::Write) });
+    let r = report(&run);
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(out.contains("1 inconsistent"), "{out}");
+    assert!(out.contains("responder (cx5): np_cnp_sent counted"), "{out}");
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["hosts"][1]["host"], "responder");
+}

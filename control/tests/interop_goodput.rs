@@ -1,0 +1,177 @@
+//! Header interop (Lumina §6.2.3) and goodput / message completion times against the
+//! testbed emulator: a CX5 talking to an E810 differs in MigReq, same-NIC pairs differ in
+//! nothing; the trace's message counts and bytes equal the traffic generator's, its
+//! completion times and goodput agree within what switch timestamps allow.
+
+mod support;
+
+use control::analyze::{goodput, interop};
+use rig::config::{EventKind, Verb};
+use rig::profile::NicKind;
+use support::*;
+
+const NICS: [NicKind; 4] = [NicKind::Cx4Lx, NicKind::Cx5, NicKind::Cx6Dx, NicKind::E810];
+const VERBS: [Verb; 3] = [Verb::Write, Verb::Send, Verb::Read];
+
+/// A run whose responder has another NIC than the requester (Knobs gives both the same).
+fn mixed_yaml(knobs: &Knobs, responder: NicKind) -> String {
+    let from = format!("type: {}, switch-port: 2", knobs.nic.name());
+    let yaml = knobs.yaml();
+    assert!(yaml.contains(&from), "{yaml}");
+    yaml.replacen(&from, &format!("type: {}, switch-port: 2", responder.name()), 1)
+}
+
+#[test]
+fn cx5_and_e810_differ_in_mig_req() {
+    for verb in VERBS {
+        let knobs =
+            Knobs { nic: NicKind::Cx5, verb, conns: 2, events: vec![ev(1, 3, EventKind::Drop, 1)], ..Knobs::default() };
+        let run = rig_run_yaml(&format!("interop-cx5-e810-{}", verb.name()), &mixed_yaml(&knobs, NicKind::E810));
+        let a = analysis(&run);
+        let r = interop::analyze(&a.input());
+        assert_eq!(r.connections.len(), 2);
+        assert_eq!(r.problems(), 2, "{verb:?}: {r:#?}");
+        for c in &r.connections {
+            assert_eq!(c.findings.len(), 1, "{:#?}", c.findings);
+            let f = &c.findings[0];
+            assert_eq!((f.field, f.kind, f.problem), ("MigReq", interop::FindingKind::EndsDiffer, true));
+            assert!(f.message.contains("requester 1") && f.message.contains("responder 0"), "{}", f.message);
+            // The examples are real packets of each end.
+            let seqs: Vec<u32> = a.view().records.iter().map(|r| r.wire_seq()).collect();
+            assert!(f.examples.len() == 2 && f.examples.iter().all(|s| seqs.contains(s)));
+            assert_eq!(c.requester.mig_req.len(), 1);
+            assert_eq!((c.requester.mig_req[0].value, c.responder.mig_req[0].value), (1, 0));
+            assert_eq!(c.requester.mig_req[0].packets, c.requester.packets);
+        }
+        let mut out = String::new();
+        r.render(&mut out);
+        assert!(out.contains("Lumina §6.2.3"), "{out}");
+    }
+}
+
+#[test]
+fn same_nic_pairs_flag_nothing() {
+    for nic in NICS {
+        for verb in VERBS {
+            // An odd message size: the last packet of every message carries pad bytes.
+            let knobs = Knobs { nic, verb, conns: 2, events: vec![ev(2, 4, EventKind::Ecn, 1)], ..Knobs::default() };
+            let yaml = knobs.yaml().replace("message-size: 8192", "message-size: 8190");
+            let run = rig_run_yaml(&format!("interop-same-{}-{}", nic.name(), verb.name()), &yaml);
+            let a = analysis(&run);
+            let r = interop::analyze(&a.input());
+            assert_eq!(r.problems(), 0, "{nic:?} {verb:?}: {r:#?}");
+            assert!(r.connections.iter().all(|c| c.findings.is_empty()));
+            let padded = a.view().records.iter().filter(|r| (r.bth_flags >> 4) & 3 == 2).count();
+            assert!(padded >= 8, "{nic:?} {verb:?}: every message ends padded ({padded})");
+            for c in &r.connections {
+                assert!(c.requester.packets > 0 && c.responder.packets > 0);
+                assert_eq!(c.requester.pkey[0].value, 0xffff);
+                assert_eq!(c.responder.tver[0].value, 0);
+            }
+        }
+    }
+}
+
+/// How far a trace MCT may be from the generator's: the completion and the post are seen
+/// at the switch, not at the requester (goodput module documentation).
+const MCT_BOUND_US: f64 = 1.0;
+
+/// `max_rel`: the goodput's relative error allowed (long runs: a few %).
+fn compare_with_generator(label: &str, run: &RigRun, max_rel: f64) -> (f64, f64) {
+    let a = analysis(run);
+    let r = goodput::analyze(&a.input());
+    let qps = &run.result.qps;
+    assert_eq!(r.connections.len(), qps.len(), "{label}");
+    let (mut worst_mct, mut worst_goodput) = (0.0f64, 0.0f64);
+    for (c, q) in r.connections.iter().zip(qps) {
+        assert_eq!(c.conn, q.conn);
+        assert_eq!((c.completed, c.bytes), (q.completed, q.bytes), "{label} conn {}", c.conn);
+        assert_eq!(c.messages, q.posted, "{label} conn {}: every posted message was sent", c.conn);
+        let mcts: Vec<f64> = c.per_message.iter().filter_map(|m| m.mct_ns).map(|n| n as f64 / 1e3).collect();
+        assert_eq!(mcts.len(), q.mct_us.len(), "{label}");
+        for (i, (t, g)) in mcts.iter().zip(&q.mct_us).enumerate() {
+            let d = (t - g).abs();
+            assert!(d <= MCT_BOUND_US, "{label} conn {} message {i}: trace {t:.3} µs, generator {g:.3} µs", c.conn);
+            worst_mct = worst_mct.max(d);
+        }
+        if q.completed > 0 {
+            let g = c.goodput_gbps.expect("completed messages have a goodput");
+            let what = format!("{label} conn {}: trace {g:.4} Gb/s, generator {:.4} Gb/s", c.conn, q.goodput_gbps);
+            // The spans (first post → last completion) differ by the same sub-µs shifts.
+            let span_ns = |gbps: f64| q.bytes as f64 * 8.0 / gbps;
+            assert!((span_ns(g) - span_ns(q.goodput_gbps)).abs() <= MCT_BOUND_US * 1e3, "{what}");
+            let rel = (g - q.goodput_gbps).abs() / q.goodput_gbps;
+            assert!(rel <= max_rel, "{what}");
+            worst_goodput = worst_goodput.max(rel);
+        }
+    }
+    (worst_mct, worst_goodput)
+}
+
+#[test]
+fn messages_bytes_and_times_match_the_generator() {
+    let mut worst = (0.0f64, 0.0f64);
+    for nic in NICS {
+        for verb in VERBS {
+            for (depth, barrier) in [(1, false), (3, false), (2, true)] {
+                let knobs = Knobs {
+                    nic,
+                    verb,
+                    conns: 3,
+                    msgs: 12,
+                    tx_depth: depth,
+                    barrier,
+                    multi_gid: true,
+                    events: vec![
+                        ev(1, 3, EventKind::Drop, 1),
+                        ev(2, 40, EventKind::Ecn, 1),
+                        ev(3, 9, EventKind::Corrupt, 1),
+                        ev(2, 96, EventKind::Drop, 1),
+                    ],
+                    ..Knobs::default()
+                };
+                let label = format!("{}-{}-d{depth}-b{barrier}", nic.name(), verb.name());
+                let run = rig_run(&format!("goodput-{label}"), &knobs);
+                let a = analysis(&run);
+                let r = goodput::analyze(&a.input());
+                let expected = if barrier { goodput::Posting::Barrier } else { goodput::Posting::PerQp };
+                assert_eq!(r.posting, expected, "{label}: barrier sync is inferred");
+                let (m, g) = compare_with_generator(&label, &run, 0.03);
+                worst = (worst.0.max(m), worst.1.max(g));
+            }
+        }
+    }
+    eprintln!("worst MCT difference {:.3} µs, worst goodput difference {:.2} %", worst.0, worst.1 * 100.0);
+}
+
+#[test]
+fn a_failed_qp_counts_only_what_completed() {
+    // QP 1's tail packet of message 2 is dropped on every try: it errors after 7 retries.
+    let events = (1..=8).map(|i| ev(1, 16, EventKind::Drop, i)).collect();
+    let knobs = Knobs { conns: 2, msgs: 4, timeout: 6, events, ..Knobs::default() };
+    let run = rig_run("goodput-failed-qp", &knobs);
+    assert!(run.result.qps[0].failed && run.result.qps[0].completed == 1);
+    // One 8 KB message in a few µs: only the span bound is meaningful.
+    compare_with_generator("failed-qp", &run, 1.0);
+    let a = analysis(&run);
+    let r = goodput::analyze(&a.input());
+    let c = &r.connections[0];
+    assert_eq!((c.messages, c.completed), (2, 1), "message 2 was sent, never completed");
+    assert!(c.per_message[1].completed_ns.is_none() && c.per_message[1].mct_ns.is_none());
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(out.contains("conn 0: 1/2 messages completed, 8192 bytes"), "{out}");
+}
+
+#[test]
+fn completion_times_survive_the_switch_clock_wrap() {
+    let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 30_000_000);
+    for verb in VERBS {
+        let events = vec![ev(1, 3, EventKind::Drop, 1), ev(1, 16, EventKind::Drop, 2)];
+        let knobs = Knobs { verb, conns: 2, msgs: 6, extra_rig: extra_rig.clone(), events, ..Knobs::default() };
+        let run = rig_run(&format!("goodput-clock-wrap-{}", verb.name()), &knobs);
+        assert!(run.result.truth.timeouts.len() == 1, "{verb:?}: a 67 ms timeout spans the wrap");
+        // Conn 2 runs ~17 µs: the span bound (1 µs) is the meaningful one.
+        compare_with_generator(&format!("clock-wrap-{}", verb.name()), &run, 1.0);
+    }
+}

@@ -1,0 +1,253 @@
+//! The retransmission-performance analyzer (Lumina §4 Figure 5, §6.1 Figures 8–9) against
+//! the testbed emulator's ground truth: every recovery found, of the same kind, resuming
+//! at the same packet, with NACK generation / reaction and timeout latencies equal to the
+//! nanosecond (docs/formats.md §4.2 `recoveries[]`).
+
+mod support;
+
+use control::analyze::retrans::{self, RecoveryKind};
+use control::analyze::transport::iba_timeout_ns;
+use rig::config::{DataPktEvent, EventKind, Verb};
+use rig::profile::NicKind;
+use rig::truth::{self, Trigger};
+use support::*;
+
+const VERBS: [Verb; 3] = [Verb::Write, Verb::Send, Verb::Read];
+
+fn kind_of(k: truth::RecoveryKind) -> RecoveryKind {
+    match k {
+        truth::RecoveryKind::Nack => RecoveryKind::Nack,
+        truth::RecoveryKind::ReadNack => RecoveryKind::ReadNack,
+        truth::RecoveryKind::Timeout => RecoveryKind::Timeout,
+    }
+}
+
+/// Runs the emulator, reconstructs, analyzes, and checks the report against the truth.
+fn check(name: &str, knobs: &Knobs) -> (RigRun, retrans::Report) {
+    let run = rig_run(name, knobs);
+    let analysis = analysis(&run);
+    let report = retrans::analyze(&analysis.input());
+    compare(name, &run, &report);
+    (run, report)
+}
+
+fn compare(name: &str, run: &RigRun, report: &retrans::Report) {
+    let truth = &run.result.truth;
+    let got: Vec<_> = report.recoveries.iter().map(|r| (r.conn, r.kind, r.first_retransmission.seq)).collect();
+    let want: Vec<_> = truth.recoveries.iter().map(|r| (r.conn, kind_of(r.kind), r.first_retransmission_seq)).collect();
+    assert_eq!(got, want, "{name}: recoveries (conn, kind, first retransmission seq)");
+    for (g, t) in report.recoveries.iter().zip(&truth.recoveries) {
+        let at = format!("{name}: recovery at seq {}", t.first_retransmission_seq);
+        assert_eq!(g.psn, t.psn, "{at}: relative PSN");
+        assert_eq!(g.generation_ns, t.observed_generation_ns, "{at}: NACK generation");
+        assert_eq!(g.reaction_ns, t.observed_reaction_ns, "{at}: NACK reaction");
+        assert_eq!(g.timeout.as_ref().and_then(|d| d.observed_ns), t.observed_timeout_ns, "{at}: timeout");
+        if let Trigger::Timeout(i) = t.trigger {
+            let d = g.timeout.as_ref().expect("a timeout has its detail");
+            assert_eq!(d.attempt, truth.timeouts[i as usize].attempt, "{at}: attempt");
+        }
+        if g.kind != RecoveryKind::Timeout {
+            assert!(g.revealing.is_some() && g.nak.is_some(), "{at}: evidence {g:?}");
+        }
+    }
+    assert_eq!(report.problems(), 0, "{name}: no IBA-conformant timeout is early");
+}
+
+fn drop(psn: u32, iter: u32) -> DataPktEvent {
+    ev(1, psn, EventKind::Drop, iter)
+}
+
+/// Messages are 8 packets, 4 per QP, one outstanding: PSN 32 is the last packet sent.
+fn patterns() -> Vec<(&'static str, u32, Vec<DataPktEvent>)> {
+    vec![
+        ("single", 1, vec![drop(5, 1)]),
+        ("several", 1, vec![drop(3, 1), drop(6, 1), drop(7, 1)]),
+        ("repeated", 1, vec![drop(5, 1), drop(5, 2)]),
+        ("corrupt", 1, vec![ev(1, 12, EventKind::Corrupt, 1)]),
+        ("tail", 1, vec![drop(32, 1)]),
+        ("two-conns", 2, vec![drop(4, 1), ev(2, 10, EventKind::Corrupt, 1), ev(2, 16, EventKind::Drop, 1)]),
+    ]
+}
+
+#[test]
+fn every_recovery_matches_the_truth_on_every_profile() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for nic in NicKind::ALL {
+        for verb in VERBS {
+            for (pattern, conns, events) in patterns() {
+                let name = format!("retrans-{}-{}-{pattern}", nic.name(), verb.name());
+                let knobs = Knobs { nic, verb, conns, events, ..Knobs::default() };
+                let (run, report) = check(&name, &knobs);
+                assert!(!run.result.truth.recoveries.is_empty(), "{name}: the pattern must cause a recovery");
+                kinds.extend(report.recoveries.iter().map(|r| format!("{:?}", r.kind)));
+                assert_eq!(report.overall.recoveries, report.recoveries.len());
+                let lost = run.result.truth.events.iter().filter(|e| e.kind != EventKind::Ecn).count() as u64;
+                assert_eq!(report.overall.lost_packets, lost, "{name}: lost data packets");
+            }
+        }
+    }
+    assert_eq!(kinds.len(), 3, "nack, read-nack and timeout all exercised: {kinds:?}");
+}
+
+/// E810 generates a READ NACK in ≈83 ms (§6.1), longer than the default 67 ms timeout:
+/// with t = 18 the repeated request wins and is a READ NACK.
+#[test]
+fn e810_read_nack_beats_a_long_timeout() {
+    let knobs =
+        Knobs { nic: NicKind::E810, verb: Verb::Read, timeout: 18, events: vec![drop(5, 1)], ..Knobs::default() };
+    let (_, report) = check("retrans-e810-read-t18", &knobs);
+    assert_eq!(report.overall.read_nack, 1);
+    let g = report.recoveries[0].generation_ns.unwrap();
+    assert!((82_000_000..85_000_000).contains(&g), "E810 READ NACK generation {g} ns");
+}
+
+#[test]
+fn tail_drops_time_out_with_attempts_and_the_configured_timeout() {
+    for verb in VERBS {
+        let name = format!("retrans-timeouts-{}", verb.name());
+        let events = vec![drop(32, 1), drop(32, 2), drop(32, 3)];
+        let knobs = Knobs { verb, timeout: 12, events, ..Knobs::default() };
+        let (run, report) = check(&name, &knobs);
+        let configured = iba_timeout_ns(12);
+        assert_eq!(configured, 16_777_216);
+        assert_eq!(report.configured_timeout_ns, Some(configured));
+        let timeouts: Vec<_> = report.recoveries.iter().filter_map(|r| r.timeout.as_ref()).collect();
+        assert_eq!(timeouts.iter().map(|t| t.attempt).collect::<Vec<_>>(), [1, 2, 3], "{name}");
+        let truth: Vec<_> = run.result.truth.recoveries.iter().filter_map(|r| r.observed_timeout_ns).collect();
+        for (t, want) in timeouts.iter().zip(&truth) {
+            assert_eq!(t.observed_ns, Some(*want), "{name}");
+            assert_eq!(t.configured_ns, Some(configured));
+            let ratio = t.ratio.unwrap();
+            assert!((ratio - *want as f64 / configured as f64).abs() < 1e-12);
+            assert!(t.timer_elapsed_ns.unwrap() >= configured, "{name}: the IBA timer never fires early");
+            assert!(!t.early);
+        }
+        assert_eq!(report.overall.max_attempt, 3);
+        assert_eq!(report.overall.timeout.count, 3);
+        let mut text = String::new();
+        report.render(&mut text);
+        assert!(text.contains("3 timeout") && text.contains("t = 12"), "{text}");
+    }
+}
+
+/// NVIDIA adaptive retransmission (§6.3): timeouts shorter than configured, reported as a
+/// ratio, never flagged.
+#[test]
+fn adaptive_timeouts_are_measured_not_flagged() {
+    let events = vec![drop(32, 1), drop(32, 2), drop(32, 3)];
+    let knobs = Knobs { nic: NicKind::Cx6Dx, adaptive: true, events, ..Knobs::default() };
+    let (_, report) = check("retrans-adaptive", &knobs);
+    assert_eq!(report.adaptive_retrans, Some(true));
+    let ratios: Vec<f64> = report.recoveries.iter().filter_map(|r| r.timeout.as_ref()?.ratio).collect();
+    assert_eq!(ratios.len(), 3);
+    assert!(ratios.iter().all(|&r| r < 0.5), "adaptive timeouts are far below 67 ms: {ratios:?}");
+    assert_eq!(report.problems(), 0);
+}
+
+#[test]
+fn plots_are_svg_with_a_point_per_recovery() {
+    // Each go-back starts a new ITER (Lumina §3.3), so later events name the next one.
+    let events = vec![drop(5, 1), drop(14, 2), ev(1, 22, EventKind::Corrupt, 3)];
+    let knobs = Knobs { nic: NicKind::Cx5, events, ..Knobs::default() };
+    let (run, report) = check("retrans-plots", &knobs);
+    assert_eq!(report.overall.nack, 3);
+    let dir = run.dir.parent().unwrap().join("plots");
+    std::fs::create_dir_all(&dir).unwrap();
+    let paths = report.plots(&dir).unwrap();
+    let names: Vec<_> = paths.iter().map(|p| p.file_name().unwrap().to_str().unwrap().to_string()).collect();
+    assert_eq!(names, [retrans::PLOT_GENERATION, retrans::PLOT_REACTION]);
+    for p in &paths {
+        let svg = std::fs::read_to_string(p).unwrap();
+        assert!(svg.starts_with("<svg") || svg.starts_with("<?xml"), "{}", &svg[..svg.len().min(80)]);
+        assert!(svg.trim_end().ends_with("</svg>"));
+        // Three points plus the legend's marker.
+        assert!(svg.matches("<circle").count() >= 4, "{}: {} circles", p.display(), svg.matches("<circle").count());
+    }
+
+    // A run without NAKs has nothing to plot.
+    let quiet = Knobs { events: vec![drop(32, 1)], ..Knobs::default() };
+    let (run, report) = check("retrans-plots-none", &quiet);
+    let dir = run.dir.parent().unwrap().join("plots");
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(report.plots(&dir).unwrap().is_empty());
+    assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
+}
+
+#[test]
+fn a_clean_run_has_no_recoveries() {
+    let (_, report) = check("retrans-clean", &Knobs { verb: Verb::Read, ..Knobs::default() });
+    assert!(report.recoveries.is_empty());
+    assert_eq!((report.overall.lost_packets, report.overall.retransmitted_packets), (0, 0));
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["overall"]["generation"]["count"], 0);
+}
+
+/// Random configurations (profile, verb, connections, depth, message shape, timeout,
+/// adaptive, slow-restart, events of every kind in any ITER, a NAK-wrong-PSN fault): the
+/// recoveries equal the truth. Under out-of-order data (the other GBN fault) two NAKs can
+/// be pending at once and the NIC fires their go-backs in either order, which the trace
+/// cannot tell: there the recoveries must still match, their latencies may be swapped.
+#[test]
+fn random_configurations_match_the_truth() {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut rnd = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    for case in 0..150 {
+        let (nic, verb) = (NicKind::ALL[rnd(4) as usize], VERBS[rnd(3) as usize]);
+        let (conns, msgs, msg_pkts) = (1 + rnd(3) as u32, 2 + rnd(12) as u32, 1 + rnd(8) as u32);
+        let max = msgs * msg_pkts;
+        let kinds = [EventKind::Drop, EventKind::Drop, EventKind::Corrupt, EventKind::Ecn];
+        let events = (0..rnd(10))
+            .map(|_| {
+                let (qpn, psn) = (1 + rnd(u64::from(conns)) as u32, 1 + rnd(u64::from(max)) as u32);
+                ev(qpn, psn, kinds[rnd(4) as usize], 1 + rnd(3) as u32)
+            })
+            .collect();
+        let violation = ["", "", "nak-wrong-psn", "ooo-data"][rnd(4) as usize];
+        let ooo = violation == "ooo-data" && verb != Verb::Read;
+        let faults = match (verb, violation) {
+            (Verb::Read, _) | (_, "") => String::new(),
+            (_, kind) => {
+                format!("    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {}}}]\n", 1 + rnd(u64::from(max - 1)))
+            }
+        };
+        let knobs = Knobs {
+            seed: case,
+            nic,
+            verb,
+            conns,
+            msgs,
+            msg_pkts,
+            tx_depth: 1 + rnd(6) as u32,
+            timeout: [6, 8, 10, 14, 18][rnd(5) as usize],
+            adaptive: rnd(4) == 0,
+            slow_restart: rnd(2) == 0,
+            dump_hosts: if rnd(2) == 0 { vec![1] } else { vec![1, 2] },
+            events,
+            faults,
+            ..Knobs::default()
+        };
+        let name = format!("retrans-random-{case}");
+        if ooo {
+            let run = rig_run(&name, &knobs);
+            let report = retrans::analyze(&analysis(&run).input());
+            let got: Vec<_> =
+                report.recoveries.iter().map(|r| (r.conn, r.kind, r.first_retransmission.seq, r.psn)).collect();
+            let want: Vec<_> = run
+                .result
+                .truth
+                .recoveries
+                .iter()
+                .map(|r| (r.conn, kind_of(r.kind), r.first_retransmission_seq, r.psn))
+                .collect();
+            assert_eq!(got, want, "{name}: {knobs:?}");
+            assert_eq!(report.problems(), 0, "{name}");
+        } else {
+            check(&name, &knobs);
+        }
+    }
+}
