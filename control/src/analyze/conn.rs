@@ -28,8 +28,6 @@ pub enum Role {
 }
 
 impl Role {
-    pub const BOTH: [Role; 2] = [Role::Requester, Role::Responder];
-
     /// 0 for the requester, 1 for the responder: an index into per-end arrays.
     pub fn index(self) -> usize {
         self as usize

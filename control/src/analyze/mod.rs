@@ -3,7 +3,7 @@
 //! The split follows Lumina's analyzer (STYLE.md): parsing is done once, by reconstruction,
 //! into the record file; [`conn`] groups records into connections; each analyzer is a
 //! module with `analyze(&Input) -> Report`, a serializable report that renders itself for
-//! the terminal. Adding an analyzer touches only its module and [`Report`].
+//! the terminal. Adding an analyzer touches only its module, [`Report`] and [`report`].
 //!
 //! | module | Lumina |
 //! |---|---|
