@@ -113,8 +113,8 @@ struct SourceState<'a> {
     stats: SourceStats,
 }
 
-/// Per-source tallies of what the merge read.
-#[derive(Debug, Clone, Default, serde::Serialize)]
+/// Per-source tallies of what the merge read (the per-source part of `reconstruct.json`).
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SourceStats {
     pub packets: u64,
     pub mirrored: u64,
@@ -122,6 +122,8 @@ pub struct SourceStats {
     pub malformed: u64,
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
+    /// For the progress bar only.
+    #[serde(skip)]
     pub bytes_read: u64,
 }
 

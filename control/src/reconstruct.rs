@@ -60,12 +60,8 @@ pub struct SourceSummary {
     pub format: Format,
     pub host: usize,
     pub core: Option<u32>,
-    pub packets: u64,
-    pub mirrored: u64,
-    pub other: u64,
-    pub malformed: u64,
-    pub first_seq: Option<u32>,
-    pub last_seq: Option<u32>,
+    #[serde(flatten)]
+    pub stats: SourceStats,
 }
 
 /// `reconstruct.json`.
@@ -220,12 +216,7 @@ impl Tally {
                 format: s.format,
                 host: s.host,
                 core: s.core,
-                packets: st.packets,
-                mirrored: st.mirrored,
-                other: st.other,
-                malformed: st.malformed,
-                first_seq: st.first_seq,
-                last_seq: st.last_seq,
+                stats: st.clone(),
             })
             .collect();
         Summary {
@@ -395,6 +386,7 @@ pub fn render(s: &Summary) -> String {
     let mut out = String::new();
     let _ = writeln!(out, "{} sources, {} packets ({} mirrored copies)", s.sources.len(), s.packets, s.mirrored);
     for src in &s.sources {
+        let (name, src) = (&src.name, &src.stats);
         let seqs = match (src.first_seq, src.last_seq) {
             (Some(a), Some(b)) => format!("seq {a}..{b}"),
             _ => "no copies".into(),
@@ -402,7 +394,7 @@ pub fn render(s: &Summary) -> String {
         let _ = writeln!(
             out,
             "  {:<32} {:>10} packets {:>10} copies {:>6} other {:>6} malformed  {seqs}",
-            src.name, src.packets, src.mirrored, src.other, src.malformed
+            name, src.packets, src.mirrored, src.other, src.malformed
         );
     }
     if let (Some(a), Some(b)) = (s.first_seq, s.last_seq) {
