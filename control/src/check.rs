@@ -233,9 +233,9 @@ impl Checker {
         let names = &ctx.source_names;
         let missing: Vec<Missing> = self
             .gaps
-            .missing
-            .iter()
-            .map(|r| Missing { range: *r, expected_at: expected_at(r, balance.as_ref(), names) })
+            .missing()
+            .into_iter()
+            .map(|r| Missing { range: r, expected_at: expected_at(&r, balance.as_ref(), names) })
             .collect();
         let regressions = self
             .regressions
@@ -258,7 +258,7 @@ impl Checker {
             evidence: if self.gaps.total == 0 {
                 format!("{} copies, seq {} to {}", self.mirrored, wire_or(self.gaps.first), wire_or(self.gaps.last))
             } else {
-                format!("{} seqs missing in {} ranges", self.gaps.total, self.gaps.missing.len())
+                format!("{} seqs missing in {} ranges", self.gaps.total, missing.len())
             },
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));

@@ -3,6 +3,7 @@
 //! - [`verify`]: a dataplane run directory is exactly what its manifest says.
 //! - [`input`] → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
 //!   by mirror seq into one restored trace and its record file (Lumina §3.5).
+//!   [`spool`] writes its files from a thread of their own.
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
 //! - [`analyze`]: connection tracking and Lumina's analyzers (§4).
 
@@ -13,4 +14,5 @@ pub mod check;
 pub mod input;
 pub mod merge;
 pub mod reconstruct;
+pub mod spool;
 pub mod verify;

@@ -7,11 +7,15 @@
 //! into the source's memory map). A packet further out of order than the window is still
 //! emitted, late, and reported — never dropped.
 //!
+//! Cost: a source's pending packets are a queue of those that arrived in order plus a heap
+//! of the few that did not, so an in-order source costs O(1) per packet and a disordered
+//! one O(log window); the sources' heads meet in a heap of one entry per source.
+//!
 //! Sequence numbers run 1..=0x7fffffff and wrap to 1; the merge orders by an *unwrapped*
 //! seq (each source follows its own laps; all sources start from a common reference).
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use wire::frame::{ClassifyConfig, FrameClass, FrameInfo};
 use wire::mirror::{Event, SEQ_MAX};
@@ -53,59 +57,106 @@ impl Merged<'_> {
     }
 }
 
-struct Pending<'a>(Merged<'a>);
+/// A packet that arrived out of order, ordered by key and then file position (so equal
+/// keys, i.e. duplicate seqs, leave in the order they were read).
+struct Straggler<'a>(Merged<'a>);
 
-impl PartialEq for Pending<'_> {
-    fn eq(&self, o: &Self) -> bool {
-        self.0.key == o.0.key
+impl Straggler<'_> {
+    fn order(&self) -> (Key, u64) {
+        (self.0.key, self.0.raw.offset)
     }
 }
-impl Eq for Pending<'_> {}
-impl PartialOrd for Pending<'_> {
+impl PartialEq for Straggler<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        self.order() == o.order()
+    }
+}
+impl Eq for Straggler<'_> {}
+impl PartialOrd for Straggler<'_> {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl Ord for Pending<'_> {
+impl Ord for Straggler<'_> {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.key.cmp(&o.0.key)
+        self.order().cmp(&o.order())
+    }
+}
+
+/// A source's packets read but not yet emitted.
+#[derive(Default)]
+struct Pending<'a> {
+    /// Packets that arrived in key order, each above the one before.
+    in_order: VecDeque<Merged<'a>>,
+    /// Packets that arrived below `in_order`'s last.
+    stragglers: BinaryHeap<Reverse<Straggler<'a>>>,
+}
+
+impl<'a> Pending<'a> {
+    fn len(&self) -> usize {
+        self.in_order.len() + self.stragglers.len()
+    }
+
+    fn push(&mut self, m: Merged<'a>) {
+        match self.in_order.back() {
+            Some(last) if m.key <= last.key => self.stragglers.push(Reverse(Straggler(m))),
+            _ => self.in_order.push_back(m),
+        }
+    }
+
+    /// The lowest key. On a tie the in-order packet goes first: it was read earlier.
+    fn head(&self) -> Option<Key> {
+        match (self.in_order.front(), self.stragglers.peek()) {
+            (Some(a), Some(Reverse(b))) => Some(a.key.min(b.0.key)),
+            (a, b) => a.map(|m| m.key).or(b.map(|Reverse(s)| s.0.key)),
+        }
+    }
+
+    fn pop(&mut self) -> Option<Merged<'a>> {
+        let straggler_first = match (self.in_order.front(), self.stragglers.peek()) {
+            (Some(a), Some(Reverse(b))) => b.0.key < a.key,
+            (None, _) => true,
+            (Some(_), None) => false,
+        };
+        if straggler_first {
+            self.stragglers.pop().map(|Reverse(s)| s.0)
+        } else {
+            self.in_order.pop_front()
+        }
     }
 }
 
 /// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
-/// wire length in a reused buffer, so the wire crate's length checks hold.
+/// wire length, so the wire crate's length checks hold. The padding buffer stays zero
+/// between calls, so each call copies and clears only the captured bytes.
 pub struct Classifier {
     pub cfg: ClassifyConfig,
-    scratch: Vec<u8>,
+    zeros: Vec<u8>,
 }
 
 impl Classifier {
     pub fn new(cfg: ClassifyConfig) -> Self {
-        Classifier { cfg, scratch: Vec::new() }
-    }
-
-    /// The frame at its wire length (padded if trimmed), and whether it was trimmed.
-    pub fn full<'s>(&'s mut self, data: &'s [u8], orig_len: u32) -> (&'s [u8], bool) {
-        let wire_len = orig_len as usize;
-        if data.len() >= wire_len {
-            return (data, false);
-        }
-        self.scratch.clear();
-        self.scratch.extend_from_slice(data);
-        self.scratch.resize(wire_len, 0);
-        (&self.scratch, true)
+        Classifier { cfg, zeros: Vec::new() }
     }
 
     pub fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, wire::ErrorKind> {
-        let cfg = self.cfg;
-        let (frame, _) = self.full(data, orig_len);
-        wire::frame::classify(frame, &cfg).map_err(|e| e.kind())
+        let wire_len = orig_len as usize;
+        if data.len() >= wire_len {
+            return wire::frame::classify(data, &self.cfg).map_err(|e| e.kind());
+        }
+        if self.zeros.len() < wire_len {
+            self.zeros.resize(wire_len, 0);
+        }
+        self.zeros[..data.len()].copy_from_slice(data);
+        let info = wire::frame::classify(&self.zeros[..wire_len], &self.cfg).map_err(|e| e.kind());
+        self.zeros[..data.len()].fill(0);
+        info
     }
 }
 
 struct SourceState<'a> {
     packets: Packets<'a>,
-    pending: usize,
+    pending: Pending<'a>,
     /// Last (unwrapped, wire) seq read from this source.
     last: Option<(u64, u32)>,
     sub: u32,
@@ -150,7 +201,8 @@ pub struct Location {
 pub struct Merger<'a> {
     sources: &'a [OpenSource],
     states: Vec<SourceState<'a>>,
-    heap: BinaryHeap<Reverse<Pending<'a>>>,
+    /// Each source's lowest pending key (one entry per source with packets pending).
+    heads: BinaryHeap<Reverse<Key>>,
     window: usize,
     classifier: Classifier,
     reference: Option<(u64, u32)>,
@@ -169,7 +221,7 @@ impl<'a> Merger<'a> {
             .iter()
             .map(|s| SourceState {
                 packets: s.packets(),
-                pending: 0,
+                pending: Pending::default(),
                 last: None,
                 sub: 0,
                 done: false,
@@ -179,7 +231,7 @@ impl<'a> Merger<'a> {
         let mut m = Merger {
             sources,
             states,
-            heap: BinaryHeap::new(),
+            heads: BinaryHeap::new(),
             window: window.max(1),
             classifier: Classifier::new(cfg),
             reference: None,
@@ -188,7 +240,7 @@ impl<'a> Merger<'a> {
         };
         m.reference = m.find_reference();
         for i in 0..m.states.len() {
-            while m.states[i].pending < m.window && m.pull(i) {}
+            m.refill(i);
         }
         m
     }
@@ -239,9 +291,16 @@ impl<'a> Merger<'a> {
             Some(Ok(raw)) => raw,
         };
         let merged = self.describe(i, raw);
-        self.states[i].pending += 1;
-        self.heap.push(Reverse(Pending(merged)));
+        self.states[i].pending.push(merged);
         true
+    }
+
+    /// Reads source `i` up to the window and enters its new head.
+    fn refill(&mut self, i: usize) {
+        while self.states[i].pending.len() < self.window && self.pull(i) {}
+        if let Some(head) = self.states[i].pending.head() {
+            self.heads.push(Reverse(head));
+        }
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
@@ -315,10 +374,10 @@ impl<'a> Iterator for Merger<'a> {
 
     fn next(&mut self) -> Option<Merged<'a>> {
         loop {
-            let Reverse(Pending(m)) = self.heap.pop()?;
-            let i = usize::from(m.key.source);
-            self.states[i].pending -= 1;
-            while self.states[i].pending < self.window && self.pull(i) {}
+            let Reverse(head) = self.heads.pop()?;
+            let i = usize::from(head.source);
+            let m = self.states[i].pending.pop().expect("a source in `heads` has a packet pending");
+            self.refill(i);
             if !m.mirrored {
                 return Some(m);
             }
@@ -375,6 +434,53 @@ mod tests {
         assert_eq!(signed_seq_distance(5, 9), 4);
         assert_eq!(signed_seq_distance(9, 5), -4);
         assert_eq!(signed_seq_distance(SEQ_MAX - 2, 3), 5);
+    }
+
+    fn packet(seq: u64, offset: u64) -> Merged<'static> {
+        Merged {
+            key: Key { seq, sub: 0, source: 0 },
+            raw: RawPacket { offset, ts_ns: 0, orig_len: 0, data: &[], annotation: None },
+            info: Err(wire::ErrorKind::TruncatedIpv4),
+            mirrored: true,
+            needs_restore: false,
+            switch_ts_ns: 0,
+            event: Event::None,
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever the arrival order, pending packets leave lowest key first, and equal
+        /// keys (duplicate seqs) in the order they arrived.
+        #[test]
+        fn pending_pops_in_key_then_arrival_order(
+            seqs in proptest::collection::vec(0u64..64, 0..200),
+            pops_every in 1usize..8,
+        ) {
+            let mut pending = Pending::default();
+            let mut reference: Vec<(u64, u64)> = Vec::new();
+            let check_pop = |pending: &mut Pending<'_>, reference: &mut Vec<(u64, u64)>| {
+                reference.sort();
+                let want = reference.first().copied();
+                proptest::prop_assert_eq!(pending.head().map(|k| k.seq), want.map(|w| w.0));
+                let got = pending.pop().map(|m| (m.key.seq, m.raw.offset));
+                proptest::prop_assert_eq!(got, want);
+                if want.is_some() {
+                    reference.remove(0);
+                }
+                Ok(())
+            };
+            for (offset, &seq) in seqs.iter().enumerate() {
+                pending.push(packet(seq, offset as u64));
+                reference.push((seq, offset as u64));
+                if offset % pops_every == 0 {
+                    check_pop(&mut pending, &mut reference)?;
+                }
+            }
+            while !reference.is_empty() {
+                check_pop(&mut pending, &mut reference)?;
+            }
+            proptest::prop_assert_eq!(pending.len(), 0);
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! `reconstruct.json` saying what was read and what is missing or damaged.
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +14,7 @@ use wire::frame::ClassifyConfig;
 
 use crate::input::{Format, InputError, Inputs, OpenSource};
 use crate::merge::{wire_of, MergeIssue, Merged, Merger, SourceStats};
+use crate::spool::Spool;
 
 pub const SUMMARY_FILE: &str = "reconstruct.json";
 pub const TRACE_FILE: &str = "trace.pcapng";
@@ -162,30 +163,61 @@ struct Tally {
     gaps: Gaps,
 }
 
-/// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy, at or
-/// below the last one, is the merge's to report and changes nothing here.
+/// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy — at
+/// or below the last one, which the merge reports — fills its place in a missing range.
 #[derive(Debug, Default)]
 pub struct Gaps {
     pub first: Option<u64>,
     pub last: Option<u64>,
-    pub missing: Vec<SeqRange>,
+    /// Each missing run, first → last (unwrapped, inclusive).
+    runs: std::collections::BTreeMap<u64, u64>,
     pub total: u64,
 }
 
 impl Gaps {
     #[inline]
     pub fn observe(&mut self, seq: u64) {
-        self.first.get_or_insert(seq);
-        match self.last {
-            Some(last) if seq <= last => return,
-            Some(last) if seq > last + 1 => {
-                let count = seq - last - 1;
-                self.missing.push(SeqRange { first: wire_of(last + 1), last: wire_of(seq - 1), count });
-                self.total += count;
-            }
-            _ => {}
+        let (Some(first), Some(last)) = (self.first, self.last) else {
+            (self.first, self.last) = (Some(seq), Some(seq));
+            return;
+        };
+        if seq > last {
+            self.absent(last + 1, seq - 1);
+            self.last = Some(seq);
+        } else if seq < first {
+            self.absent(seq + 1, first - 1);
+            self.first = Some(seq);
+        } else {
+            self.fill(seq);
         }
-        self.last = Some(seq);
+    }
+
+    fn absent(&mut self, first: u64, last: u64) {
+        if first <= last {
+            self.runs.insert(first, last);
+            self.total += last - first + 1;
+        }
+    }
+
+    /// A late copy: no longer missing (nothing changes for a duplicate).
+    fn fill(&mut self, seq: u64) {
+        let Some((&a, &b)) = self.runs.range(..=seq).next_back() else { return };
+        if seq > b {
+            return;
+        }
+        self.total -= 1;
+        self.runs.remove(&a);
+        if a < seq {
+            self.runs.insert(a, seq - 1);
+        }
+        if seq < b {
+            self.runs.insert(seq + 1, b);
+        }
+    }
+
+    /// The missing ranges in seq order, as wire seqs.
+    pub fn missing(&self) -> Vec<SeqRange> {
+        self.runs.iter().map(|(&a, &b)| SeqRange { first: wire_of(a), last: wire_of(b), count: b - a + 1 }).collect()
     }
 }
 
@@ -234,7 +266,7 @@ impl Tally {
             last_seq: self.gaps.last.map(wire_of),
             first_unwrapped: self.gaps.first,
             last_unwrapped: self.gaps.last,
-            missing: self.gaps.missing,
+            missing: self.gaps.missing(),
             missing_total: self.gaps.total,
             issues: issues.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
         }
@@ -242,21 +274,23 @@ impl Tally {
 }
 
 /// The files `reconstruct` writes: the pcapng trace (one interface per source, so a
-/// Wireshark user sees which dump host or core each packet came from) and the records.
+/// Wireshark user sees which dump host or core each packet came from) and the records,
+/// each spooled to disk by a thread of its own.
 pub struct FileSink {
-    pcapng: BufWriter<File>,
-    records: RecordWriter<BufWriter<File>>,
-    block: Vec<u8>,
+    pcapng: Spool,
+    records: RecordWriter<Spool>,
     dir: PathBuf,
 }
+
+/// Bytes per write(2).
+const CHUNK: usize = 4 << 20;
 
 impl FileSink {
     pub fn create(dir: &Path, inputs: &Inputs) -> Result<FileSink, ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
         let trace_path = dir.join(TRACE_FILE);
-        let mut pcapng =
-            BufWriter::with_capacity(1 << 20, File::create(&trace_path).map_err(werr(trace_path.clone()))?);
+        let mut pcapng = Spool::new(File::create(&trace_path).map_err(werr(trace_path.clone()))?, CHUNK);
         let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
         pcapng.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
         for s in &inputs.sources {
@@ -265,21 +299,16 @@ impl FileSink {
         }
         let rec_path = dir.join(trace::record::FILE_NAME);
         let rec_file = File::create(&rec_path).map_err(werr(rec_path.clone()))?;
-        let records = RecordWriter::new(BufWriter::with_capacity(1 << 20, rec_file)).map_err(werr(rec_path))?;
-        Ok(FileSink { pcapng, records, block: Vec::with_capacity(1 << 17), dir: dir.to_path_buf() })
+        let records = RecordWriter::new(Spool::new(rec_file, CHUNK)).map_err(werr(rec_path))?;
+        Ok(FileSink { pcapng, records, dir: dir.to_path_buf() })
     }
 
     /// Writes the flow table and record header, then `reconstruct.json`.
-    pub fn finish(mut self, summary: &Summary, flows: &[Flow]) -> Result<(), ReconstructError> {
+    pub fn finish(self, summary: &Summary, flows: &[Flow]) -> Result<(), ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
-        self.pcapng.flush().map_err(werr(self.dir.join(TRACE_FILE)))?;
+        self.pcapng.finish().map_err(werr(self.dir.join(TRACE_FILE)))?;
         let rec_path = self.dir.join(trace::record::FILE_NAME);
-        self.records
-            .finish(flows)
-            .map_err(werr(rec_path.clone()))?
-            .into_inner()
-            .map_err(|e| e.into_error())
-            .map_err(werr(rec_path))?;
+        self.records.finish(flows).and_then(Spool::finish).map_err(werr(rec_path))?;
         let json = serde_json::to_vec_pretty(summary).expect("serializable");
         let path = self.dir.join(SUMMARY_FILE);
         std::fs::write(&path, json).map_err(werr(path))
@@ -295,17 +324,15 @@ impl Sink for FileSink {
         };
         let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
         let comment = annotation.render(&mut comment);
-        self.block.clear();
-        Epb {
+        let epb = Epb {
             interface_id: u32::from(m.key.source),
             timestamp_ns: record.switch_ts_ns,
             original_len: m.raw.orig_len,
             data: restored,
             packet_id: u64::from(record.wire_seq()),
             comment,
-        }
-        .append_to(&mut self.block);
-        self.pcapng.write_all(&self.block)?;
+        };
+        self.pcapng.append(|chunk| epb.append_to(chunk))?;
         self.records.push(record)
     }
 }
@@ -413,4 +440,26 @@ pub fn render(s: &Summary) -> String {
         let _ = writeln!(out, "  ... {} more problems in {SUMMARY_FILE}", s.issues.len() - 20);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// In any order, the missing ranges are exactly the seqs between the lowest and
+        /// highest seen that were never seen.
+        #[test]
+        fn gaps_are_the_unseen_seqs_whatever_the_order(seqs in proptest::collection::vec(1u64..300, 1..120)) {
+            let mut gaps = Gaps::default();
+            seqs.iter().for_each(|&s| gaps.observe(s));
+            let seen: std::collections::BTreeSet<u64> = seqs.iter().copied().collect();
+            let (lo, hi) = (*seen.first().unwrap(), *seen.last().unwrap());
+            let unseen: Vec<u64> = (lo..=hi).filter(|s| !seen.contains(s)).collect();
+            let listed: Vec<u64> = gaps.missing().iter().flat_map(|r| u64::from(r.first)..=u64::from(r.last)).collect();
+            proptest::prop_assert_eq!(&listed, &unseen);
+            proptest::prop_assert_eq!(gaps.total, unseen.len() as u64);
+            proptest::prop_assert_eq!((gaps.first, gaps.last), (Some(lo), Some(hi)));
+        }
+    }
 }

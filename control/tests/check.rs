@@ -81,6 +81,20 @@ fn reordered_dump_files_merge_back_into_order() {
 }
 
 #[test]
+fn copies_further_out_of_order_than_the_window_are_kept_and_reported_late() {
+    let faults = "    reorder:\n    - {dump-host: 1, probability: 0.3}\n".to_string();
+    let run = rig_run("check-late", &Knobs { faults, ..two_hosts() });
+    let out = out_dir(&run);
+    let opts = control::reconstruct::Options { window: 1, ..Default::default() };
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &opts).unwrap();
+    assert_eq!(s.mirrored, run.result.stats.mirrored, "a late copy is still in the trace");
+    let late = s.issues.iter().filter(|i| i["kind"] == "late").count();
+    assert!(late > 0, "with a window of 1 the reordered copies come late: {:?}", s.issues);
+    assert!(s.issues.iter().all(|i| i["kind"] == "late"), "{:?}", s.issues);
+    assert_eq!(s.missing_total, 0, "a late copy is not a missing one");
+}
+
+#[test]
 fn a_truncated_dump_file_is_reported_at_its_offset() {
     let run = rig_run("check-truncated", &two_hosts());
     let file = run.dir.join("dump-1.pcap");
