@@ -5,36 +5,48 @@
 #   bench/reconstruct.sh [DATA_PACKETS] [DIR]      (default 50000000, /tmp/reconbench)
 #
 # The testbed emulator writes a scale run (4096 QPs of WRITE, trimmed copies over two dump
-# hosts, Lumina's switch counters) into DIR/run once; then, REPS times (default 2):
-# mergecap merges the dump pcaps (by timestamp, into pcapng), `rocescope reconstruct`
-# merges them by seq into trace.pcapng + records.rsr, and `rocescope check` runs the
-# integrity check over the mapped record file. Times are wall and CPU (user+sys) seconds
-# from bash's `time`; rates are records per second. Binaries: $BIN (default target/release,
-# built with fat LTO by `cargo build --release -p control -p rocescope-rig`).
+# hosts, Lumina's switch counters) into DIR/run once; then, REPS times (default 3):
+#   - mergecap merges the dump pcaps (by timestamp, into pcapng): the reference;
+#   - `rocescope reconstruct` merges them by seq into trace.pcapng + records.rsr, and
+#     `rocescope check` runs the integrity check over the mapped record file;
+#   - the same with `reconstruct --records-only` (what check and analyze need).
+# Every step starts after `sync`, with the inputs in the page cache, so no step pays for
+# the write-back of the one before. Times are wall and CPU (user+sys) seconds from bash's
+# `time`; rates are records per second. "vs mergecap" is mergecap's wall time over
+# reconstruct+check's. Binaries: $BIN (default target/release, built with fat LTO by
+# `cargo build --release -p control -p rocescope-rig`).
 set -euo pipefail
 PACKETS=${1:-50000000}
 DIR=${2:-/tmp/reconbench}
-REPS=${REPS:-2}
+REPS=${REPS:-3}
 BIN=${BIN:-target/release}
 TIMEFORMAT='%R %U %S'
 
 "$BIN/rocescope-rig" scale --packets "$PACKETS" -o "$DIR/run" --force >&2
+cat "$DIR"/run/dump-*.pcap >/dev/null # into the page cache, as for every step after
 records() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$1"; }
-timed() { { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1; }
-rate() { python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) / 1e6:.2f}')" "$1" "$2"; }
-sum() { python3 -c "import sys; print(f'{float(sys.argv[1]) + float(sys.argv[2]):.2f}')" "$1" "$2"; }
+timed() { sync; { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1; }
+calc() { python3 -c "print(f'{$1:.2f}')"; }
+bytes() { du -cb "$@" | tail -1 | cut -f1; }
 
-echo "| rep | records | mergecap wall s | reconstruct wall s | reconstruct CPU s | wall speed-up vs mergecap | reconstruct M rec/s (wall) | check wall s | check CPU s | check M rec/s/core (CPU) |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "input: $(calc "$(bytes "$DIR"/run/dump-*.pcap) / 1e9") GB in $(ls "$DIR"/run/dump-*.pcap | wc -l) dump pcaps"
+echo
+echo "| rep | records | mergecap wall s (GB out) | output | reconstruct wall s (CPU s) | check wall s (CPU s) | reconstruct+check M rec/s | vs mergecap | check M rec/s/core |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for rep in $(seq 1 "$REPS"); do
     rm -rf "$DIR/out" "$DIR/merged.pcapng"
     read -r mw _ _ < <(timed mergecap -w "$DIR/merged.pcapng" "$DIR"/run/dump-*.pcap)
+    mgb=$(calc "$(bytes "$DIR/merged.pcapng") / 1e9")
     rm -f "$DIR/merged.pcapng"
-    read -r rw ru rs < <(timed "$BIN/rocescope" reconstruct "$DIR/run" -o "$DIR/out")
-    n=$(records "$DIR/out/reconstruct.json")
-    read -r cw cu cs < <(timed "$BIN/rocescope" check "$DIR/out")
-    "$BIN/rocescope" check "$DIR/out" >&2 || true
-    rc=$(sum "$ru" "$rs"); cc=$(sum "$cu" "$cs")
-    echo "| $rep | $n | $mw | $rw | $rc | $(python3 -c "print(f'{$mw / $rw:.2f}')") | $(rate "$n" "$rw") | $cw | $cc | $(rate "$n" "$cc") |"
+    for mode in pcapng+records records-only; do
+        rm -rf "$DIR/out"
+        flag=(); [ "$mode" = records-only ] && flag=(--records-only)
+        read -r rw ru rs < <(timed "$BIN/rocescope" reconstruct "$DIR/run" -o "$DIR/out" "${flag[@]}")
+        n=$(records "$DIR/out/reconstruct.json")
+        gb=$(calc "$(bytes "$DIR"/out/*) / 1e9")
+        read -r cw cu cs < <(timed "$BIN/rocescope" check "$DIR/out")
+        "$BIN/rocescope" check "$DIR/out" >&2 || true
+        echo "| $rep | $n | $mw ($mgb) | $mode, $gb GB | $rw ($(calc "$ru + $rs")) | $cw ($(calc "$cu + $cs")) | $(calc "$n / ($rw + $cw) / 1e6") | $(calc "$mw / ($rw + $cw)") | $(calc "$n / max($cu + $cs, 0.001) / 1e6") |"
+    done
 done
 rm -rf "$DIR/out"

@@ -36,6 +36,10 @@ enum Command {
         /// Output directory.
         #[arg(short, long)]
         out: PathBuf,
+        /// Write only the records (what `check` and `analyze` read), not trace.pcapng:
+        /// about a third of the bytes on a trimmed capture.
+        #[arg(long)]
+        records_only: bool,
         #[command(flatten)]
         merge: MergeArgs,
     },
@@ -95,6 +99,7 @@ impl MergeArgs {
             classify: wire::frame::ClassifyConfig { mirror_port: self.mirror_port, roce_port: self.roce_port },
             window: self.window,
             progress: true,
+            pcapng: true,
         }
     }
 }
@@ -103,7 +108,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Verify { runs, json } => return verify(&runs, json),
-        Command::Reconstruct { runs, out, merge } => reconstruct(&runs, &out, &merge),
+        Command::Reconstruct { runs, out, records_only, merge } => reconstruct(&runs, &out, records_only, &merge),
         Command::Check { runs, switch_counters, out, json, merge } => {
             check(&runs, switch_counters.as_deref(), out, json, &merge)
         }
@@ -118,8 +123,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn reconstruct(runs: &[PathBuf], out: &std::path::Path, merge: &MergeArgs) -> anyhow::Result<ExitCode> {
-    let summary = control::reconstruct::reconstruct_to(runs, out, &merge.options())?;
+fn reconstruct(
+    runs: &[PathBuf],
+    out: &std::path::Path,
+    records_only: bool,
+    merge: &MergeArgs,
+) -> anyhow::Result<ExitCode> {
+    let opts = control::reconstruct::Options { pcapng: !records_only, ..merge.options() };
+    let summary = control::reconstruct::reconstruct_to(runs, out, &opts)?;
     print!("{}", control::reconstruct::render(&summary));
     println!("wrote {}", out.display());
     Ok(verdict(summary.missing_total == 0 && summary.issues.is_empty()))

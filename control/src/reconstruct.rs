@@ -37,11 +37,13 @@ pub struct Options {
     pub window: usize,
     /// Show a progress bar on a terminal.
     pub progress: bool,
+    /// Write `trace.pcapng` (the analyzers and the check need only the records).
+    pub pcapng: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { classify: ClassifyConfig::default(), window: 1 << 14, progress: false }
+        Options { classify: ClassifyConfig::default(), window: 1 << 14, progress: false, pcapng: true }
     }
 }
 
@@ -111,8 +113,14 @@ pub trait Sink {
     fn packet(&mut self, record: &Record, merged: &Merged<'_>, restored: &[u8]) -> std::io::Result<()>;
 }
 
+/// Packets per hand-over from the merge thread.
+const BATCH: usize = 1024;
+
 /// Merges `inputs` and hands every packet to `sink` in trace order. Returns the summary
 /// and the flow table the records point into.
+///
+/// Two stages on two threads: the merge (read, classify, order) runs on its own and hands
+/// over batches of ordered packets; this thread restores, builds records and feeds `sink`.
 pub fn run(
     paths: &[PathBuf],
     inputs: &Inputs,
@@ -121,39 +129,87 @@ pub fn run(
 ) -> Result<(Summary, Vec<Flow>), ReconstructError> {
     let sources: Vec<OpenSource> = inputs.sources.iter().cloned().map(OpenSource::open).collect::<Result<_, _>>()?;
     let progress = Progress::new(opts.progress, sources.iter().map(|s| s.bytes().len() as u64).sum());
-    let mut merger = Merger::new(&sources, opts.classify, opts.window);
+    let merger = Merger::new(&sources, opts.classify, opts.window);
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::default();
     let mut restored = Vec::with_capacity(1 << 16);
-    while let Some(m) = merger.next() {
-        restored.clear();
-        restored.extend_from_slice(m.raw.data);
-        if let (true, Ok(info)) = (m.needs_restore, &m.info) {
-            wire::mirror::restore(&mut restored, info, &opts.classify);
+    let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
+        let (batches, spent, merging) = merge_in_background(scope, merger);
+        for mut batch in batches.iter() {
+            for m in batch.packets.drain(..) {
+                restored.clear();
+                restored.extend_from_slice(m.raw.data);
+                if let (true, Ok(info)) = (m.needs_restore, &m.info) {
+                    wire::mirror::restore(&mut restored, info, &opts.classify);
+                }
+                let record = builder.record(&restored, m.info.as_ref().ok(), &frame_meta(&m, restored.len()));
+                tally.add(&m);
+                sink.packet(&record, &m, &restored)
+                    .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
+            }
+            progress.set(tally.packets, batch.bytes_read);
+            let _ = spent.try_send(batch);
         }
-        let trimmed = restored.len() < m.raw.orig_len as usize;
-        let meta = FrameMeta {
-            seq: m.seq(),
-            switch_ts_ns: m.switch_ts_ns,
-            host_ts_ns: m.raw.ts_ns,
-            wire_len: m.raw.orig_len,
-            source: m.key.source,
-            event: m.event,
-            mirrored: m.mirrored,
-            trimmed,
-        };
-        let record = builder.record(&restored, m.info.as_ref().ok(), &meta);
-        tally.add(&m);
-        sink.packet(&record, &m, &restored)
-            .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
-        if tally.packets % 65_536 == 0 {
-            progress.set(tally.packets, merger.bytes_read());
-        }
-    }
+        drop(spent);
+        Ok(merging.join().expect("the merge thread does not panic"))
+    })?;
     progress.finish();
     let stats = merger.stats();
     let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
     Ok((summary, builder.flows().to_vec()))
+}
+
+/// Ordered packets from the merge thread, with how far it has read (for progress).
+struct Batch<'a> {
+    packets: Vec<Merged<'a>>,
+    bytes_read: u64,
+}
+
+type Batches<'a> = std::sync::mpsc::Receiver<Batch<'a>>;
+type Spent<'a> = std::sync::mpsc::SyncSender<Batch<'a>>;
+
+/// Runs `merger` on a thread of `scope`: batches come out of the first receiver, emptied
+/// batches go back through the sender for reuse, and the thread returns the merger (its
+/// stats and issues) when the sources are exhausted — or when the receiver is dropped.
+fn merge_in_background<'scope, 'a: 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    mut merger: Merger<'a>,
+) -> (Batches<'a>, Spent<'a>, std::thread::ScopedJoinHandle<'scope, Merger<'a>>) {
+    use std::sync::mpsc::sync_channel;
+    let (full, batches) = sync_channel::<Batch<'a>>(4);
+    let (spent, empty) = sync_channel::<Batch<'a>>(8);
+    let thread = std::thread::Builder::new().name("merge".into());
+    let handle = thread.spawn_scoped(scope, move || {
+        let fresh = || Batch { packets: Vec::with_capacity(BATCH), bytes_read: 0 };
+        let mut batch = fresh();
+        while let Some(m) = merger.next() {
+            batch.packets.push(m);
+            if batch.packets.len() == BATCH {
+                batch.bytes_read = merger.bytes_read();
+                let next = empty.try_recv().unwrap_or_else(|_| fresh());
+                if full.send(std::mem::replace(&mut batch, next)).is_err() {
+                    return merger;
+                }
+            }
+        }
+        batch.bytes_read = merger.bytes_read();
+        let _ = full.send(batch);
+        merger
+    });
+    (batches, spent, handle.expect("spawning a thread"))
+}
+
+fn frame_meta(m: &Merged<'_>, captured: usize) -> FrameMeta {
+    FrameMeta {
+        seq: m.seq(),
+        switch_ts_ns: m.switch_ts_ns,
+        host_ts_ns: m.raw.ts_ns,
+        wire_len: m.raw.orig_len,
+        source: m.key.source,
+        event: m.event,
+        mirrored: m.mirrored,
+        trimmed: captured < m.raw.orig_len as usize,
+    }
 }
 
 #[derive(Default)]
@@ -277,7 +333,8 @@ impl Tally {
 /// Wireshark user sees which dump host or core each packet came from) and the records,
 /// each spooled to disk by a thread of its own.
 pub struct FileSink {
-    pcapng: Spool,
+    /// None when only records are wanted.
+    pcapng: Option<Spool>,
     records: RecordWriter<Spool>,
     dir: PathBuf,
 }
@@ -286,17 +343,27 @@ pub struct FileSink {
 const CHUNK: usize = 4 << 20;
 
 impl FileSink {
-    pub fn create(dir: &Path, inputs: &Inputs) -> Result<FileSink, ReconstructError> {
+    /// With `pcapng` false no trace.pcapng is written, and one left by an earlier
+    /// reconstruction into `dir` is removed (it would not match the new records).
+    pub fn create(dir: &Path, inputs: &Inputs, pcapng: bool) -> Result<FileSink, ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
         let trace_path = dir.join(TRACE_FILE);
-        let mut pcapng = Spool::new(File::create(&trace_path).map_err(werr(trace_path.clone()))?, CHUNK);
-        let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
-        pcapng.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
-        for s in &inputs.sources {
-            let idb = trace::pcapng::interface_description(65_535, &s.name, &s.path.display().to_string());
-            pcapng.write_all(&idb).map_err(werr(trace_path.clone()))?;
-        }
+        let pcapng = if pcapng {
+            let mut spool = Spool::new(File::create(&trace_path).map_err(werr(trace_path.clone()))?, CHUNK);
+            let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
+            spool.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
+            for s in &inputs.sources {
+                let idb = trace::pcapng::interface_description(65_535, &s.name, &s.path.display().to_string());
+                spool.write_all(&idb).map_err(werr(trace_path.clone()))?;
+            }
+            Some(spool)
+        } else {
+            match std::fs::remove_file(&trace_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(werr(trace_path)(e)),
+                _ => None,
+            }
+        };
         let rec_path = dir.join(trace::record::FILE_NAME);
         let rec_file = File::create(&rec_path).map_err(werr(rec_path.clone()))?;
         let records = RecordWriter::new(Spool::new(rec_file, CHUNK)).map_err(werr(rec_path))?;
@@ -306,7 +373,9 @@ impl FileSink {
     /// Writes the flow table and record header, then `reconstruct.json`.
     pub fn finish(self, summary: &Summary, flows: &[Flow]) -> Result<(), ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
-        self.pcapng.finish().map_err(werr(self.dir.join(TRACE_FILE)))?;
+        if let Some(pcapng) = self.pcapng {
+            pcapng.finish().map_err(werr(self.dir.join(TRACE_FILE)))?;
+        }
         let rec_path = self.dir.join(trace::record::FILE_NAME);
         self.records.finish(flows).and_then(Spool::finish).map_err(werr(rec_path))?;
         let json = serde_json::to_vec_pretty(summary).expect("serializable");
@@ -317,30 +386,33 @@ impl FileSink {
 
 impl Sink for FileSink {
     fn packet(&mut self, record: &Record, m: &Merged<'_>, restored: &[u8]) -> std::io::Result<()> {
-        let annotation = match (&m.info, m.mirrored) {
-            (_, true) => Annotation::Mirrored { seq: record.wire_seq(), event: m.event },
-            (Ok(info), false) => Annotation::Class(info.class),
-            (Err(kind), false) => Annotation::Malformed(*kind),
-        };
-        let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
-        let comment = annotation.render(&mut comment);
-        let epb = Epb {
-            interface_id: u32::from(m.key.source),
-            timestamp_ns: record.switch_ts_ns,
-            original_len: m.raw.orig_len,
-            data: restored,
-            packet_id: u64::from(record.wire_seq()),
-            comment,
-        };
-        self.pcapng.append(|chunk| epb.append_to(chunk))?;
+        if let Some(pcapng) = &mut self.pcapng {
+            let annotation = match (&m.info, m.mirrored) {
+                (_, true) => Annotation::Mirrored { seq: record.wire_seq(), event: m.event },
+                (Ok(info), false) => Annotation::Class(info.class),
+                (Err(kind), false) => Annotation::Malformed(*kind),
+            };
+            let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
+            let comment = annotation.render(&mut comment);
+            let epb = Epb {
+                interface_id: u32::from(m.key.source),
+                timestamp_ns: record.switch_ts_ns,
+                original_len: m.raw.orig_len,
+                data: restored,
+                packet_id: u64::from(record.wire_seq()),
+                comment,
+            };
+            pcapng.append(|chunk| epb.append_to(chunk))?;
+        }
         self.records.push(record)
     }
 }
 
-/// Merges `paths` into `out`: trace.pcapng, records.rsr, reconstruct.json.
+/// Merges `paths` into `out`: trace.pcapng (unless `opts.pcapng` is false), records.rsr,
+/// reconstruct.json.
 pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<Summary, ReconstructError> {
     let inputs = crate::input::discover(paths)?;
-    let mut sink = FileSink::create(out, &inputs)?;
+    let mut sink = FileSink::create(out, &inputs, opts.pcapng)?;
     let (summary, flows) = run(paths, &inputs, opts, &mut sink)?;
     sink.finish(&summary, &flows)?;
     Ok(summary)

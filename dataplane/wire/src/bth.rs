@@ -74,6 +74,17 @@ impl Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ExtHeaders(u8);
 
+/// [`ExtHeaders::len`] of every set (all eight headers together are 76 bytes).
+const LENS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut bits = 0;
+    while bits < 256 {
+        t[bits] = ExtHeaders(bits as u8).sum_len() as u8;
+        bits += 1;
+    }
+    t
+};
+
 impl ExtHeaders {
     pub const NONE: ExtHeaders = ExtHeaders(0);
     pub const RDETH: ExtHeaders = ExtHeaders(1 << 0);
@@ -113,8 +124,13 @@ impl ExtHeaders {
         ExtHeaders(bits)
     }
 
-    /// Total length of the headers in the set.
+    /// Total length of the headers in the set (a table lookup: this runs several times
+    /// per packet, once per extension header located).
     pub const fn len(self) -> usize {
+        LENS[self.0 as usize] as usize
+    }
+
+    const fn sum_len(self) -> usize {
         let mut n = 0;
         let mut i = 0;
         while i < Self::ORDER.len() {
@@ -126,23 +142,13 @@ impl ExtHeaders {
         n
     }
 
-    /// Offset of `one` (a single header) after the BTH, if it is in the set.
+    /// Offset of `one` (a single header) after the BTH, if it is in the set: the length of
+    /// the set's headers before it, which are its lower bits ([`Self::ORDER`] is bit order).
     pub const fn offset_of(self, one: ExtHeaders) -> Option<usize> {
         if one.0.count_ones() != 1 || !self.contains(one) {
             return None;
         }
-        let mut n = 0;
-        let mut i = 0;
-        while i < Self::ORDER.len() {
-            if Self::ORDER[i].0 .0 == one.0 {
-                return Some(n);
-            }
-            if self.contains(Self::ORDER[i].0) {
-                n += Self::ORDER[i].1;
-            }
-            i += 1;
-        }
-        None
+        Some(ExtHeaders(self.0 & (one.0 - 1)).len())
     }
 }
 
@@ -573,6 +579,16 @@ mod tests {
         assert_eq!(Opcode::RD_ATOMIC_ACK.ext_headers().len(), 4 + 4 + 8);
         assert_eq!(Opcode::RD_CMP_SWAP.ext_headers().offset_of(ExtHeaders::ATOMIC_ETH), Some(12));
         assert_eq!(Opcode::UD_SEND_ONLY_IMM.ext_headers().len(), 12);
+        // The lookup tables against the wire order, for every set and header.
+        for bits in 0..=255u8 {
+            let set = ExtHeaders::from_bits(bits);
+            let mut at = 0;
+            for (one, len) in ExtHeaders::ORDER {
+                assert_eq!(set.offset_of(one), set.contains(one).then_some(at), "{set:?} {one:?}");
+                at += if set.contains(one) { len } else { 0 };
+            }
+            assert_eq!(set.len(), at, "{set:?}");
+        }
         assert!(Opcode::RC_ACK.has_aeth() && !Opcode::RC_SEND_ONLY.has_aeth());
         assert_eq!(Opcode(0x15).info(), None);
         assert_eq!(Opcode(0x15).name(), "unknown");
