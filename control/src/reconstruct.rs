@@ -350,7 +350,9 @@ impl FileSink {
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
         let trace_path = dir.join(TRACE_FILE);
         let pcapng = if pcapng {
-            let mut spool = Spool::new(File::create(&trace_path).map_err(werr(trace_path.clone()))?, CHUNK);
+            // Direct I/O: nothing of ours reads the trace back, so it need not pass through
+            // the page cache (the records, which check and analyze map next, do).
+            let mut spool = Spool::create_direct(&trace_path, CHUNK).map_err(werr(trace_path.clone()))?;
             let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
             spool.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
             for s in &inputs.sources {

@@ -4,18 +4,34 @@
 //! Memory is bounded: at most [`QUEUE`] chunks wait for the thread; when the disk is slower
 //! than the merge, handing over a chunk waits instead (an offline tool loses nothing by
 //! waiting). The first write error ends the thread and is returned by the next call.
+//!
+//! A *direct* spool writes with O_DIRECT, bypassing the page cache: for a file nobody reads
+//! right away (trace.pcapng), the kernel's copy into the cache and its write-back cost more
+//! than the merge itself (docs/benchmarks.md). O_DIRECT wants buffers, lengths and offsets
+//! in multiples of 4 KiB, so each chunk's body starts at an aligned address and only whole
+//! 4 KiB pages are handed over; the rest is carried into the next chunk. What cannot be
+//! aligned (the file's last partial page, writes after a seek) goes through a second,
+//! ordinary handle to the same file.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 /// Chunks waiting for the writer thread.
 const QUEUE: usize = 4;
+/// O_DIRECT's unit.
+const ALIGN: usize = 4096;
+/// Room past `chunk_size` for the block appended last (a pcapng block is < 128 KiB), so a
+/// chunk never reallocates (which would lose its alignment).
+const SLACK: usize = 128 << 10;
 
 enum Command {
-    Write(Vec<u8>),
-    /// Seek after everything sent before; answers with the new position.
+    /// Writes `chunk[lead..lead + len]` at the current position.
+    Write { chunk: Vec<u8>, lead: usize, len: usize },
+    /// Moves the position after everything sent before; answers with the new position.
     Seek(SeekFrom, SyncSender<io::Result<u64>>),
     /// Answers once everything sent before is written.
     Sync(SyncSender<io::Result<()>>),
@@ -23,7 +39,10 @@ enum Command {
 
 pub struct Spool {
     chunk: Vec<u8>,
+    /// Filler bytes before the body, so that the body is 4 KiB aligned (direct only).
+    lead: usize,
     chunk_size: usize,
+    direct: bool,
     commands: Option<SyncSender<Command>>,
     /// Written chunks coming back for reuse.
     spare: Receiver<Vec<u8>>,
@@ -31,21 +50,54 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// `chunk_size`: bytes gathered before each write(2).
+    /// Ordinary (page-cached) writes of `chunk_size` bytes each.
     pub fn new(file: File, chunk_size: usize) -> Spool {
+        Spool::start(Writer { file, plain: None, pos: 0 }, chunk_size, false)
+    }
+
+    /// Creates `path` for O_DIRECT writes, or ordinary ones where the filesystem refuses
+    /// O_DIRECT (tmpfs).
+    pub fn create_direct(path: &Path, chunk_size: usize) -> io::Result<Spool> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let chunk_size = chunk_size.next_multiple_of(ALIGN);
+        let open = |flags| {
+            std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(flags).open(path)
+        };
+        match open(libc::O_DIRECT) {
+            Ok(file) => {
+                let plain = std::fs::OpenOptions::new().write(true).open(path)?;
+                Ok(Spool::start(Writer { file, plain: Some(plain), pos: 0 }, chunk_size, true))
+            }
+            Err(_) => Ok(Spool::new(open(0)?, chunk_size)),
+        }
+    }
+
+    fn start(writer: Writer, chunk_size: usize, direct: bool) -> Spool {
         let (commands, queue) = sync_channel(QUEUE);
         let (give_back, spare) = sync_channel(QUEUE + 2);
         let thread = std::thread::Builder::new()
             .name("spool".into())
-            .spawn(move || write_loop(file, queue, give_back))
+            .spawn(move || writer.run(queue, give_back))
             .expect("spawning a thread");
-        Spool {
-            chunk: Vec::with_capacity(chunk_size),
+        let mut s = Spool {
+            chunk: Vec::new(),
+            lead: 0,
             chunk_size,
+            direct,
             commands: Some(commands),
             spare,
             thread: Some(thread),
-        }
+        };
+        s.chunk = s.fresh_chunk(Vec::with_capacity(chunk_size + ALIGN + SLACK));
+        s
+    }
+
+    /// Clears `v` and fills its front up to the first aligned address (direct only).
+    fn fresh_chunk(&mut self, mut v: Vec<u8>) -> Vec<u8> {
+        v.clear();
+        self.lead = if self.direct { (ALIGN - v.as_ptr() as usize % ALIGN) % ALIGN } else { 0 };
+        v.resize(self.lead, 0);
+        v
     }
 
     /// Lets `fill` append to the current chunk (so a block is encoded straight into it),
@@ -53,26 +105,32 @@ impl Spool {
     #[inline]
     pub fn append<R>(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> R) -> io::Result<R> {
         let r = fill(&mut self.chunk);
-        if self.chunk.len() >= self.chunk_size {
-            self.ship()?;
+        if self.chunk.len() - self.lead >= self.chunk_size {
+            self.ship(false)?;
         }
         Ok(r)
     }
 
     /// Writes everything and returns the file.
     pub fn finish(mut self) -> io::Result<File> {
-        self.ship()?;
+        self.ship(true)?;
         self.commands = None;
         self.join()
     }
 
-    fn ship(&mut self) -> io::Result<()> {
-        if self.chunk.is_empty() {
+    /// Hands the chunk's body over: all of it when `all`, else (direct) whole pages only,
+    /// the rest starting the next chunk.
+    fn ship(&mut self, all: bool) -> io::Result<()> {
+        let (lead, body) = (self.lead, self.chunk.len() - self.lead);
+        let len = if self.direct && !all { body / ALIGN * ALIGN } else { body };
+        if len == 0 {
             return Ok(());
         }
-        let next = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.chunk_size));
+        let spare = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.chunk_size + ALIGN + SLACK));
+        let mut next = self.fresh_chunk(spare);
+        next.extend_from_slice(&self.chunk[lead + len..]);
         let full = std::mem::replace(&mut self.chunk, next);
-        self.send(Command::Write(full))
+        self.send(Command::Write { chunk: full, lead, len })
     }
 
     fn send(&mut self, c: Command) -> io::Result<()> {
@@ -93,7 +151,7 @@ impl Spool {
     }
 
     fn ask<T>(&mut self, make: impl FnOnce(SyncSender<io::Result<T>>) -> Command) -> io::Result<T> {
-        self.ship()?;
+        self.ship(true)?;
         let (reply, answer) = sync_channel(1);
         self.send(make(reply))?;
         match answer.recv() {
@@ -103,24 +161,56 @@ impl Spool {
     }
 }
 
-fn write_loop(mut file: File, queue: Receiver<Command>, give_back: SyncSender<Vec<u8>>) -> io::Result<File> {
-    for c in queue {
-        match c {
-            Command::Write(mut chunk) => {
-                file.write_all(&chunk)?;
-                chunk.clear();
-                let _ = give_back.try_send(chunk);
-            }
-            Command::Seek(pos, reply) => {
-                let _ = reply.send(file.seek(pos));
-            }
-            Command::Sync(reply) => {
-                let _ = reply.send(file.flush());
+/// The thread's side: positional writes, so the direct and the ordinary handle agree on
+/// where the file is.
+struct Writer {
+    file: File,
+    /// The ordinary handle beside an O_DIRECT `file`.
+    plain: Option<File>,
+    pos: u64,
+}
+
+impl Writer {
+    fn run(mut self, queue: Receiver<Command>, give_back: SyncSender<Vec<u8>>) -> io::Result<File> {
+        for c in queue {
+            match c {
+                Command::Write { chunk, lead, len } => {
+                    self.write(&chunk[lead..lead + len])?;
+                    let _ = give_back.try_send(chunk);
+                }
+                Command::Seek(pos, reply) => {
+                    let _ = reply.send(self.seek(pos));
+                }
+                Command::Sync(reply) => {
+                    let _ = reply.send(Ok(()));
+                }
             }
         }
+        Ok(self.file)
     }
-    file.flush()?;
-    Ok(file)
+
+    fn write(&mut self, body: &[u8]) -> io::Result<()> {
+        let aligned = match &self.plain {
+            Some(_) if self.pos % ALIGN as u64 == 0 && body.as_ptr() as usize % ALIGN == 0 => {
+                body.len() / ALIGN * ALIGN
+            }
+            _ => 0,
+        };
+        self.file.write_all_at(&body[..aligned], self.pos)?;
+        self.plain.as_ref().unwrap_or(&self.file).write_all_at(&body[aligned..], self.pos + aligned as u64)?;
+        self.pos += body.len() as u64;
+        Ok(())
+    }
+
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::End(d) => self.file.metadata()?.len().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start"))?;
+        Ok(self.pos)
+    }
 }
 
 impl Write for Spool {
@@ -154,29 +244,41 @@ impl Drop for Spool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Read;
 
-    #[test]
-    fn writes_in_order_seeks_and_finishes() {
-        let dir = tempfile_dir();
+    /// Header, many small appends across chunk boundaries, a header rewrite after a seek,
+    /// and a tail: the file must hold exactly that, in both modes.
+    fn round_trip(make: impl Fn(&Path) -> Spool) {
+        let dir = temp_dir();
         let path = dir.join("spooled");
-        let mut s = Spool::new(File::create(&path).unwrap(), 7);
+        let mut s = make(&path);
         s.write_all(b"headerXX").unwrap();
-        for i in 0..1000u32 {
-            s.append(|c| c.extend_from_slice(&i.to_le_bytes())).unwrap();
+        let mut want = b"HEADERXX".to_vec();
+        for i in 0..20_000u32 {
+            let n = (i % 97) as usize;
+            s.append(|c| c.extend((0..n).map(|k| (i as usize + k) as u8))).unwrap();
+            want.extend((0..n).map(|k| (i as usize + k) as u8));
         }
         assert_eq!(s.seek(SeekFrom::Start(0)).unwrap(), 0);
         s.write_all(b"HEADER").unwrap();
-        assert_eq!(s.seek(SeekFrom::End(0)).unwrap(), 8 + 4000);
+        assert_eq!(s.seek(SeekFrom::End(0)).unwrap(), want.len() as u64);
         s.write_all(b"end").unwrap();
-        s.finish().unwrap();
-        let mut got = Vec::new();
-        File::open(&path).unwrap().read_to_end(&mut got).unwrap();
-        let mut want = b"HEADERXX".to_vec();
-        (0..1000u32).for_each(|i| want.extend_from_slice(&i.to_le_bytes()));
         want.extend_from_slice(b"end");
-        assert_eq!(got, want);
+        s.finish().unwrap();
+        let got = std::fs::read(&path).unwrap();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "contents differ");
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn ordinary_writes_in_order_seek_and_finish() {
+        round_trip(|p| Spool::new(File::create(p).unwrap(), 4096 + 7));
+    }
+
+    #[test]
+    fn direct_writes_in_order_seek_and_finish() {
+        // Small chunks: many aligned hand-overs, each with a carried remainder.
+        round_trip(|p| Spool::create_direct(p, 3 * 4096).unwrap());
     }
 
     #[test]
@@ -191,12 +293,13 @@ mod tests {
         assert_eq!(err.raw_os_error(), Some(28), "ENOSPC expected, got {err}");
     }
 
-    fn tempfile_dir() -> std::path::PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "rocescope-spool-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+    fn temp_dir() -> std::path::PathBuf {
+        // Under the target directory, not /tmp: that may be tmpfs, where O_DIRECT is refused
+        // and the direct path would go untested.
+        let base = std::env::var_os("CARGO_TARGET_TMPDIR")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/tmp"));
+        let d = base.join(format!("spool-{}-{:?}", std::process::id(), std::thread::current().id()));
         std::fs::create_dir_all(&d).unwrap();
         d
     }
