@@ -206,7 +206,9 @@ pub struct Merger<'a> {
     window: usize,
     classifier: Classifier,
     reference: Option<(u64, u32)>,
-    last_emitted: Option<(u64, Location)>,
+    /// Unwrapped seq, source and offset of the last copy emitted (a Location is built only
+    /// when an issue names it: its source name would cost an allocation per packet).
+    last_emitted: Option<(u64, u16, u64)>,
     pub issues: Vec<MergeIssue>,
 }
 
@@ -365,7 +367,11 @@ impl<'a> Merger<'a> {
     }
 
     fn location(&self, m: &Merged<'_>) -> Location {
-        Location { source: self.sources[usize::from(m.key.source)].spec.name.clone(), offset: m.raw.offset }
+        self.location_at(m.key.source, m.raw.offset)
+    }
+
+    fn location_at(&self, source: u16, offset: u64) -> Location {
+        Location { source: self.sources[usize::from(source)].spec.name.clone(), offset }
     }
 }
 
@@ -381,20 +387,20 @@ impl<'a> Iterator for Merger<'a> {
             if !m.mirrored {
                 return Some(m);
             }
-            if let Some((last, kept)) = &self.last_emitted {
+            if let Some((last, source, offset)) = self.last_emitted {
                 let wire = wire_of(m.key.seq);
-                if m.key.seq == *last {
-                    let dropped = self.location(&m);
-                    self.issues.push(MergeIssue::DuplicateSeq { seq: wire, kept: kept.clone(), dropped });
+                if m.key.seq == last {
+                    let (kept, dropped) = (self.location_at(source, offset), self.location(&m));
+                    self.issues.push(MergeIssue::DuplicateSeq { seq: wire, kept, dropped });
                     continue;
                 }
-                if m.key.seq < *last {
+                if m.key.seq < last {
                     let at = self.location(&m);
-                    self.issues.push(MergeIssue::Late { seq: wire, at, after_seq: wire_of(*last) });
+                    self.issues.push(MergeIssue::Late { seq: wire, at, after_seq: wire_of(last) });
                     return Some(m);
                 }
             }
-            self.last_emitted = Some((m.key.seq, self.location(&m)));
+            self.last_emitted = Some((m.key.seq, m.key.source, m.raw.offset));
             return Some(m);
         }
     }

@@ -60,9 +60,8 @@ impl Spool {
     pub fn create_direct(path: &Path, chunk_size: usize) -> io::Result<Spool> {
         use std::os::unix::fs::OpenOptionsExt;
         let chunk_size = chunk_size.next_multiple_of(ALIGN);
-        let open = |flags| {
-            std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(flags).open(path)
-        };
+        let open =
+            |flags| std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(flags).open(path);
         match open(libc::O_DIRECT) {
             Ok(file) => {
                 let plain = std::fs::OpenOptions::new().write(true).open(path)?;
