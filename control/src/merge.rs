@@ -140,7 +140,11 @@ impl Classifier {
     }
 
     pub fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, wire::ErrorKind> {
-        let wire_len = orig_len as usize;
+        // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
+        // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
+        // only that far.
+        const MAX_WIRE_LEN: usize = 14 + 8 + 40 + 65_535;
+        let wire_len = (orig_len as usize).min(MAX_WIRE_LEN.max(data.len()));
         if data.len() >= wire_len {
             return wire::frame::classify(data, &self.cfg).map_err(|e| e.kind());
         }
@@ -487,6 +491,13 @@ mod tests {
             }
             proptest::prop_assert_eq!(pending.len(), 0);
         }
+    }
+
+    #[test]
+    fn a_hostile_wire_length_pads_no_further_than_a_frame_can_reach() {
+        let mut c = Classifier::new(ClassifyConfig::default());
+        let _ = c.classify(&[0u8; 60], u32::MAX);
+        assert!(c.zeros.len() <= 14 + 8 + 40 + 65_535, "padded to {} bytes", c.zeros.len());
     }
 
     #[test]
