@@ -106,7 +106,11 @@ fn check_against_truth(name: &str, run: &RigRun, r: &cnp::Report, nic: NicKind) 
     let (sent, held) = truth_sets(run);
     assert!(sent.len() >= 4 && !held.is_empty(), "{name}: the run must exercise the limiter\n{text}");
     assert_eq!(report_sets(r), (sent.clone(), held), "{name}\n{text}");
-    assert_eq!((r.observed, r.expected, r.missing, r.unexplained), (sent.len(), sent.len(), 0, 0), "{name}");
+    assert_eq!(
+        (r.counts.observed, r.counts.expected, r.counts.missing, r.counts.unexplained),
+        (sent.len(), sent.len(), 0, 0),
+        "{name}"
+    );
     assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
     let real = real_interval_ns(nic);
     let b = &r.min_interval;
@@ -189,10 +193,10 @@ fn slow_restart_nak_cnps_only_where_the_nic_sends_them() {
         assert_eq!(r.problems(), 0, "{name}: {:#?}", r.findings);
         if nic.profile().cnp_on_nak {
             assert!(nak_cnps > 0, "{name}: the emulator sends NAK CNPs");
-            assert_eq!(r.nak_triggers, run.result.truth.naks.len(), "{name}: every NAK is a trigger\n{text}");
+            assert_eq!(r.counts.nak_triggers, run.result.truth.naks.len(), "{name}: every NAK is a trigger\n{text}");
         } else {
             assert_eq!(nak_cnps, 0, "{name}");
-            assert_eq!(r.nak_triggers, 0, "{name}: NAKs are no triggers on {}\n{text}", nic.name());
+            assert_eq!(r.counts.nak_triggers, 0, "{name}: NAKs are no triggers on {}\n{text}", nic.name());
             assert!(r
                 .triggers
                 .iter()

@@ -603,6 +603,13 @@ pub struct CnpReport {
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct ConnReport {
     pub conn: u32,
+    #[serde(flatten)]
+    pub counts: Counts,
+}
+
+/// Triggers and CNPs counted, for one connection or (summed) for the trace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
     pub ecn_triggers: usize,
     pub nak_triggers: usize,
     pub expected: usize,
@@ -610,6 +617,39 @@ pub struct ConnReport {
     pub suppressed: usize,
     pub missing: usize,
     pub unexplained: usize,
+}
+
+impl Counts {
+    fn trigger(&mut self, t: &TriggerReport) {
+        match (t.outcome, t.cause) {
+            (TriggerOutcome::NotATrigger, _) => return,
+            (_, Cause::Ecn) => self.ecn_triggers += 1,
+            (_, Cause::Nak) => self.nak_triggers += 1,
+        }
+        match t.outcome {
+            TriggerOutcome::Cnp => self.expected += 1,
+            TriggerOutcome::Missing => (self.expected, self.missing) = (self.expected + 1, self.missing + 1),
+            TriggerOutcome::Suppressed => self.suppressed += 1,
+            TriggerOutcome::NotATrigger => {}
+        }
+    }
+
+    fn cnp(&mut self, explained: bool) {
+        self.observed += 1;
+        self.unexplained += usize::from(!explained);
+    }
+
+    fn add(self, o: Counts) -> Counts {
+        Counts {
+            ecn_triggers: self.ecn_triggers + o.ecn_triggers,
+            nak_triggers: self.nak_triggers + o.nak_triggers,
+            expected: self.expected + o.expected,
+            observed: self.observed + o.observed,
+            suppressed: self.suppressed + o.suppressed,
+            missing: self.missing + o.missing,
+            unexplained: self.unexplained + o.unexplained,
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -677,13 +717,9 @@ pub struct Finding {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
     pub hosts: Vec<NpHost>,
-    pub ecn_triggers: usize,
-    pub nak_triggers: usize,
-    pub expected: usize,
-    pub observed: usize,
-    pub suppressed: usize,
-    pub missing: usize,
-    pub unexplained: usize,
+    /// The sum of the connections' counts.
+    #[serde(flatten)]
+    pub counts: Counts,
     pub naks_without_cause: usize,
     pub scope: ScopeVerdict,
     pub hypotheses: Vec<Hypothesis>,
@@ -805,14 +841,7 @@ impl Report {
         self.triggers = scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, i, t)).collect();
         self.cnps = cnp_reports(scan, o);
         self.connections = conn_reports(scan, o, &self.triggers);
-        let counted = |c: Cause| {
-            self.triggers.iter().filter(|t| t.cause == c && t.outcome != TriggerOutcome::NotATrigger).count()
-        };
-        (self.ecn_triggers, self.nak_triggers) = (counted(Cause::Ecn), counted(Cause::Nak));
-        self.expected = o.expected();
-        self.observed = scan.cnps.len();
-        self.suppressed = o.decisions.iter().filter(|d| matches!(d, Decision::Suppressed { .. })).count();
-        (self.missing, self.unexplained) = (o.missing, o.unexplained);
+        self.counts = self.connections.iter().fold(Counts::default(), |sum, c| sum.add(c.counts));
         self.min_interval = bracket(scan, o, hosts, &self.cnps);
         self.findings = findings(scan, steps, hosts, o);
     }
@@ -867,24 +896,11 @@ fn conn_reports(scan: &Scan, o: &Outcome, triggers: &[TriggerReport]) -> Vec<Con
     fn entry(m: &mut BTreeMap<u32, ConnReport>, conn: u32) -> &mut ConnReport {
         m.entry(conn).or_insert_with(|| ConnReport { conn, ..ConnReport::default() })
     }
-    for t in triggers {
-        let e = entry(&mut by_conn, t.conn);
-        match (t.outcome, t.cause) {
-            (TriggerOutcome::NotATrigger, _) => continue,
-            (_, Cause::Ecn) => e.ecn_triggers += 1,
-            (_, Cause::Nak) => e.nak_triggers += 1,
-        }
-        match t.outcome {
-            TriggerOutcome::Cnp => e.expected += 1,
-            TriggerOutcome::Missing => (e.expected, e.missing) = (e.expected + 1, e.missing + 1),
-            TriggerOutcome::Suppressed => e.suppressed += 1,
-            TriggerOutcome::NotATrigger => {}
-        }
+    for t in triggers.iter().filter(|t| t.outcome != TriggerOutcome::NotATrigger) {
+        entry(&mut by_conn, t.conn).counts.trigger(t);
     }
     for (k, c) in scan.cnps.iter().enumerate() {
-        let e = entry(&mut by_conn, c.conn);
-        e.observed += 1;
-        e.unexplained += usize::from(o.trigger_of[k].is_none());
+        entry(&mut by_conn, c.conn).counts.cnp(o.trigger_of[k].is_some());
     }
     by_conn.into_values().collect()
 }
@@ -988,21 +1004,23 @@ impl Report {
             let _ = writeln!(out, "CNP: no ECN marks, NAK triggers or CNPs");
             return;
         }
+        let t = &self.counts;
         let _ = writeln!(
             out,
             "CNP: {} observed, {} expected from {} ECN + {} NAK triggers ({} suppressed)",
-            self.observed, self.expected, self.ecn_triggers, self.nak_triggers, self.suppressed
+            t.observed, t.expected, t.ecn_triggers, t.nak_triggers, t.suppressed
         );
         let _ = writeln!(out, "  rate-limiting scope: {}", self.scope_line());
         if let Some(line) = self.interval_line() {
             let _ = writeln!(out, "  {line}");
         }
         let show_all = self.connections.len() <= 4;
-        for c in self.connections.iter().filter(|c| show_all || c.missing + c.unexplained > 0) {
+        for c in self.connections.iter().filter(|c| show_all || c.counts.missing + c.counts.unexplained > 0) {
+            let n = &c.counts;
             let _ = writeln!(
                 out,
                 "  conn {}: {} observed / {} expected, {} suppressed, {} ECN + {} NAK triggers",
-                c.conn, c.observed, c.expected, c.suppressed, c.ecn_triggers, c.nak_triggers
+                c.conn, n.observed, n.expected, n.suppressed, n.ecn_triggers, n.nak_triggers
             );
         }
         let label = if self.confirmed { "PROBLEM" } else { "finding (unconfirmed: no test configuration)" };
@@ -1235,7 +1253,7 @@ mod tests {
         let cfg = HostConfig { nic: Some("cx5".into()), np_enable: Some(false), ..HostConfig::default() };
         let hosts = [NpHost::of(Role::Requester, Some(&cfg)), NpHost::of(Role::Responder, Some(&cfg))];
         let r = Report::of(&scan(&[(0, 0, 0, 1)], &[(1, 1_000, 0, 1)]), &hosts, true);
-        assert_eq!(r.expected, 0);
+        assert_eq!(r.counts.expected, 0);
         assert_eq!(r.findings.iter().map(|f| f.kind).collect::<Vec<_>>(), [FindingKind::CnpWhileNpDisabled]);
     }
 
