@@ -132,22 +132,30 @@ pub fn run(
     let merger = Merger::new(&sources, opts.classify, opts.window);
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::default();
-    let mut restored = Vec::with_capacity(1 << 16);
+    // Each frame is copied one packet before its turn, into the other buffer: reading
+    // bytes right after a wide memcpy stored them stalls until the stores complete.
+    let mut buffers = [Vec::with_capacity(1 << 16), Vec::with_capacity(1 << 16)];
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
         let (batches, spent, merging) = merge_in_background(scope, merger);
         for mut batch in batches.iter() {
-            for (i, &m) in batch.packets.iter().enumerate() {
-                if let Some(ahead) = batch.packets.get(i + AHEAD) {
-                    touch(ahead.raw.data);
+            touch(&batch.packets);
+            let packets = &batch.packets;
+            if let Some(first) = packets.first() {
+                copy_into(&mut buffers[0], first.raw.data);
+            }
+            for (i, &m) in packets.iter().enumerate() {
+                let [a, b] = &mut buffers;
+                let (now, next) = if i % 2 == 0 { (a, b) } else { (b, a) };
+                if let Some(n) = packets.get(i + 1) {
+                    copy_into(next, n.raw.data);
                 }
-                restored.clear();
-                restored.extend_from_slice(m.raw.data);
+                let restored = now;
                 if let (true, Ok(info)) = (m.needs_restore, &m.info) {
-                    wire::mirror::restore(&mut restored, info, &opts.classify);
+                    wire::mirror::restore(restored, info, &opts.classify);
                 }
-                let record = builder.record(&restored, m.info.as_ref().ok(), &frame_meta(&m, restored.len()));
+                let record = builder.record(restored, m.info.as_ref().ok(), &frame_meta(&m, restored.len()));
                 tally.add(&m);
-                sink.packet(&record, &m, &restored)
+                sink.packet(&record, &m, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
             }
             batch.packets.clear();
@@ -163,16 +171,20 @@ pub fn run(
     Ok((summary, builder.flows().to_vec()))
 }
 
-/// How many packets ahead the main thread touches the captured bytes.
-const AHEAD: usize = 8;
+fn copy_into(buffer: &mut Vec<u8>, data: &[u8]) {
+    buffer.clear();
+    buffer.extend_from_slice(data);
+}
 
-/// Starts loading a frame's first cache lines, so that the miss (the merge thread read it on
-/// the other core, a window ago) overlaps the work on the packets before it.
-#[inline]
-fn touch(data: &[u8]) {
-    if let (Some(&a), Some(&b)) = (data.first(), data.get(64).or(data.last())) {
-        std::hint::black_box(a ^ b);
-    }
+/// Loads the first cache lines of every frame of a batch before working on any: the merge
+/// thread read them on the other core, and missing on them one at a time, as each packet's
+/// turn comes, was the main thread's largest cost. Independent loads miss in parallel.
+fn touch(packets: &[Merged<'_>]) {
+    let lines = packets.iter().map(|m| {
+        let d = m.raw.data;
+        d.first().copied().unwrap_or(0) ^ d.get(64).copied().unwrap_or(0)
+    });
+    std::hint::black_box(lines.fold(0u8, |a, b| a ^ b));
 }
 
 /// Ordered packets from the merge thread, with how far it has read (for progress).

@@ -74,6 +74,17 @@ impl Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct ExtHeaders(u8);
 
+/// [`Opcode::ext_headers`] of every opcode, from [`Opcode::info`].
+const EXT_HEADERS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut op = 0;
+    while op < 256 {
+        t[op] = Opcode(op as u8).ext_headers_of_info().0;
+        op += 1;
+    }
+    t
+};
+
 /// [`ExtHeaders::len`] of every set (all eight headers together are 76 bytes).
 const LENS: [u8; 256] = {
     let mut t = [0u8; 256];
@@ -281,8 +292,13 @@ impl Opcode {
         }
     }
 
-    /// Extension headers after the BTH; none for unknown opcodes.
+    /// Extension headers after the BTH; none for unknown opcodes. A table lookup: every
+    /// RoCE packet parsed asks, often more than once.
     pub const fn ext_headers(self) -> ExtHeaders {
+        ExtHeaders(EXT_HEADERS[self.0 as usize])
+    }
+
+    const fn ext_headers_of_info(self) -> ExtHeaders {
         match self.info() {
             Some(i) => i.headers,
             None => ExtHeaders::NONE,

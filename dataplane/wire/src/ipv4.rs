@@ -174,9 +174,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     }
     /// Recomputes the header checksum over IHL × 4 bytes.
     pub fn fill_checksum(&mut self) {
-        self.set_checksum(0);
+        // The checksum word counts as zero: sum the words around it instead of zeroing it
+        // first — reading a word just stored to costs a store-forwarding stall, which was
+        // a tenth of `rocescope reconstruct`'s time when it restores headers.
         let len = self.header_len();
-        let sum = checksum::sum(&self.buffer.as_ref()[..len]);
+        let h = &self.buffer.as_ref()[..len];
+        let (before, after) = (&h[..field::CHECKSUM.start], &h[field::CHECKSUM.end..]);
+        let sum = checksum::fold(checksum::sum_u32(after, checksum::sum_u32(before, 0)));
         self.set_checksum(!sum);
     }
     pub fn payload_mut(&mut self) -> &mut [u8] {
