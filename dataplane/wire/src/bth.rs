@@ -79,7 +79,10 @@ const EXT_HEADERS: [u8; 256] = {
     let mut t = [0u8; 256];
     let mut op = 0;
     while op < 256 {
-        t[op] = Opcode(op as u8).ext_headers_of_info().0;
+        t[op] = match Opcode(op as u8).info() {
+            Some(i) => i.headers.0,
+            None => 0,
+        };
         op += 1;
     }
     t
@@ -296,13 +299,6 @@ impl Opcode {
     /// RoCE packet parsed asks, often more than once.
     pub const fn ext_headers(self) -> ExtHeaders {
         ExtHeaders(EXT_HEADERS[self.0 as usize])
-    }
-
-    const fn ext_headers_of_info(self) -> ExtHeaders {
-        match self.info() {
-            Some(i) => i.headers,
-            None => ExtHeaders::NONE,
-        }
     }
 
     pub const fn is_known(self) -> bool {
