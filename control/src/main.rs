@@ -37,7 +37,7 @@ enum Command {
         #[arg(short, long)]
         out: PathBuf,
         /// Write only the records (what `check` and `analyze` read), not trace.pcapng:
-        /// about a quarter of the bytes on a trimmed capture.
+        /// about a fifth of the bytes on a trimmed capture.
         #[arg(long)]
         records_only: bool,
         #[command(flatten)]

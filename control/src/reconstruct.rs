@@ -231,7 +231,6 @@ fn frame_meta(m: &Merged<'_>, captured: usize) -> FrameMeta {
     FrameMeta {
         seq: m.seq(),
         switch_ts_ns: m.switch_ts_ns,
-        host_ts_ns: m.raw.ts_ns,
         wire_len: m.raw.orig_len,
         source: m.key.source,
         event: m.event,

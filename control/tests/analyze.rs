@@ -117,12 +117,12 @@ mod arbitrary_traces {
             seq_step in prop_oneof![Just(1u64), 0u64..4, Just(u64::MAX / 4)],
             flow in prop_oneof![8 => 0u32..2, 1 => 2u32..5],
             dest_qp in prop_oneof![8 => 1u32..3, 1 => 0u32..4],
-            dma_len in prop_oneof![0u32..9000, Just(u32::MAX)],
+            ext in prop_oneof![0u32..9000, Just(0x00ff_ffff), Just(u32::MAX)],
             (frame_len, payload_len) in (any::<u16>(), any::<u16>()),
             bth_flags in any::<u8>(),
         ) -> (Record, u64, u64) {
             let flow = if flow == 4 { u32::MAX } else { flow };
-            let r = Record { kind, opcode, psn, syndrome, flags, event, flow, dest_qp, dma_len, frame_len, payload_len, bth_flags, ..Record::default() };
+            let r = Record { kind, opcode, psn, syndrome, flags, event, flow, dest_qp, ext, frame_len, payload_len, bth_flags, ..Record::default() };
             (r, ts_step, seq_step)
         }
     }

@@ -692,7 +692,7 @@ impl Checker {
     /// PSNs a READ request covers: ⌈DMA length ÷ MTU⌉, at least 1.
     fn read_count(&self, r: &Record) -> Option<u32> {
         let mtu = self.p.mtu.filter(|&m| m > 0)?;
-        r.has(flag::RETH).then(|| r.dma_len.div_ceil(mtu).max(1))
+        r.has(flag::RETH).then(|| r.dma_len().div_ceil(mtu).max(1))
     }
 
     /// READ: a go-back. It answers the oldest loss still waiting for one (or is a
@@ -920,7 +920,7 @@ mod tests {
         fn read_request(&mut self, p: u32, n: u32) {
             let r = self.push(READ_REQUEST, Kind::Request, p, Role::Responder);
             r.flags |= flag::RETH;
-            r.dma_len = n * 1024;
+            r.ext = n * 1024;
         }
         fn response(&mut self, p: u32) -> &mut Record {
             self.push(READ_RESPONSE_ONLY, Kind::Response, p, Role::Requester)

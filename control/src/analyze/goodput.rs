@@ -260,7 +260,7 @@ impl Tracker {
         match self.verb {
             Verb::Read if op == 0x0c => {
                 let span = read_span(r, self.mtu);
-                self.push(r, Some(psn::add(r.psn, span - 1)), u64::from(r.dma_len));
+                self.push(r, Some(psn::add(r.psn, span - 1)), u64::from(r.dma_len()));
                 self.hi = Some(psn::add(r.psn, span));
             }
             Verb::Write | Verb::Send if op < 0x20 && is_data(r, self.verb) => {
@@ -275,7 +275,7 @@ impl Tracker {
         let op = r.opcode;
         if starts_message(op) {
             let from_reth = r.has(flag::RETH);
-            self.push(r, None, if from_reth { u64::from(r.dma_len) } else { 0 });
+            self.push(r, None, if from_reth { u64::from(r.dma_len()) } else { 0 });
             self.open = true;
             self.bytes_from_reth = from_reth;
         }

@@ -603,7 +603,7 @@ impl Tracker {
     fn request(&mut self, p: PacketRef, r: &Record) {
         let repeat = p.psn <= self.requests.max.max(self.data.max);
         let mtu = self.s.mtu.or((self.mtu_seen > 0).then_some(self.mtu_seen));
-        let pkts = mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len.div_ceil(m.max(1)).max(1)));
+        let pkts = mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len().div_ceil(m.max(1)).max(1)));
         let go_back = repeat
             && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)

@@ -60,7 +60,7 @@ pub fn ends_message(opcode: u8) -> bool {
 /// PSNs a READ request covers: ⌈DMA length ÷ MTU⌉, at least 1 (IBA 9.7.2).
 pub fn read_span(r: &Record, mtu: u32) -> u32 {
     if r.has(flag::RETH) {
-        r.dma_len.div_ceil(mtu.max(1)).max(1)
+        r.dma_len().div_ceil(mtu.max(1)).max(1)
     } else {
         1
     }
@@ -177,7 +177,7 @@ mod tests {
 
     #[test]
     fn read_requests_cover_their_dma_length() {
-        let r = Record { flags: flag::RETH, dma_len: 2049, ..Record::default() };
+        let r = Record { flags: flag::RETH, ext: 2049, ..Record::default() };
         assert_eq!((read_span(&r, 1024), read_span(&r, 4096), read_span(&Record::default(), 1024)), (3, 1, 1));
     }
 

@@ -1,10 +1,10 @@
 //! The record file: one fixed-size [`Record`] per packet of a reconstructed trace, in
 //! trace order, plus the table of 5-tuples the records point into. Every analyzer reads
-//! it memory-mapped, as a `&[Record]`, so a pass over 50 M packets touches 3.2 GB of
+//! it memory-mapped, as a `&[Record]`, so a pass over 50 M packets touches 2.4 GB of
 //! sequential memory and no parser. Layout (little-endian; docs/formats.md §6):
 //!
 //! ```text
-//! [Header 64 B][Record 64 B] × count [Flow 40 B] × flows
+//! [Header 64 B][Record 48 B] × count [Flow 40 B] × flows
 //! ```
 //!
 //! Records are built from restored frames by [`RecordBuilder`], which also assigns flow
@@ -19,7 +19,9 @@ use wire::mirror::Event;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 pub const MAGIC: [u8; 8] = *b"RSCPREC\0";
-pub const VERSION: u32 = 1;
+/// 2: 48-byte records (version 1 had 64: a host timestamp, the IPv4 ID, and separate
+/// MSN and DMA-length fields).
+pub const VERSION: u32 = 2;
 pub const HEADER_LEN: usize = 64;
 pub const RECORD_LEN: usize = std::mem::size_of::<Record>();
 pub const FLOW_LEN: usize = std::mem::size_of::<Flow>();
@@ -107,7 +109,7 @@ pub mod flag {
     pub const AETH: u16 = 1 << 10;
 }
 
-/// One packet. 64 bytes, naturally aligned, no implicit padding.
+/// One packet. 48 bytes, naturally aligned, no implicit padding.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Record {
@@ -117,16 +119,13 @@ pub struct Record {
     /// Switch ingress timestamp, ns (48-bit switch clock) for mirrored copies; capture
     /// time for anything else.
     pub switch_ts_ns: u64,
-    /// When the capturing host received it, ns since the Unix epoch.
-    pub host_ts_ns: u64,
     /// Index into the flow table (the 5-tuple); `u32::MAX` when not IP/UDP.
     pub flow: u32,
     pub dest_qp: u32,
     pub psn: u32,
-    /// AETH MSN (24 bits), with [`flag::AETH`].
-    pub msn: u32,
-    /// RETH DMA length, with [`flag::RETH`].
-    pub dma_len: u32,
+    /// The RETH DMA length (with [`flag::RETH`]) or the AETH MSN (with [`flag::AETH`]):
+    /// no opcode carries both headers. Read it through [`Record::dma_len`] / [`Record::msn`].
+    pub ext: u32,
     /// Frame length on the wire (saturating at 65535).
     pub frame_len: u16,
     /// RoCE payload bytes (after headers, before ICRC), from the frame length.
@@ -135,23 +134,21 @@ pub struct Record {
     /// source list.
     pub source: u16,
     pub flags: u16,
-    pub ip_id: u16,
     pub pkey: u16,
     pub opcode: u8,
-    /// Lumina event (`wire::mirror::Event` index): 0 none, 1 drop, 2 ecn, 3 corrupt.
-    pub event: u8,
-    /// [`Kind`] as u8.
-    pub kind: u8,
     /// AETH syndrome, with [`flag::AETH`].
     pub syndrome: u8,
     /// BTH byte 1 as sent: SE (bit 7), MigReq (6), pad count (5..4), TVer (3..0).
     pub bth_flags: u8,
+    /// Lumina event (`wire::mirror::Event` index): 0 none, 1 drop, 2 ecn, 3 corrupt.
+    pub event: u8,
+    /// [`Kind`] as u8.
+    pub kind: u8,
     /// `FrameClass as u8`, or [`CLASS_MALFORMED`].
     pub class: u8,
-    pub _reserved: [u8; 2],
 }
 
-const _: () = assert!(RECORD_LEN == 64);
+const _: () = assert!(RECORD_LEN == 48);
 
 impl Record {
     pub fn kind(&self) -> Kind {
@@ -162,6 +159,22 @@ impl Record {
     }
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
+    }
+    /// RETH DMA length; 0 without a RETH.
+    pub fn dma_len(&self) -> u32 {
+        if self.has(flag::RETH) {
+            self.ext
+        } else {
+            0
+        }
+    }
+    /// AETH MSN (24 bits); 0 without an AETH.
+    pub fn msn(&self) -> u32 {
+        if self.has(flag::AETH) {
+            self.ext
+        } else {
+            0
+        }
     }
     pub fn mig_req(&self) -> bool {
         self.bth_flags & 0x40 != 0
@@ -240,7 +253,6 @@ pub struct RecordBuilder {
 pub struct FrameMeta {
     pub seq: u64,
     pub switch_ts_ns: u64,
-    pub host_ts_ns: u64,
     pub wire_len: u32,
     pub source: u16,
     pub event: Event,
@@ -263,7 +275,6 @@ impl RecordBuilder {
         let mut r = Record {
             seq: meta.seq,
             switch_ts_ns: meta.switch_ts_ns,
-            host_ts_ns: meta.host_ts_ns,
             flow: u32::MAX,
             frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
             source: meta.source,
@@ -282,7 +293,7 @@ impl RecordBuilder {
         r.class = info.class as u8;
         if info.l4_offset != 0 {
             r.flow = self.flow_id(frame, info);
-            r.flags |= ip_fields(frame, info, &mut r.ip_id);
+            r.flags |= ecn_flags(frame, info);
         }
         if info.bth_offset != 0 {
             self.roce_fields(frame, info, meta, &mut r);
@@ -317,12 +328,12 @@ impl RecordBuilder {
         let bit = |on: bool, f: u16| if on { f } else { 0 };
         r.flags |= bit(bth.ack_req(), flag::ACK_REQ) | bit(bth.fecn(), flag::FECN) | bit(bth.becn(), flag::BECN);
         if let Some(reth) = p.reth() {
-            r.dma_len = reth.dma_len();
+            r.ext = reth.dma_len();
             r.flags |= flag::RETH;
         }
         if let Some(aeth) = p.aeth() {
             r.syndrome = aeth.syndrome_raw();
-            r.msn = aeth.msn();
+            r.ext = aeth.msn();
             r.flags |= flag::AETH;
         }
         if !meta.trimmed {
@@ -362,16 +373,11 @@ fn flow_of(frame: &[u8], info: &FrameInfo) -> Option<Flow> {
     Some(f)
 }
 
-/// ECN flags, and the IPv4 identification into `ip_id`.
-fn ip_fields(frame: &[u8], info: &FrameInfo, ip_id: &mut u16) -> u16 {
+/// The IP header's ECN field as [`flag::CE`] / [`flag::ECT`].
+fn ecn_flags(frame: &[u8], info: &FrameInfo) -> u16 {
     let l3 = usize::from(info.l3_offset);
     let ecn = match info.ip_version {
-        4 => {
-            if let Some(id) = frame.get(l3 + 4..l3 + 6) {
-                *ip_id = u16::from_be_bytes([id[0], id[1]]);
-            }
-            frame.get(l3 + 1).map(|tos| tos & 0b11)
-        }
+        4 => frame.get(l3 + 1).map(|tos| tos & 0b11),
         6 => frame.get(l3..l3 + 2).map(|b| ((u16::from_be_bytes([b[0], b[1]]) >> 4) & 0b11) as u8),
         _ => None,
     };
@@ -535,7 +541,6 @@ mod tests {
         let meta = FrameMeta {
             seq: 7,
             switch_ts_ns: 99,
-            host_ts_ns: 100,
             wire_len: frame.len() as u32,
             source: 3,
             event: Event::Ecn,
@@ -544,7 +549,8 @@ mod tests {
         };
         let mut b = RecordBuilder::new();
         let r = b.record(&frame, Some(&info), &meta);
-        assert_eq!((r.seq, r.switch_ts_ns, r.host_ts_ns, r.source), (7, 99, 100, 3));
+        assert_eq!((r.seq, r.switch_ts_ns, r.source), (7, 99, 3));
+        assert_eq!((r.dma_len(), r.msn()), (4096, 0));
         assert_eq!((r.opcode, r.dest_qp, r.psn), (Opcode::RC_WRITE_FIRST.0, 0x12345, 0xfffffe));
         assert_eq!(r.kind(), Kind::Request);
         assert_eq!(r.event(), Event::Ecn);
@@ -572,7 +578,6 @@ mod tests {
         let meta = FrameMeta {
             seq: 1,
             switch_ts_ns: 0,
-            host_ts_ns: 0,
             wire_len: frame.len() as u32,
             source: 0,
             event: Event::None,
@@ -581,7 +586,7 @@ mod tests {
         };
         let r = RecordBuilder::new().record(&frame, Some(&info), &meta);
         assert!(r.is_nak());
-        assert_eq!((r.msn, r.kind()), (3, Kind::Response));
+        assert_eq!((r.msn(), r.dma_len(), r.kind()), (3, 0, Kind::Response));
     }
 
     #[test]
