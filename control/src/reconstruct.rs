@@ -132,30 +132,22 @@ pub fn run(
     let merger = Merger::new(&sources, opts.classify, opts.window);
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::default();
-    // Each frame is copied one packet before its turn, into the other buffer: reading
-    // bytes right after a wide memcpy stored them stalls until the stores complete.
-    let mut buffers = [Vec::with_capacity(1 << 16), Vec::with_capacity(1 << 16)];
+    let mut frames = Restored::default();
+    let mut flows = Vec::with_capacity(BATCH);
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
         let (batches, spent, merging) = merge_in_background(scope, merger);
         for mut batch in batches.iter() {
-            touch(&batch.packets);
             let packets = &batch.packets;
-            if let Some(first) = packets.first() {
-                copy_into(&mut buffers[0], first.raw.data);
-            }
-            for (i, &m) in packets.iter().enumerate() {
-                let [a, b] = &mut buffers;
-                let (now, next) = if i % 2 == 0 { (a, b) } else { (b, a) };
-                if let Some(n) = packets.get(i + 1) {
-                    copy_into(next, n.raw.data);
-                }
-                let restored = now;
-                if let (true, Ok(info)) = (m.needs_restore, &m.info) {
-                    wire::mirror::restore(restored, info, &opts.classify);
-                }
-                let record = builder.record(restored, m.info.as_ref().ok(), &frame_meta(&m, restored.len()));
-                tally.add(&m);
-                sink.packet(&record, &m, restored)
+            frames.load(packets, &opts.classify);
+            // In trace order, so flow ids are numbered as `record` would number them.
+            flows.clear();
+            flows.extend(packets.iter().enumerate().map(|(i, m)| builder.flow_id(frames.get(i), m.info.as_ref().ok())));
+            for (i, m) in packets.iter().enumerate() {
+                let restored = frames.get(i);
+                let meta = frame_meta(m, restored.len());
+                let record = builder.record_in_flow(restored, m.info.as_ref().ok(), &meta, flows[i]);
+                tally.add(m);
+                sink.packet(&record, m, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
             }
             batch.packets.clear();
@@ -171,20 +163,43 @@ pub fn run(
     Ok((summary, builder.flows().to_vec()))
 }
 
-fn copy_into(buffer: &mut Vec<u8>, data: &[u8]) {
-    buffer.clear();
-    buffer.extend_from_slice(data);
+/// A batch's frames, copied out of the sources' memory maps and restored, end to end.
+///
+/// Each step runs over the whole batch before the next: the copies' loads miss on lines
+/// the merge thread last touched on the other core, and independent misses overlap; the
+/// restores then read bytes whose wide stores have long completed (reading them right
+/// after the copy stalled on store forwarding); and the flow-table lookups that follow
+/// overlap their misses too.
+#[derive(Default)]
+struct Restored {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
 }
 
-/// Loads the first cache lines of every frame of a batch before working on any: the merge
-/// thread read them on the other core, and missing on them one at a time, as each packet's
-/// turn comes, was the main thread's largest cost. Independent loads miss in parallel.
-fn touch(packets: &[Merged<'_>]) {
-    let lines = packets.iter().map(|m| {
-        let d = m.raw.data;
-        d.first().copied().unwrap_or(0) ^ d.get(64).copied().unwrap_or(0)
-    });
-    std::hint::black_box(lines.fold(0u8, |a, b| a ^ b));
+impl Restored {
+    fn load(&mut self, packets: &[Merged<'_>], cfg: &wire::frame::ClassifyConfig) {
+        self.bytes.clear();
+        self.ends.clear();
+        for m in packets {
+            self.bytes.extend_from_slice(m.raw.data);
+            self.ends.push(self.bytes.len());
+        }
+        for (i, m) in packets.iter().enumerate() {
+            if let (true, Ok(info)) = (m.needs_restore, &m.info) {
+                let range = self.range(i);
+                wire::mirror::restore(&mut self.bytes[range], info, cfg);
+            }
+        }
+    }
+
+    fn range(&self, i: usize) -> std::ops::Range<usize> {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        start..self.ends[i]
+    }
+
+    fn get(&self, i: usize) -> &[u8] {
+        &self.bytes[self.range(i)]
+    }
 }
 
 /// Ordered packets from the merge thread, with how far it has read (for progress).

@@ -272,10 +272,19 @@ impl RecordBuilder {
     /// The record of a restored frame — its captured bytes, which may be shorter than
     /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`).
     pub fn record(&mut self, frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
+        let flow = self.flow_id(frame, info);
+        self.record_in_flow(frame, info, meta, flow)
+    }
+
+    /// [`RecordBuilder::record`] with the frame's flow id already looked up by
+    /// [`RecordBuilder::flow_id`] (in trace order, so ids are numbered the same). Looking up
+    /// a batch's flows in one pass before building its records lets the table's cache
+    /// misses overlap instead of stalling each record in turn.
+    pub fn record_in_flow(&mut self, frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta, flow: u32) -> Record {
         let mut r = Record {
             seq: meta.seq,
             switch_ts_ns: meta.switch_ts_ns,
-            flow: u32::MAX,
+            flow,
             frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
             source: meta.source,
             event: meta.event.index() as u8,
@@ -292,7 +301,6 @@ impl RecordBuilder {
         let Some(info) = info else { return r };
         r.class = info.class as u8;
         if info.l4_offset != 0 {
-            r.flow = self.flow_id(frame, info);
             r.flags |= ecn_flags(frame, info);
         }
         if info.bth_offset != 0 {
@@ -301,8 +309,10 @@ impl RecordBuilder {
         r
     }
 
-    fn flow_id(&mut self, frame: &[u8], info: &FrameInfo) -> u32 {
-        let Some(flow) = flow_of(frame, info) else { return u32::MAX };
+    /// The id of a restored frame's 5-tuple, numbering new ones as they come;
+    /// `u32::MAX` when it has none (not IP, malformed, a non-first fragment).
+    pub fn flow_id(&mut self, frame: &[u8], info: Option<&FrameInfo>) -> u32 {
+        let Some(flow) = info.filter(|i| i.l4_offset != 0).and_then(|i| flow_of(frame, i)) else { return u32::MAX };
         if let Some(&id) = self.flow_ids.get(&flow) {
             return id;
         }
