@@ -274,10 +274,9 @@ impl Tracker {
     fn on_data(&mut self, r: &Record) {
         let op = r.opcode;
         if starts_message(op) {
-            let from_reth = r.has(flag::RETH);
-            self.push(r, None, if from_reth { u64::from(r.dma_len()) } else { 0 });
+            self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
-            self.bytes_from_reth = from_reth;
+            self.bytes_from_reth = r.has(flag::RETH);
         }
         let Some(m) = self.msgs.last_mut().filter(|_| self.open) else {
             return; // the trace starts mid-message

@@ -446,7 +446,7 @@ pub enum RecordFileError {
     Short { len: u64 },
     #[error("not a rocescope record file (magic {magic:02x?})")]
     Magic { magic: [u8; 8] },
-    #[error("record file version {version}, record size {record_len}, flow size {flow_len}: this build reads version {VERSION} ({RECORD_LEN}, {FLOW_LEN})")]
+    #[error("record file version {version}, record size {record_len}, flow size {flow_len}: this build reads version {VERSION} ({RECORD_LEN}, {FLOW_LEN}); run `rocescope reconstruct` again")]
     Version { version: u32, record_len: u32, flow_len: u32 },
     #[error("header says {count} records and {flows} flows ({expected} bytes) but the file has {len} bytes (truncated or unfinished)")]
     Size { count: u64, flows: u64, expected: u64, len: u64 },
@@ -620,6 +620,14 @@ mod tests {
         let mut bad = view_bytes.to_vec();
         bad[0] = b'X';
         assert!(matches!(RecordView::parse(&bad), Err(RecordFileError::Magic { .. })));
+        // A version-1 file (64-byte records) is refused by name, not misread.
+        let mut old = aligned.clone();
+        let header = &mut old.as_mut_bytes()[..HEADER_LEN];
+        header[8..12].copy_from_slice(&1u32.to_le_bytes());
+        header[12..16].copy_from_slice(&64u32.to_le_bytes());
+        let err = RecordView::parse(&old.as_bytes()[..bytes.len()]).unwrap_err();
+        assert_eq!(err, RecordFileError::Version { version: 1, record_len: 64, flow_len: FLOW_LEN as u32 });
+        assert!(err.to_string().contains("reconstruct"), "{err}");
     }
 
     #[test]
