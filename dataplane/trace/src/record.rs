@@ -242,9 +242,13 @@ const _: () = assert!(std::mem::size_of::<Header>() == HEADER_LEN);
 /// Turns classified frames into records, numbering 5-tuples as it meets them.
 #[derive(Default)]
 pub struct RecordBuilder {
-    /// Fx, not SipHash: the keys are packet headers, hashed once per packet, and an
-    /// attacker gains nothing from collisions here but a slower offline merge.
-    flow_ids: rustc_hash::FxHashMap<Flow, u32>,
+    /// IPv4 5-tuples, packed into 13 bytes: a table a third the size of one keyed by
+    /// [`Flow`], so more of it stays in cache across a trace's thousands of flows (the
+    /// lookup is a cache miss per packet otherwise). Fx, not SipHash: the keys are packet
+    /// headers, hashed once per packet, and an attacker gains nothing from collisions here
+    /// but a slower offline merge.
+    v4_ids: rustc_hash::FxHashMap<(u64, u64), u32>,
+    v6_ids: rustc_hash::FxHashMap<Flow, u32>,
     flows: Vec<Flow>,
 }
 
@@ -313,12 +317,14 @@ impl RecordBuilder {
     /// `u32::MAX` when it has none (not IP, malformed, a non-first fragment).
     pub fn flow_id(&mut self, frame: &[u8], info: Option<&FrameInfo>) -> u32 {
         let Some(flow) = info.filter(|i| i.l4_offset != 0).and_then(|i| flow_of(frame, i)) else { return u32::MAX };
-        if let Some(&id) = self.flow_ids.get(&flow) {
-            return id;
+        let next = self.flows.len() as u32;
+        let id = match v4_key(&flow) {
+            Some(key) => *self.v4_ids.entry(key).or_insert(next),
+            None => *self.v6_ids.entry(flow).or_insert(next),
+        };
+        if id == next {
+            self.flows.push(flow);
         }
-        let id = self.flows.len() as u32;
-        self.flows.push(flow);
-        self.flow_ids.insert(flow, id);
         id
     }
 
@@ -354,6 +360,16 @@ impl RecordBuilder {
             };
         }
     }
+}
+
+/// An IPv4 flow's addresses, ports and protocol, packed; `None` for IPv6.
+fn v4_key(f: &Flow) -> Option<(u64, u64)> {
+    if f.ip_version != 4 {
+        return None;
+    }
+    let v4 = |a: [u8; 16]| u64::from(u32::from_be_bytes([a[12], a[13], a[14], a[15]]));
+    let ports = u64::from(f.src_port) << 24 | u64::from(f.dst_port) << 8 | u64::from(f.protocol);
+    Some((v4(f.src) << 32 | v4(f.dst), ports))
 }
 
 fn flow_of(frame: &[u8], info: &FrameInfo) -> Option<Flow> {
