@@ -17,7 +17,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use wire::frame::{ClassifyConfig, FrameClass, FrameInfo};
+use wire::frame::{peek_mirror, ClassifyConfig};
 use wire::mirror::{Event, SEQ_MAX};
 
 use crate::input::{Damage, OpenSource, Packets, RawPacket};
@@ -31,13 +31,14 @@ pub struct Key {
     pub source: u16,
 }
 
-/// One packet ready to be emitted, with what its classification found.
+/// One packet ready to be emitted, with what its mirror metadata says. The merge reads a
+/// frame only as far as its metadata ([`peek_mirror`]); classifying the whole frame is left
+/// to the consumer, on the other core, so the merge — one thread for every source — does
+/// as little per packet as ordering needs, and its reorder window holds small entries.
 #[derive(Debug, Clone, Copy)]
 pub struct Merged<'a> {
     pub key: Key,
     pub raw: RawPacket<'a>,
-    /// `Err` for a frame that failed to parse (recorded unrestored).
-    pub info: Result<FrameInfo, wire::ErrorKind>,
     /// A mirrored copy: seq, switch timestamp and event are the switch's.
     pub mirrored: bool,
     /// The frame is still in the mirror format (restore before use).
@@ -126,38 +127,6 @@ impl<'a> Pending<'a> {
     }
 }
 
-/// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
-/// wire length, so the wire crate's length checks hold. The padding buffer stays zero
-/// between calls, so each call copies and clears only the captured bytes.
-pub struct Classifier {
-    pub cfg: ClassifyConfig,
-    zeros: Vec<u8>,
-}
-
-impl Classifier {
-    pub fn new(cfg: ClassifyConfig) -> Self {
-        Classifier { cfg, zeros: Vec::new() }
-    }
-
-    pub fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, wire::ErrorKind> {
-        // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
-        // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
-        // only that far.
-        const MAX_WIRE_LEN: usize = 14 + 8 + 40 + 65_535;
-        let wire_len = (orig_len as usize).min(MAX_WIRE_LEN.max(data.len()));
-        if data.len() >= wire_len {
-            return wire::frame::classify(data, &self.cfg).map_err(|e| e.kind());
-        }
-        if self.zeros.len() < wire_len {
-            self.zeros.resize(wire_len, 0);
-        }
-        self.zeros[..data.len()].copy_from_slice(data);
-        let info = wire::frame::classify(&self.zeros[..wire_len], &self.cfg).map_err(|e| e.kind());
-        self.zeros[..data.len()].fill(0);
-        info
-    }
-}
-
 struct SourceState<'a> {
     packets: Packets<'a>,
     pending: Pending<'a>,
@@ -169,11 +138,14 @@ struct SourceState<'a> {
 }
 
 /// Per-source tallies of what the merge read (the per-source part of `reconstruct.json`).
+/// `other` and `malformed` are the consumer's to count: only it classifies frames.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct SourceStats {
     pub packets: u64,
     pub mirrored: u64,
+    /// Frames that are not mirrored copies and are well formed.
     pub other: u64,
+    /// Frames that are not mirrored copies and failed to parse.
     pub malformed: u64,
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
@@ -208,7 +180,7 @@ pub struct Merger<'a> {
     /// Each source's lowest pending key (one entry per source with packets pending).
     heads: BinaryHeap<Reverse<Key>>,
     window: usize,
-    classifier: Classifier,
+    cfg: ClassifyConfig,
     reference: Option<(u64, u32)>,
     /// Unwrapped seq, source and offset of the last copy emitted (a Location is built only
     /// when an issue names it: its source name would cost an allocation per packet).
@@ -239,7 +211,7 @@ impl<'a> Merger<'a> {
             states,
             heads: BinaryHeap::new(),
             window: window.max(1),
-            classifier: Classifier::new(cfg),
+            cfg,
             reference: None,
             last_emitted: None,
             issues,
@@ -263,11 +235,11 @@ impl<'a> Merger<'a> {
     /// The seq every source's laps count from: the first copy of some source from which
     /// every other source's first copy lies less than half the seq space ahead.
     fn find_reference(&mut self) -> Option<(u64, u32)> {
-        let mut classifier = Classifier::new(self.classifier.cfg);
+        let cfg = self.cfg;
         let firsts: Vec<u32> = self
             .sources
             .iter()
-            .filter_map(|s| s.packets().map_while(Result::ok).take(1 << 16).find_map(|p| peek_seq(&mut classifier, &p)))
+            .filter_map(|s| s.packets().map_while(Result::ok).take(1 << 16).find_map(|p| peek_seq(&p, &cfg)))
             .collect();
         let half = SEQ_MAX / 2;
         let r = firsts
@@ -310,28 +282,27 @@ impl<'a> Merger<'a> {
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
-        let info = self.classifier.classify(raw.data, raw.orig_len);
         let mut m = Merged {
             key: Key { seq: 0, sub: 0, source: i as u16 },
             raw,
-            info,
             mirrored: false,
             needs_restore: false,
             switch_ts_ns: raw.ts_ns,
             event: Event::None,
         };
-        let wire_seq = match (raw.annotation, &info) {
-            (Some(trace::Annotation::Mirrored { seq, event }), _) => {
+        // A dataplane shard's annotation is its classification of the whole frame: trusted.
+        let wire_seq = match raw.annotation {
+            Some(trace::Annotation::Mirrored { seq, event }) => {
                 m.event = event;
                 Some(seq)
             }
-            (_, Ok(FrameInfo { class: FrameClass::MirroredRoce, mirror: Some(meta), .. })) => {
+            Some(_) => None,
+            None => peek_mirror(raw.data, &self.cfg).map(|meta| {
                 m.event = meta.event;
                 m.switch_ts_ns = meta.timestamp_ns;
                 m.needs_restore = true;
-                Some(meta.seq)
-            }
-            _ => None,
+                meta.seq
+            }),
         };
         let st = &mut self.states[i];
         st.stats.packets += 1;
@@ -360,11 +331,6 @@ impl<'a> Merger<'a> {
                 st.sub += 1;
                 m.key.seq = st.last.map_or(0, |l| l.0);
                 m.key.sub = st.sub;
-                if m.info.is_err() {
-                    st.stats.malformed += 1;
-                } else {
-                    st.stats.other += 1;
-                }
             }
         }
         m
@@ -410,12 +376,12 @@ impl<'a> Iterator for Merger<'a> {
     }
 }
 
-fn peek_seq(classifier: &mut Classifier, p: &RawPacket<'_>) -> Option<u32> {
-    if let Some(trace::Annotation::Mirrored { seq, .. }) = p.annotation {
-        return Some(seq);
+fn peek_seq(p: &RawPacket<'_>, cfg: &ClassifyConfig) -> Option<u32> {
+    match p.annotation {
+        Some(trace::Annotation::Mirrored { seq, .. }) => Some(seq),
+        Some(_) => None,
+        None => peek_mirror(p.data, cfg).map(|m| m.seq),
     }
-    let info = classifier.classify(p.data, p.orig_len).ok()?;
-    info.mirror.map(|m| m.seq)
 }
 
 /// The wire seq (1..=SEQ_MAX) of an unwrapped one.
@@ -450,7 +416,6 @@ mod tests {
         Merged {
             key: Key { seq, sub: 0, source: 0 },
             raw: RawPacket { offset, ts_ns: 0, orig_len: 0, data: &[], annotation: None },
-            info: Err(wire::ErrorKind::TruncatedIpv4),
             mirrored: true,
             needs_restore: false,
             switch_ts_ns: 0,
@@ -491,13 +456,6 @@ mod tests {
             }
             proptest::prop_assert_eq!(pending.len(), 0);
         }
-    }
-
-    #[test]
-    fn a_hostile_wire_length_pads_no_further_than_a_frame_can_reach() {
-        let mut c = Classifier::new(ClassifyConfig::default());
-        let _ = c.classify(&[0u8; 60], u32::MAX);
-        assert!(c.zeros.len() <= 14 + 8 + 40 + 65_535, "padded to {} bytes", c.zeros.len());
     }
 
     #[test]

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use trace::pcapng::Epb;
 use trace::record::{Flow, FrameMeta, Record, RecordBuilder, RecordWriter};
 use trace::Annotation;
-use wire::frame::ClassifyConfig;
+use wire::frame::{ClassifyConfig, FrameInfo};
+use wire::ErrorKind;
 
 use crate::input::{Format, InputError, Inputs, OpenSource};
 use crate::merge::{wire_of, MergeIssue, Merged, Merger, SourceStats};
@@ -107,10 +108,17 @@ impl Summary {
     }
 }
 
-/// What a consumer of the merged stream gets for each packet: its record, and the frame
-/// restored (captured bytes only).
+/// What a consumer of the merged stream gets for each packet: its record, its
+/// classification (`Err` for a frame that failed to parse, recorded unrestored), and the
+/// frame restored (captured bytes only).
 pub trait Sink {
-    fn packet(&mut self, record: &Record, merged: &Merged<'_>, restored: &[u8]) -> std::io::Result<()>;
+    fn packet(
+        &mut self,
+        record: &Record,
+        merged: &Merged<'_>,
+        info: &Result<FrameInfo, ErrorKind>,
+        restored: &[u8],
+    ) -> std::io::Result<()>;
 }
 
 /// Packets per hand-over from the merge thread.
@@ -131,23 +139,23 @@ pub fn run(
     let progress = Progress::new(opts.progress, sources.iter().map(|s| s.bytes().len() as u64).sum());
     let merger = Merger::new(&sources, opts.classify, opts.window);
     let mut builder = RecordBuilder::new();
-    let mut tally = Tally::default();
-    let mut frames = Restored::default();
+    let mut tally = Tally::new(sources.len());
+    let mut frames = Restored::new(opts.classify);
     let mut flows = Vec::with_capacity(BATCH);
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
         let (batches, spent, merging) = merge_in_background(scope, merger);
         for mut batch in batches.iter() {
             let packets = &batch.packets;
-            frames.load(packets, &opts.classify);
+            frames.load(packets);
             // In trace order, so flow ids are numbered as `record` would number them.
             flows.clear();
-            flows.extend(packets.iter().enumerate().map(|(i, m)| builder.flow_id(frames.get(i), m.info.as_ref().ok())));
+            flows.extend((0..packets.len()).map(|i| builder.flow_id(frames.get(i), frames.info(i).as_ref().ok())));
             for (i, m) in packets.iter().enumerate() {
-                let restored = frames.get(i);
+                let (restored, info) = (frames.get(i), frames.info(i));
                 let meta = frame_meta(m, restored.len());
-                let record = builder.record_in_flow(restored, m.info.as_ref().ok(), &meta, flows[i]);
-                tally.add(m);
-                sink.packet(&record, m, restored)
+                let record = builder.record_in_flow(restored, info.as_ref().ok(), &meta, flows[i]);
+                tally.add(m, info.is_ok());
+                sink.packet(&record, m, info, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
             }
             batch.packets.clear();
@@ -163,33 +171,49 @@ pub fn run(
     Ok((summary, builder.flows().to_vec()))
 }
 
-/// A batch's frames, copied out of the sources' memory maps and restored, end to end.
+/// A batch's frames, copied out of the sources' memory maps, classified and restored, end
+/// to end.
 ///
 /// Each step runs over the whole batch before the next: the copies' loads miss on lines
-/// the merge thread last touched on the other core, and independent misses overlap; the
-/// restores then read bytes whose wide stores have long completed (reading them right
-/// after the copy stalled on store forwarding); and the flow-table lookups that follow
-/// overlap their misses too.
-#[derive(Default)]
+/// no core has touched since the page cache filled them, and independent misses overlap;
+/// classification and restoration then read bytes whose wide stores have long completed
+/// (reading them right after the copy stalled on store forwarding); and the flow-table
+/// lookups that follow overlap their misses too.
 struct Restored {
     bytes: Vec<u8>,
     ends: Vec<usize>,
+    infos: Vec<Result<FrameInfo, ErrorKind>>,
+    classifier: Classifier,
 }
 
 impl Restored {
-    fn load(&mut self, packets: &[Merged<'_>], cfg: &wire::frame::ClassifyConfig) {
+    fn new(cfg: ClassifyConfig) -> Restored {
+        Restored { bytes: Vec::new(), ends: Vec::new(), infos: Vec::new(), classifier: Classifier::new(cfg) }
+    }
+
+    fn load(&mut self, packets: &[Merged<'_>]) {
         self.bytes.clear();
         self.ends.clear();
+        self.infos.clear();
         for m in packets {
             self.bytes.extend_from_slice(m.raw.data);
             self.ends.push(self.bytes.len());
         }
         for (i, m) in packets.iter().enumerate() {
-            if let (true, Ok(info)) = (m.needs_restore, &m.info) {
+            let range = self.range(i);
+            let info = self.classifier.classify(&self.bytes[range], m.raw.orig_len);
+            self.infos.push(info);
+        }
+        for (i, m) in packets.iter().enumerate() {
+            if let (true, Ok(info)) = (m.needs_restore, &self.infos[i]) {
                 let range = self.range(i);
-                wire::mirror::restore(&mut self.bytes[range], info, cfg);
+                wire::mirror::restore(&mut self.bytes[range], info, &self.classifier.cfg);
             }
         }
+    }
+
+    fn info(&self, i: usize) -> &Result<FrameInfo, ErrorKind> {
+        &self.infos[i]
     }
 
     fn range(&self, i: usize) -> std::ops::Range<usize> {
@@ -199,6 +223,38 @@ impl Restored {
 
     fn get(&self, i: usize) -> &[u8] {
         &self.bytes[self.range(i)]
+    }
+}
+
+/// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
+/// wire length, so the wire crate's length checks hold. The padding buffer stays zero
+/// between calls, so each call copies and clears only the captured bytes.
+pub struct Classifier {
+    pub cfg: ClassifyConfig,
+    zeros: Vec<u8>,
+}
+
+impl Classifier {
+    pub fn new(cfg: ClassifyConfig) -> Self {
+        Classifier { cfg, zeros: Vec::new() }
+    }
+
+    pub fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, wire::ErrorKind> {
+        // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
+        // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
+        // only that far.
+        const MAX_WIRE_LEN: usize = 14 + 8 + 40 + 65_535;
+        let wire_len = (orig_len as usize).min(MAX_WIRE_LEN.max(data.len()));
+        if data.len() >= wire_len {
+            return wire::frame::classify(data, &self.cfg).map_err(|e| e.kind());
+        }
+        if self.zeros.len() < wire_len {
+            self.zeros.resize(wire_len, 0);
+        }
+        self.zeros[..data.len()].copy_from_slice(data);
+        let info = wire::frame::classify(&self.zeros[..wire_len], &self.cfg).map_err(|e| e.kind());
+        self.zeros[..data.len()].fill(0);
+        info
     }
 }
 
@@ -254,11 +310,19 @@ fn frame_meta(m: &Merged<'_>, captured: usize) -> FrameMeta {
     }
 }
 
-#[derive(Default)]
 struct Tally {
     packets: u64,
     mirrored: u64,
     gaps: Gaps,
+    /// Per source: frames that are not copies, well formed and malformed (only this
+    /// thread classifies frames).
+    not_copies: Vec<NotCopies>,
+}
+
+#[derive(Default, Clone, Copy)]
+struct NotCopies {
+    other: u64,
+    malformed: u64,
 }
 
 /// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy — at
@@ -320,11 +384,22 @@ impl Gaps {
 }
 
 impl Tally {
-    fn add(&mut self, m: &Merged<'_>) {
+    fn new(sources: usize) -> Tally {
+        Tally { packets: 0, mirrored: 0, gaps: Gaps::default(), not_copies: vec![NotCopies::default(); sources] }
+    }
+
+    fn add(&mut self, m: &Merged<'_>, well_formed: bool) {
         self.packets += 1;
         if m.mirrored {
             self.mirrored += 1;
             self.gaps.observe(m.key.seq);
+            return;
+        }
+        let n = &mut self.not_copies[usize::from(m.key.source)];
+        if well_formed {
+            n.other += 1;
+        } else {
+            n.malformed += 1;
         }
     }
 
@@ -340,13 +415,14 @@ impl Tally {
             .sources
             .iter()
             .zip(stats)
-            .map(|(s, st)| SourceSummary {
+            .zip(&self.not_copies)
+            .map(|((s, st), n)| SourceSummary {
                 name: s.name.clone(),
                 path: s.path.clone(),
                 format: s.format,
                 host: s.host,
                 core: s.core,
-                stats: st.clone(),
+                stats: SourceStats { other: n.other, malformed: n.malformed, ..st.clone() },
             })
             .collect();
         Summary {
@@ -429,9 +505,15 @@ impl FileSink {
 }
 
 impl Sink for FileSink {
-    fn packet(&mut self, record: &Record, m: &Merged<'_>, restored: &[u8]) -> std::io::Result<()> {
+    fn packet(
+        &mut self,
+        record: &Record,
+        m: &Merged<'_>,
+        info: &Result<FrameInfo, ErrorKind>,
+        restored: &[u8],
+    ) -> std::io::Result<()> {
         if let Some(pcapng) = &mut self.pcapng {
-            let annotation = match (&m.info, m.mirrored) {
+            let annotation = match (info, m.mirrored) {
                 (_, true) => Annotation::Mirrored { seq: record.wire_seq(), event: m.event },
                 (Ok(info), false) => Annotation::Class(info.class),
                 (Err(kind), false) => Annotation::Malformed(*kind),
@@ -561,6 +643,13 @@ pub fn render(s: &Summary) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_wire_length_pads_no_further_than_a_frame_can_reach() {
+        let mut c = Classifier::new(ClassifyConfig::default());
+        let _ = c.classify(&[0u8; 60], u32::MAX);
+        assert!(c.zeros.len() <= 14 + 8 + 40 + 65_535, "padded to {} bytes", c.zeros.len());
+    }
 
     proptest::proptest! {
         /// In any order, the missing ranges are exactly the seqs between the lowest and

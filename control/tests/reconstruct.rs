@@ -22,3 +22,39 @@ fn two_dump_hosts_merge_into_the_switch_order() {
     assert_eq!(a.summary.missing_total, 0);
     assert!(a.summary.issues.is_empty());
 }
+
+/// A copy whose mirror metadata is intact but whose headers beyond UDP are malformed (here
+/// an IPv4 total length past the frame's end) keeps its place by seq: it is a copy the
+/// switch made, so it is no gap in the trace, and it is recorded as malformed, unrestored.
+/// Frames that are not copies are counted per source as other or malformed.
+#[test]
+fn a_copy_with_malformed_headers_keeps_its_seq_and_frames_are_counted_by_kind() {
+    use rocescope_tests::scenario::Scenario;
+    use trace::annotation::Annotation;
+    let s = Scenario::lumina();
+    let copies: Vec<usize> =
+        (0..s.frames.len()).filter(|&i| matches!(s.expected[i].annotation, Annotation::Mirrored { .. })).collect();
+    let bad = copies[copies.len() / 2..].iter().copied().find(|&i| s.frames[i][12..14] == [0x08, 0x00]).unwrap();
+    let Annotation::Mirrored { seq: bad_seq, .. } = s.expected[bad].annotation else { unreachable!() };
+    let mut frames = s.frames.clone();
+    frames[bad][16..18].copy_from_slice(&[0xff, 0xff]);
+    let malformed = s.expected.iter().filter(|e| matches!(e.annotation, Annotation::Malformed(_))).count() + 1;
+    let other = frames.len() + 1 - copies.len() - malformed;
+    frames.push(vec![0u8; 10]);
+
+    let dir = scratch("malformed-copy");
+    rocescope_tests::pcap::write(&dir.join("dump-0.pcap"), &frames).unwrap();
+    let out = dir.join("out");
+    control::reconstruct::reconstruct_to(&[dir.join("dump-0.pcap")], &out, &Default::default()).unwrap();
+    let a = control::reconstruct::Reconstruction::load(&out).unwrap();
+
+    assert_eq!((a.summary.mirrored, a.summary.missing_total), (copies.len() as u64, 0));
+    assert!(a.summary.issues.is_empty(), "{:?}", a.summary.issues);
+    let src = &a.summary.sources[0].stats;
+    assert_eq!((src.mirrored, src.other, src.malformed), (copies.len() as u64, other as u64, malformed as u64));
+    let view = a.view();
+    let r = view.records.iter().find(|r| r.has(flag::MIRRORED) && r.wire_seq() == bad_seq).unwrap();
+    assert_eq!(r.class, trace::record::CLASS_MALFORMED);
+    let seqs: Vec<u32> = view.records.iter().filter(|r| r.has(flag::MIRRORED)).map(|r| r.wire_seq()).collect();
+    assert_eq!(seqs, s.seqs(), "copies in switch order, the malformed one in its place");
+}

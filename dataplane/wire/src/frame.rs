@@ -191,6 +191,42 @@ fn classify_udp(
     })
 }
 
+/// The mirror metadata of a frame that may be trimmed, read from its headers alone (no
+/// length checks beyond them): `Some` when the frame is IPv4/IPv6 UDP to the mirror port,
+/// not a fragment, with a valid seq and event. Reconstruction orders by it without
+/// classifying the whole frame first.
+///
+/// Agrees with [`classify`] of the frame padded to its wire length (tested): when
+/// `classify` finds a [`FrameClass::MirroredRoce`], this finds the same metadata; when this
+/// finds metadata, `classify` finds that copy or an `Err` (lengths or RoCE headers that are
+/// malformed, which only `classify` checks).
+pub fn peek_mirror(frame: &[u8], cfg: &ClassifyConfig) -> Option<MirrorMeta> {
+    let eth = ethernet::Frame::new_checked(frame).ok()?;
+    let ip = &frame[eth.header_len()..];
+    let (udp_at, ttl) = match eth.inner_ethertype() {
+        ethertype::IPV4 if ip.len() >= ipv4::HEADER_LEN => {
+            let p = ipv4::Packet::new_unchecked(ip);
+            if p.frag_offset() != 0 || p.more_frags() || p.protocol() != ipv4::PROTOCOL_UDP {
+                return None;
+            }
+            (p.header_len(), p.ttl())
+        }
+        ethertype::IPV6 if ip.len() >= ipv6::HEADER_LEN => {
+            let p = ipv6::Packet::new_unchecked(ip);
+            if p.next_header() != ipv6::NEXT_HEADER_UDP {
+                return None;
+            }
+            (ipv6::HEADER_LEN, p.hop_limit())
+        }
+        _ => return None,
+    };
+    let u = udp::Packet::new_unchecked(ip.get(udp_at..udp_at + udp::field::DST_PORT.end)?);
+    if u.dst_port() != cfg.mirror_port {
+        return None;
+    }
+    MirrorMeta::from_fields(eth.dst_addr(), eth.src_addr(), ttl).ok()
+}
+
 /// Layer offsets of a UDP-over-IP frame.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UdpLayers {

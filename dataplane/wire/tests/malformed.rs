@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use wire::bth::Opcode;
 use wire::build::{IpRepr, MacControlFrameRepr, Payload, RoceFrameRepr};
 use wire::ethernet::{self, Vlans};
-use wire::frame::{classify, ClassifyConfig, FrameClass, FrameInfo};
+use wire::frame::{classify, peek_mirror, ClassifyConfig, FrameClass, FrameInfo};
 use wire::mirror::{self, Event, MirrorMeta, MirrorRepr};
 use wire::{
     aeth, atomic_ack_eth, atomic_eth, bth, deth, icrc, ieth, immdt, ipv4, ipv6, pfc, rdeth, reth, roce, udp, Error,
@@ -414,8 +414,52 @@ fn touch_all_views(data: &[u8]) -> usize {
     n
 }
 
+/// `peek_mirror` of a capture of the first `k` bytes of `frame` against `classify` of that
+/// capture padded with zeros to the frame's length (what reconstruction classifies): the
+/// peek finds every copy `classify` finds, with the same metadata, and finds metadata only
+/// where `classify` finds that copy or a malformed frame.
+fn peek_agrees_with_classify(frame: &[u8], k: usize) -> Result<(), TestCaseError> {
+    let mut padded = frame[..k].to_vec();
+    padded.resize(frame.len(), 0);
+    let peeked = peek_mirror(&frame[..k], &cfg());
+    match classify(&padded, &cfg()) {
+        Ok(info) if info.class == FrameClass::MirroredRoce => prop_assert_eq!(peeked, info.mirror, "k={}", k),
+        Ok(info) => prop_assert_eq!(peeked, None, "k={} class {:?}", k, info.class),
+        Err(_) => {}
+    }
+    Ok(())
+}
+
+#[test]
+fn peek_finds_the_copies_classify_finds_at_every_capture_length() {
+    let mut copies = 0;
+    for (name, frame) in corpus() {
+        for k in 0..=frame.len() {
+            peek_agrees_with_classify(&frame, k).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        copies += usize::from(peek_mirror(&frame, &cfg()).is_some());
+    }
+    assert_eq!(copies, 3 * 2 * 4, "every mirrored frame of the corpus is found whole");
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
+
+    #[test]
+    fn peek_agrees_with_classify_on_mutated_copies(
+        fr in arb_roce_frame(),
+        edits in proptest::collection::vec((any::<u16>(), any::<u8>()), 0..4),
+        cut in any::<u16>(),
+    ) {
+        let mut f = fr.to_vec(Payload::Zeros).unwrap();
+        let meta = MirrorMeta { seq: 3, timestamp_ns: 4, event: Event::Ecn };
+        MirrorRepr { meta, mirror_port: 9741, udp_src_port: 9 }.apply(&mut f).unwrap();
+        for (at, v) in edits {
+            let i = usize::from(at) % f.len();
+            f[i] = v;
+        }
+        peek_agrees_with_classify(&f, usize::from(cut) % (f.len() + 1))?;
+    }
 
     #[test]
     fn arbitrary_bytes_never_panic(data in proptest::collection::vec(any::<u8>(), 0..200)) {

@@ -1,10 +1,11 @@
 //! Fuzzes the dataplane's per-frame path: classify, then restore a full and a trimmed
-//! copy, plus the ICRC and whole-frame parsers. Any panic is a bug (DESIGN "Quality bar").
+//! copy; the mirror-metadata peek against classify; the ICRC and whole-frame parsers.
+//! Any panic is a bug (DESIGN "Quality bar").
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use wire::build::{Payload, RoceFrameRepr};
-use wire::frame::{classify, ClassifyConfig, FrameClass};
+use wire::frame::{classify, peek_mirror, ClassifyConfig, FrameClass};
 use wire::mirror;
 
 fuzz_target!(|data: &[u8]| {
@@ -29,6 +30,13 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             assert!(e.kind().index() < wire::ErrorKind::COUNT);
         }
+    }
+    // Reconstruction orders by the peek: it must find every copy classify finds, and
+    // nothing classify calls well formed and not a copy.
+    match (classify(data, &cfg), peek_mirror(data, &cfg)) {
+        (Ok(info), peeked) if info.class == FrameClass::MirroredRoce => assert_eq!(peeked, info.mirror),
+        (Ok(_), peeked) => assert_eq!(peeked, None),
+        (Err(_), _) => {}
     }
     let _ = wire::icrc::verify_frame(data);
     // Whatever parses as a whole RoCEv2 frame can be emitted again.
