@@ -174,8 +174,9 @@ pub fn run(
 /// A batch's frames, copied out of the sources' memory maps, classified and restored, end
 /// to end.
 ///
-/// Each step runs over the whole batch before the next: the copies' loads miss on lines
-/// no core has touched since the page cache filled them, and independent misses overlap;
+/// Each step runs over the whole batch before the next: the copies' loads miss (the merge
+/// thread read only the headers, long before and on the other core), and independent
+/// misses overlap;
 /// classification and restoration then read bytes whose wide stores have long completed
 /// (reading them right after the copy stalled on store forwarding); and the flow-table
 /// lookups that follow overlap their misses too.
@@ -229,17 +230,17 @@ impl Restored {
 /// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
 /// wire length, so the wire crate's length checks hold. The padding buffer stays zero
 /// between calls, so each call copies and clears only the captured bytes.
-pub struct Classifier {
-    pub cfg: ClassifyConfig,
+struct Classifier {
+    cfg: ClassifyConfig,
     zeros: Vec<u8>,
 }
 
 impl Classifier {
-    pub fn new(cfg: ClassifyConfig) -> Self {
+    fn new(cfg: ClassifyConfig) -> Self {
         Classifier { cfg, zeros: Vec::new() }
     }
 
-    pub fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, wire::ErrorKind> {
+    fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, ErrorKind> {
         // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
         // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
         // only that far.
