@@ -520,7 +520,7 @@ impl Sink for FileSink {
                 (Err(kind), false) => Annotation::Malformed(*kind),
             };
             let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
-            let comment = annotation.render(&mut comment);
+            let comment = annotation.comment(&mut comment);
             let epb = Epb {
                 interface_id: u32::from(m.key.source),
                 timestamp_ns: record.switch_ts_ns,

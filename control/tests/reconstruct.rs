@@ -58,3 +58,43 @@ fn a_copy_with_malformed_headers_keeps_its_seq_and_frames_are_counted_by_kind() 
     let seqs: Vec<u32> = view.records.iter().filter(|r| r.has(flag::MIRRORED)).map(|r| r.wire_seq()).collect();
     assert_eq!(seqs, s.seqs(), "copies in switch order, the malformed one in its place");
 }
+
+/// tshark reads trace.pcapng as the emulated switch sent it: one block per frame in switch
+/// order, a copy's seq as its packet id, headers restored (tshark decodes RoCE again), and
+/// a comment only where there is more to say than the seq (an event, or what a frame that
+/// is not a copy is).
+#[test]
+fn tshark_reads_the_trace_in_switch_order_with_seqs_events_and_restored_headers() {
+    use rocescope_tests::{scenario::Scenario, tshark};
+    use trace::annotation::Annotation;
+    if !tshark::available() {
+        return;
+    }
+    let s = Scenario::lumina();
+    let dir = scratch("tshark-trace");
+    rocescope_tests::pcap::write(&dir.join("dump-0.pcap"), &s.frames).unwrap();
+    let out = dir.join("out");
+    control::reconstruct::reconstruct_to(&[dir.join("dump-0.pcap")], &out, &Default::default()).unwrap();
+    let trace = out.join(control::reconstruct::TRACE_FILE);
+    let rows = tshark::fields(&trace, &["frame.packet_id", "frame.comment", "frame.len", "infiniband.bth.psn"]);
+
+    assert_eq!(rows.len(), s.expected.len());
+    let mut buf = [0u8; trace::pcapng::MAX_COMMENT];
+    let (mut plain, mut with_event) = (0, 0);
+    for (i, (row, e)) in rows.iter().zip(&s.expected).enumerate() {
+        let seq = match e.annotation {
+            Annotation::Mirrored { seq, event } => {
+                *(if event == wire::mirror::Event::None { &mut plain } else { &mut with_event }) += 1;
+                seq
+            }
+            _ => 0,
+        };
+        assert_eq!(row[0], seq.to_string(), "frame {i}: packet id");
+        assert_eq!(row[1].as_bytes(), e.annotation.comment(&mut buf), "frame {i}: comment");
+        assert_eq!(row[2], e.recorded.len().to_string(), "frame {i}: length on the wire");
+        if let Some(roce) = &e.roce {
+            assert_eq!(row[3], roce.psn.to_string(), "frame {i}: PSN as tshark decodes the restored copy");
+        }
+    }
+    assert!(plain > 0 && with_event > 0, "the scenario has copies with and without events");
+}

@@ -140,7 +140,7 @@ impl Recorder {
             original_len: wire_len,
             data: &frame[..caplen],
             packet_id,
-            comment: annotation.render(&mut comment),
+            comment: annotation.comment(&mut comment),
         };
         let Some(chunk) = buffer.reserve(epb.encoded_len()) else {
             tally.buffer_drops += 1;

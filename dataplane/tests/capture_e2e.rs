@@ -143,7 +143,7 @@ fn check_with_tshark(shard: &Path, mine: &[&Expected]) {
     for (row, e) in rows.iter().zip(mine) {
         let col = |name: &str| row[fields.iter().position(|f| *f == name).unwrap()].as_str();
         let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
-        assert_eq!(col("frame.comment").as_bytes(), e.annotation.render(&mut comment));
+        assert_eq!(col("frame.comment").as_bytes(), e.annotation.comment(&mut comment));
         let Some(r) = e.roce else { continue };
         let Annotation::Mirrored { seq, .. } = e.annotation else { unreachable!() };
         let ts = e.switch_ts_ns.unwrap();

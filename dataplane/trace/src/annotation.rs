@@ -1,9 +1,12 @@
-//! The per-packet comment a shard carries, so tshark/Wireshark users see what the dataplane
-//! made of each frame (`frame.comment`), and readers recover it without re-parsing.
+//! What the dataplane made of each frame, carried by the frame's block in a shard (and in
+//! `reconstruct`'s trace.pcapng), so tshark/Wireshark users see it and readers recover it
+//! without re-parsing.
 //!
-//! Grammar (stable; documented in docs/formats.md):
-//! `mirror seq=<1..=2147483647> event=<none|drop|ecn|corrupt>` | `roce` | `pfc` | `pause`
-//! | `other` | `malformed: <error kind>`.
+//! A mirrored copy's seq is its block's packet id (`frame.packet_id`, 0 for anything else).
+//! The comment (`frame.comment`) says the rest, and is left out where there is no rest: a
+//! copy without an event has none. Grammar (stable; documented in docs/formats.md):
+//! `mirror seq=<1..=2147483647> event=<drop|ecn|corrupt>` | `roce` | `pfc` | `pause`
+//! | `other` | `malformed: <error kind>`. (`event=none` is read too: earlier shards wrote it.)
 
 use crate::pcapng::MAX_COMMENT;
 use wire::frame::FrameClass;
@@ -20,8 +23,8 @@ pub enum Annotation {
     Malformed(ErrorKind),
 }
 
-const MIRROR_PREFIX: &[u8] = b"mirror seq=";
-const EVENT_PREFIX: &[u8] = b" event=";
+const MIRROR_PREFIX: &[u8; 11] = b"mirror seq=";
+const EVENT_PREFIX: &[u8; 7] = b" event=";
 const MALFORMED_PREFIX: &[u8] = b"malformed: ";
 
 /// The manifest's `classes` key for frames that failed to parse.
@@ -37,16 +40,33 @@ impl Annotation {
         }
     }
 
+    /// The block comment: the rendering, or nothing for a copy without an event (the
+    /// packet id is its seq; see [`Annotation::of_block`]). A copy without an event is
+    /// most of a trace, and its comment would be a seventh of the trace's bytes.
+    pub fn comment<'b>(&self, buf: &'b mut [u8; MAX_COMMENT]) -> &'b [u8] {
+        match self {
+            Annotation::Mirrored { event: Event::None, .. } => &[],
+            _ => self.render(buf),
+        }
+    }
+
+    /// What a block with this packet id and comment (as [`Annotation::comment`] writes
+    /// them) says; `None` for a block that is not ours.
+    pub fn of_block(packet_id: Option<u64>, comment: Option<&[u8]>) -> Option<Annotation> {
+        match comment.filter(|c| !c.is_empty()) {
+            Some(text) => Annotation::parse(text),
+            None => {
+                let seq = u32::try_from(packet_id?).ok().filter(|s| (1..=wire::mirror::SEQ_MAX).contains(s))?;
+                Some(Annotation::Mirrored { seq, event: Event::None })
+            }
+        }
+    }
+
     /// Renders into `buf` without allocating and returns the used prefix.
     pub fn render<'b>(&self, buf: &'b mut [u8; MAX_COMMENT]) -> &'b [u8] {
         let mut w = Cursor { buf, len: 0 };
         match *self {
-            Annotation::Mirrored { seq, event } => {
-                w.put(MIRROR_PREFIX);
-                w.put(itoa::Buffer::new().format(seq).as_bytes());
-                w.put(EVENT_PREFIX);
-                w.put(event.name().as_bytes());
-            }
+            Annotation::Mirrored { seq, event } => return render_mirrored(seq, event, buf),
             Annotation::Class(class) => w.put(class.name().as_bytes()),
             Annotation::Malformed(kind) => {
                 w.put(MALFORMED_PREFIX);
@@ -77,6 +97,45 @@ impl Annotation {
             .map(Annotation::Class)
     }
 }
+
+/// `mirror seq=<seq> event=<event>`, with fixed-size copies only. Every mirrored copy is
+/// rendered, in the dataplane and in `reconstruct`, and there a few variable-length copies
+/// (a libc call each) cost more than the rest of the trace.pcapng block together.
+fn render_mirrored(seq: u32, event: Event, buf: &mut [u8; MAX_COMMENT]) -> &[u8] {
+    let start = MIRROR_PREFIX.len();
+    buf[..start].copy_from_slice(MIRROR_PREFIX);
+    let end = start + seq.checked_ilog10().unwrap_or(0) as usize + 1;
+    let mut rest = seq;
+    for digit in buf[start..end].iter_mut().rev() {
+        *digit = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    let (suffix, len) = &EVENT_SUFFIXES[event.index()];
+    buf[end..end + SUFFIX_ROOM].copy_from_slice(suffix);
+    &buf[..end + len]
+}
+
+/// Room for ` event=<name>` in [`EVENT_SUFFIXES`].
+const SUFFIX_ROOM: usize = 16;
+
+/// ` event=<name>` for each event (by [`Event::index`]), zero-padded, and its length.
+const EVENT_SUFFIXES: [([u8; SUFFIX_ROOM], usize); Event::COUNT] = {
+    let mut table = [([0u8; SUFFIX_ROOM], 0); Event::COUNT];
+    let mut e = 0;
+    while e < Event::COUNT {
+        let name = Event::ALL[e].name().as_bytes();
+        assert!(Event::ALL[e].index() == e && EVENT_PREFIX.len() + name.len() <= SUFFIX_ROOM);
+        let (text, len) = &mut table[e];
+        let mut i = 0;
+        while i < EVENT_PREFIX.len() + name.len() {
+            text[i] = if i < EVENT_PREFIX.len() { EVENT_PREFIX[i] } else { name[i - EVENT_PREFIX.len()] };
+            i += 1;
+        }
+        *len = i;
+        e += 1;
+    }
+    table
+};
 
 /// Bounded writer into the comment buffer; silently stops at [`MAX_COMMENT`] (all our
 /// renderings are far shorter, which the tests pin down).
@@ -130,6 +189,23 @@ mod tests {
         let mut buf = [0u8; MAX_COMMENT];
         let a = Annotation::Mirrored { seq: 42, event: Event::Ecn };
         assert_eq!(a.render(&mut buf), b"mirror seq=42 event=ecn");
+    }
+
+    #[test]
+    fn mirrored_rendering_has_every_digit_at_every_width() {
+        let mut seqs = vec![1, wire::mirror::SEQ_MAX, u32::MAX];
+        for p in 1..=9 {
+            let ten = 10u32.pow(p);
+            seqs.extend([ten - 1, ten, ten + 1, ten / 10 * 7 + 3]);
+        }
+        let mut buf = [b'#'; MAX_COMMENT];
+        for seq in seqs {
+            for event in Event::ALL {
+                let want = format!("mirror seq={seq} event={}", event.name());
+                let got = Annotation::Mirrored { seq, event }.render(&mut buf);
+                assert_eq!(String::from_utf8_lossy(got), want);
+            }
+        }
     }
 
     #[test]

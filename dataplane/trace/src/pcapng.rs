@@ -26,10 +26,10 @@ pub const LINKTYPE_ETHERNET: u16 = 1;
 /// `epb_flags` value: direction inbound.
 pub const EPB_FLAG_INBOUND: u32 = 0b01;
 
-/// EPB bytes besides the padded packet data and the comment: block header (8), fixed
-/// fields (20), flags option (8), packet id option (12), comment option header (4),
-/// end-of-options (4), trailing length (4).
-pub const EPB_OVERHEAD: usize = 8 + 20 + 8 + 12 + 4 + 4 + 4;
+/// EPB bytes besides the packet data and the comment option: block header (8), fixed
+/// fields (20), flags option (8), packet id option (12), end-of-options (4), trailing
+/// length (4).
+pub const EPB_OVERHEAD: usize = 8 + 20 + 8 + 12 + 4 + 4;
 
 /// Longest comment the dataplane writes; keeps [`epb_len`] bounded.
 pub const MAX_COMMENT: usize = 64;
@@ -38,9 +38,11 @@ const fn pad4(n: usize) -> usize {
     (n + 3) & !3
 }
 
-/// Exact encoded size of an EPB carrying `caplen` bytes and a `comment_len`-byte comment.
+/// Exact encoded size of an EPB carrying `caplen` bytes and a `comment_len`-byte comment
+/// (no comment option at all when `comment_len` is 0).
 pub const fn epb_len(caplen: usize, comment_len: usize) -> usize {
-    EPB_OVERHEAD + pad4(caplen) + pad4(comment_len)
+    let comment = if comment_len == 0 { 0 } else { 4 + pad4(comment_len) };
+    EPB_OVERHEAD + pad4(caplen) + comment
 }
 
 /// Upper bound of [`epb_len`] for a snap length, for sizing buffers.
@@ -60,7 +62,7 @@ pub struct Epb<'a> {
     pub data: &'a [u8],
     /// Mirror sequence number, or 0 when the frame is not a mirrored copy.
     pub packet_id: u64,
-    /// Human-readable annotation, at most [`MAX_COMMENT`] bytes.
+    /// Human-readable annotation, at most [`MAX_COMMENT`] bytes; empty for none.
     pub comment: &'a [u8],
 }
 
@@ -97,17 +99,21 @@ impl Epb<'_> {
         out.extend_from_slice(&head);
         let data_at = out.len();
         put_padded(out, self.data);
-        let mut opts = [0u8; 24];
+        let mut opts = [0u8; 20];
         opts[0..2].copy_from_slice(&EPB_FLAGS.to_le_bytes());
         opts[2..4].copy_from_slice(&4u16.to_le_bytes());
         opts[4..8].copy_from_slice(&EPB_FLAG_INBOUND.to_le_bytes());
         opts[8..10].copy_from_slice(&EPB_PACKETID.to_le_bytes());
         opts[10..12].copy_from_slice(&8u16.to_le_bytes());
         opts[12..20].copy_from_slice(&self.packet_id.to_le_bytes());
-        opts[20..22].copy_from_slice(&OPT_COMMENT.to_le_bytes());
-        opts[22..24].copy_from_slice(&(comment.len() as u16).to_le_bytes());
         out.extend_from_slice(&opts);
-        put_padded(out, comment);
+        if !comment.is_empty() {
+            let mut head = [0u8; 4];
+            head[0..2].copy_from_slice(&OPT_COMMENT.to_le_bytes());
+            head[2..4].copy_from_slice(&(comment.len() as u16).to_le_bytes());
+            out.extend_from_slice(&head);
+            put_padded(out, comment);
+        }
         let mut tail = [0u8; 8];
         tail[4..8].copy_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&tail);

@@ -41,7 +41,7 @@ pub struct ShardPacket<'a> {
 
 impl ShardPacket<'_> {
     pub fn annotation(&self) -> Option<Annotation> {
-        self.comment.and_then(Annotation::parse)
+        Annotation::of_block(self.packet_id, self.comment)
     }
 }
 
@@ -290,6 +290,54 @@ mod tests {
         assert_eq!(got[0].comment, Some(&b"mirror seq=7 event=drop"[..]));
         assert_eq!(got[1].data, b"");
         assert_eq!(got[1].comment, Some(&b"pfc"[..]));
+    }
+
+    #[test]
+    fn every_annotation_comes_back_from_its_block() {
+        use wire::mirror::Event;
+        let mut all: Vec<(Annotation, u64)> = Event::ALL
+            .into_iter()
+            .flat_map(|event| {
+                [1, 77, wire::mirror::SEQ_MAX].map(|seq| (Annotation::Mirrored { seq, event }, u64::from(seq)))
+            })
+            .collect();
+        all.extend(wire::frame::FrameClass::ALL.into_iter().skip(1).map(|c| (Annotation::Class(c), 0)));
+        all.extend(wire::ErrorKind::ALL.into_iter().map(|k| (Annotation::Malformed(k), 0)));
+        let mut bytes = shard_header(128, "port0", "test", "rocescope test");
+        let mut buf = [0u8; crate::pcapng::MAX_COMMENT];
+        for &(a, id) in &all {
+            Epb {
+                interface_id: 0,
+                timestamp_ns: 1,
+                original_len: 60,
+                data: b"abc",
+                packet_id: id,
+                comment: a.comment(&mut buf),
+            }
+            .append_to(&mut bytes);
+        }
+        let got: Vec<_> = ShardReader::new(&bytes).collect::<Result<_, _>>().unwrap();
+        for (p, &(a, _)) in got.iter().zip(&all) {
+            assert_eq!(p.annotation(), Some(a));
+            // A copy without an event has no comment option at all, not an empty one.
+            let plain = matches!(a, Annotation::Mirrored { event: Event::None, .. });
+            assert_eq!(p.comment.is_none(), plain, "{a:?}");
+        }
+        assert_eq!(got.len(), all.len());
+    }
+
+    #[test]
+    fn a_block_without_a_comment_is_a_copy_only_with_a_seq_for_its_packet_id() {
+        for (id, want) in [
+            (None, None),
+            (Some(0), None),
+            (Some(u64::from(wire::mirror::SEQ_MAX) + 1), None),
+            (Some(5), Some(Annotation::Mirrored { seq: 5, event: wire::mirror::Event::None })),
+        ] {
+            assert_eq!(Annotation::of_block(id, None), want, "{id:?}");
+            assert_eq!(Annotation::of_block(id, Some(b"")), want, "{id:?}");
+        }
+        assert_eq!(Annotation::of_block(Some(5), Some(b"pfc")), Some(Annotation::Class(wire::frame::FrameClass::Pfc)));
     }
 
     #[test]
