@@ -316,14 +316,20 @@ impl RecordBuilder {
     /// The id of a restored frame's 5-tuple, numbering new ones as they come;
     /// `u32::MAX` when it has none (not IP, malformed, a non-first fragment).
     pub fn flow_id(&mut self, frame: &[u8], info: Option<&FrameInfo>) -> u32 {
-        let Some(flow) = info.filter(|i| i.l4_offset != 0).and_then(|i| flow_of(frame, i)) else { return u32::MAX };
+        let Some(info) = info.filter(|i| i.l4_offset != 0) else { return u32::MAX };
         let next = self.flows.len() as u32;
-        let id = match v4_key(&flow) {
-            Some(key) => *self.v4_ids.entry(key).or_insert(next),
-            None => *self.v6_ids.entry(flow).or_insert(next),
+        let id = if info.ip_version == 4 {
+            // Most of any RoCE trace: the key comes straight from the header bytes, and a
+            // Flow is built only for a new flow.
+            let Some(key) = v4_key(frame, info) else { return u32::MAX };
+            *self.v4_ids.entry(key).or_insert(next)
+        } else {
+            let Some(flow) = flow_of(frame, info) else { return u32::MAX };
+            *self.v6_ids.entry(flow).or_insert(next)
         };
         if id == next {
-            self.flows.push(flow);
+            // `flow_of` reads no byte beyond those `v4_key` found (or it already ran).
+            self.flows.push(flow_of(frame, info).unwrap_or_default());
         }
         id
     }
@@ -362,14 +368,21 @@ impl RecordBuilder {
     }
 }
 
-/// An IPv4 flow's addresses, ports and protocol, packed; `None` for IPv6.
-fn v4_key(f: &Flow) -> Option<(u64, u64)> {
-    if f.ip_version != 4 {
-        return None;
-    }
-    let v4 = |a: [u8; 16]| u64::from(u32::from_be_bytes([a[12], a[13], a[14], a[15]]));
-    let ports = u64::from(f.src_port) << 24 | u64::from(f.dst_port) << 8 | u64::from(f.protocol);
-    Some((v4(f.src) << 32 | v4(f.dst), ports))
+/// An IPv4 frame's addresses, ports and protocol, packed as `(src << 32 | dst, src_port << 24
+/// | dst_port << 8 | protocol)`, with the ports 0 unless UDP (as [`flow_of`] has them);
+/// `None` when the headers are cut short.
+fn v4_key(frame: &[u8], info: &FrameInfo) -> Option<(u64, u64)> {
+    let l3 = usize::from(info.l3_offset);
+    let addrs = u64::from_be_bytes(frame.get(l3 + 12..l3 + 20)?.try_into().ok()?);
+    let protocol = *frame.get(l3 + 9)?;
+    let ports = match protocol {
+        17 => {
+            let l4 = usize::from(info.l4_offset);
+            u32::from_be_bytes(frame.get(l4..l4 + 4)?.try_into().ok()?)
+        }
+        _ => 0,
+    };
+    Some((addrs, u64::from(ports) << 8 | u64::from(protocol)))
 }
 
 fn flow_of(frame: &[u8], info: &FrameInfo) -> Option<Flow> {
@@ -541,6 +554,28 @@ mod tests {
 
     fn sample_frame(opcode: Opcode) -> Vec<u8> {
         repr(opcode, 0x12345, 0xfffffe, 64).to_vec(wire::build::Payload::Zeros).unwrap()
+    }
+
+    proptest::proptest! {
+        /// The IPv4 key read straight from the headers is the one packed from the Flow.
+        #[test]
+        fn the_v4_key_packs_what_flow_of_reads(src: [u8; 4], dst: [u8; 4], sport: u16, tcp: bool) {
+            let mut r = repr(Opcode::RC_SEND_ONLY, 1, 2, 8);
+            if let wire::build::IpRepr::V4(ip) = &mut r.ip {
+                (ip.src_addr, ip.dst_addr) = (src.into(), dst.into());
+            }
+            r.udp.src_port = sport;
+            let mut frame = r.to_vec(wire::build::Payload::Zeros).unwrap();
+            let info = wire::frame::classify(&frame, &Default::default()).unwrap();
+            if tcp {
+                frame[usize::from(info.l3_offset) + 9] = 6;
+            }
+            let f = flow_of(&frame, &info).unwrap();
+            let v4 = |a: [u8; 16]| u64::from(u32::from_be_bytes([a[12], a[13], a[14], a[15]]));
+            let ports = u64::from(f.src_port) << 24 | u64::from(f.dst_port) << 8 | u64::from(f.protocol);
+            proptest::prop_assert_eq!(v4_key(&frame, &info), Some((v4(f.src) << 32 | v4(f.dst), ports)));
+            proptest::prop_assert_eq!(f.src_port, if tcp { 0 } else { sport });
+        }
     }
 
     #[test]
