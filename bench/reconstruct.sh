@@ -11,7 +11,12 @@
 #     `rocescope check` runs the integrity check over the mapped record file;
 #   - the same with `reconstruct --records-only` (what check and analyze need).
 # Every step starts after `sync`, with the inputs in the page cache, so no step pays for
-# the write-back of the one before. Times are wall and CPU (user+sys) seconds from bash's
+# the write-back of the one before, and after a pause of $SETTLE seconds (default 5): on a
+# VM that hands freed memory back to the host (virtio-balloon free page reporting, as on
+# the machine of docs/benchmarks.md), writing to memory the host has taken back costs
+# several times more, and memory freed by the step before (a deleted output) is taken back
+# only seconds later; without the pause a step's speed depended on what the step before it
+# had freed. Times are wall and CPU (user+sys) seconds from bash's
 # `time`; rates are records per second. "vs mergecap" is mergecap's wall time over
 # reconstruct+check's. Binaries: $BIN (default target/release, built with fat LTO by
 # `cargo build --release -p control -p rocescope-rig`).
@@ -25,7 +30,7 @@ TIMEFORMAT='%R %U %S'
 "$BIN/rocescope-rig" scale --packets "$PACKETS" -o "$DIR/run" --force >&2
 cat "$DIR"/run/dump-*.pcap >/dev/null # into the page cache, as for every step after
 records() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$1"; }
-timed() { sync; { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1; }
+timed() { sync; sleep "${SETTLE:-5}"; { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1; }
 calc() { python3 -c "print(f'{$1:.2f}')"; }
 bytes() { du -cb "$@" | tail -1 | cut -f1; }
 
