@@ -15,6 +15,8 @@ use trace::manifest::Manifest;
 use trace::mapped::MappedFile;
 use trace::reader::{verify_blocks, BlockFault, ShardReader};
 
+use crate::pcap::PcapRecords;
+
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
     #[error("{path}: {source}")]
@@ -217,8 +219,8 @@ impl OpenSource {
         let bytes = self.bytes();
         let inner = match self.spec.format {
             Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
-            Format::Pcap => match pcap_file::pcap::PcapParser::new(bytes) {
-                Ok((rest, parser)) => Inner::Pcap { parser, rest, at: (bytes.len() - rest.len()) as u64 },
+            Format::Pcap => match PcapRecords::new(bytes) {
+                Ok(records) => Inner::Pcap(records),
                 Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
             },
         };
@@ -237,7 +239,7 @@ pub struct Packets<'a> {
 
 enum Inner<'a> {
     Pcapng(ShardReader<'a>),
-    Pcap { parser: pcap_file::pcap::PcapParser, rest: &'a [u8], at: u64 },
+    Pcap(PcapRecords<'a>),
     Failed(Option<Damage>),
 }
 
@@ -261,29 +263,18 @@ impl<'a> Iterator for Packets<'a> {
                     Some(Err(self.source.damage(offset, e.to_string())))
                 }
             },
-            Inner::Pcap { parser, rest, at } => {
-                if rest.is_empty() {
-                    return None;
-                }
-                match parser.next_packet(rest) {
-                    Ok((next, p)) => {
-                        let offset = *at;
-                        *at += (rest.len() - next.len()) as u64;
-                        *rest = next;
-                        let data = match p.data {
-                            std::borrow::Cow::Borrowed(d) => d,
-                            // The parser borrows from the slice it is given; never owned.
-                            std::borrow::Cow::Owned(_) => &[],
-                        };
-                        let ts_ns = p.timestamp.as_nanos().min(u128::from(u64::MAX)) as u64;
-                        Some(Ok(RawPacket { offset, ts_ns, orig_len: p.orig_len, data, annotation: None }))
-                    }
-                    Err(e) => {
-                        let d = self.source.damage(*at, format!("pcap record: {e} ({} bytes left)", rest.len()));
-                        self.inner = Inner::Failed(None);
-                        Some(Err(d))
-                    }
-                }
+            Inner::Pcap(records) => {
+                let at = records.offset();
+                Some(match records.next()? {
+                    Ok(r) => Ok(RawPacket {
+                        offset: r.offset,
+                        ts_ns: r.ts_ns,
+                        orig_len: r.orig_len,
+                        data: r.data,
+                        annotation: None,
+                    }),
+                    Err(e) => Err(self.source.damage(at, format!("pcap record: {e}"))),
+                })
             }
         }
     }

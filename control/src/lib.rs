@@ -1,7 +1,7 @@
 //! rocescope's control side: everything that reads captured runs. Pure Rust, no DPDK.
 //!
 //! - [`verify`]: a dataplane run directory is exactly what its manifest says.
-//! - [`input`] → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
+//! - [`input`] (with [`pcap`]) → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
 //!   by mirror seq into one restored trace and its record file (Lumina §3.5).
 //!   [`spool`] writes its files from a thread of their own.
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
@@ -13,6 +13,7 @@ pub mod analyze;
 pub mod check;
 pub mod input;
 pub mod merge;
+pub mod pcap;
 pub mod reconstruct;
 pub mod spool;
 pub mod verify;
