@@ -98,3 +98,28 @@ fn tshark_reads_the_trace_in_switch_order_with_seqs_events_and_restored_headers(
     }
     assert!(plain > 0 && with_event > 0, "the scenario has copies with and without events");
 }
+
+/// A capture taken with a small snap length (`tcpdump -s 128`) says so in its file header,
+/// and every longer frame's original length exceeds it: such a file is read whole (the pcap
+/// reader used before refused it as damaged at its first record).
+#[test]
+fn a_dump_with_a_small_snap_length_is_read_whole() {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    use rocescope_tests::scenario::Scenario;
+    let s = Scenario::lumina();
+    let dir = scratch("snaplen-128");
+    let path = dir.join("dump-0.pcap");
+    let header = PcapHeader { snaplen: 128, ..Default::default() };
+    let mut w = PcapWriter::with_header(std::fs::File::create(&path).unwrap(), header).unwrap();
+    for (i, f) in s.frames.iter().enumerate() {
+        let t = std::time::Duration::from_micros(i as u64);
+        w.write_packet(&PcapPacket::new(t, f.len() as u32, &f[..f.len().min(128)])).unwrap();
+    }
+    drop(w);
+    assert!(s.frames.iter().any(|f| f.len() > 128), "some frames are trimmed");
+    let out = dir.join("out");
+    let summary = control::reconstruct::reconstruct_to(&[path], &out, &Default::default()).unwrap();
+    assert!(summary.issues.is_empty(), "{:?}", summary.issues);
+    assert_eq!(summary.packets, s.frames.len() as u64);
+    assert_eq!(summary.mirrored as usize, s.seqs().len());
+}
