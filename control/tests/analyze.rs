@@ -201,3 +201,47 @@ mod arbitrary_traces {
         dir
     }
 }
+
+/// A connection the switch's QP snapshot names but whose verb nothing shows (no test
+/// configuration, only ACKs in the trace) is skipped by the analyzers that need a verb, and
+/// each says so in the same words.
+#[test]
+fn connections_without_a_verb_are_skipped_and_each_analyzer_says_so() {
+    use control::analyze::{conn::Connections, context::QpInfo, context::RunContext, goodput, retrans, Input};
+    use rocescope_tests::scenario::Scenario;
+    let s = Scenario::lumina();
+    let acks: Vec<Vec<u8>> = s
+        .frames
+        .iter()
+        .zip(&s.expected)
+        .filter(|(_, e)| e.roce.is_some_and(|r| r.opcode == wire::bth::Opcode::RC_ACK.0))
+        .map(|(f, _)| f.clone())
+        .collect();
+    let dir = scratch("analyze-no-verb");
+    rocescope_tests::pcap::write(&dir.join("dump-0.pcap"), &acks[..1]).unwrap();
+    let out = dir.join("out");
+    control::reconstruct::reconstruct_to(&[dir.join("dump-0.pcap")], &out, &Default::default()).unwrap();
+    let rec = control::reconstruct::Reconstruction::load(&out).unwrap();
+    let view = rec.view();
+    // An ACK runs from the responder to the requester's QP.
+    let (ack, flow) = (&view.records[0], view.flow(&view.records[0]).unwrap());
+    let qp = QpInfo {
+        ip_snd: flow.dst_ip(),
+        ip_rcv: flow.src_ip(),
+        qpn_snd: ack.dest_qp,
+        qpn_rcv: 0x99,
+        psn_snd: 0,
+        psn_rcv: 0,
+        snd_sw_port: None,
+        rcv_sw_port: None,
+    };
+    let ctx = RunContext { qp_info: vec![qp], ..Default::default() };
+    let conns = Connections::track(&view, &ctx.qp_info, None);
+    assert_eq!((conns.list.len(), conns.list[0].packets.len(), conns.list[0].verb), (1, 1, None));
+    let input = Input { view, conns: &conns, ctx: &ctx, verb: None };
+    let note =
+        |what: &str| format!("1 connection(s) of unknown verb (no configuration, no requests in the trace): {what}");
+    let (r, g) = (retrans::analyze(&input), goodput::analyze(&input));
+    assert!(r.notes.contains(&note("not analyzed")), "{:?}", r.notes);
+    assert_eq!(g.notes, [note("no messages")]);
+}

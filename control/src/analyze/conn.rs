@@ -129,6 +129,13 @@ impl Connections {
     }
 }
 
+/// The note an analyzer leaves for the `n` connections it skipped for want of a verb: no
+/// configuration names it and no request in the trace shows it. `consequence` says what the
+/// analyzer could not do for them.
+pub fn unknown_verb_note(n: usize, consequence: &str) -> String {
+    format!("{n} connection(s) of unknown verb (no configuration, no requests in the trace): {consequence}")
+}
+
 fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
     let (snd, rcv) = (End { ip: q.ip_snd, qpn: q.qpn_snd }, End { ip: q.ip_rcv, qpn: q.qpn_rcv });
     let (requester, responder) = if verb == Some(Verb::Read) { (rcv, snd) } else { (snd, rcv) };

@@ -24,7 +24,7 @@ use std::net::IpAddr;
 use trace::record::{Kind, Record};
 use wire::mirror::Event;
 
-use super::conn::Role;
+use super::conn::{unknown_verb_note, Role};
 use super::context::{CounterDelta, Verb};
 use super::gbn;
 use super::transport::{ce_marked, corrupt, is_seq_nak, missing_copies};
@@ -169,10 +169,7 @@ pub fn analyze(input: &Input<'_>, gbn: &gbn::Report) -> Report {
     let mut derived = count_frames(input, &hosts);
     // A replay needs every packet: one missing copy can turn all later ones into gaps.
     let no_replay = if !gbn.unknown_verb.is_empty() {
-        let n = gbn.unknown_verb.len();
-        Some(format!(
-            "{n} connection(s) of unknown verb (no configuration, no requests in the trace): no transport replay"
-        ))
+        Some(unknown_verb_note(gbn.unknown_verb.len(), "no transport replay"))
     } else if missing > 0 {
         Some(format!("{missing} mirror copies are missing: a transport replay over the trace would be wrong"))
     } else {

@@ -28,7 +28,7 @@
 use trace::record::{flag, Kind, Record};
 use wire::psn;
 
-use super::conn::{is_data, Connection, Role};
+use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{delivered, ends_message, path_mtu, read_span, starts_message, SwitchClock};
 use super::Input;
@@ -114,7 +114,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let connections = per_conn.into_iter().map(|(conn, msgs)| summarise(conn, msgs, run_start)).collect();
     let mut notes = Vec::new();
     if unknown > 0 {
-        notes.push(format!("{unknown} connection(s) of unknown verb (no configuration, no requests): no messages"));
+        notes.push(unknown_verb_note(unknown, "no messages"));
     }
     Report { connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
 }

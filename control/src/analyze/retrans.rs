@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 use trace::record::{flag, Kind, Record};
 use wire::psn;
 
-use super::conn::{is_data, Connection, Role};
+use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak};
 use super::Input;
@@ -266,9 +266,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         report.recoveries.extend(recs);
     }
     if unknown > 0 {
-        report
-            .notes
-            .push(format!("{unknown} connection(s) of unknown verb (no configuration, no requests): not analyzed"));
+        report.notes.push(unknown_verb_note(unknown, "not analyzed"));
     }
     report.recoveries.sort_by_key(|r| r.first_retransmission.index);
     let lost = report.connections.iter().map(|c| c.stats.lost_packets).sum();
