@@ -98,9 +98,9 @@ impl Annotation {
     }
 }
 
-/// `mirror seq=<seq> event=<event>`, with fixed-size copies only. Every mirrored copy is
-/// rendered, in the dataplane and in `reconstruct`, and there a few variable-length copies
-/// (a libc call each) cost more than the rest of the trace.pcapng block together.
+/// `mirror seq=<seq> event=<event>`, with fixed-size copies only. When every copy had a
+/// comment, perf put the small variable-length copies this replaces (a libc call each) and
+/// itoa at ~7 % of `reconstruct`'s CPU samples.
 fn render_mirrored(seq: u32, event: Event, buf: &mut [u8; MAX_COMMENT]) -> &[u8] {
     let start = MIRROR_PREFIX.len();
     buf[..start].copy_from_slice(MIRROR_PREFIX);
