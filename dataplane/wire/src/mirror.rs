@@ -84,6 +84,9 @@ pub struct MirrorMeta {
 
 impl MirrorMeta {
     /// Decodes the metadata from the dst MAC, src MAC and TTL / hop limit of a copy.
+    /// Inlined: returned through memory, its 48-bit timestamp was read back before the
+    /// stores had landed (a store-forwarding stall on every copy).
+    #[inline(always)]
     pub fn from_fields(dst_mac: Address, src_mac: Address, ttl: u8) -> Result<MirrorMeta> {
         let seq = seq_from_mac(src_mac)?;
         let event = Event::try_from(ttl)?;
