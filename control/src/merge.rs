@@ -105,7 +105,7 @@ impl<'a> Pending<'a> {
         }
     }
 
-    /// The lowest key. On a tie the in-order packet goes first: it was read earlier.
+    /// The lowest key.
     fn head(&self) -> Option<Key> {
         match (self.in_order.front(), self.stragglers.peek()) {
             (Some(a), Some(Reverse(b))) => Some(a.key.min(b.0.key)),
@@ -113,9 +113,12 @@ impl<'a> Pending<'a> {
         }
     }
 
+    /// The lowest key; equal keys in the order they were read (file offset), wherever
+    /// they wait: a straggler can have been read before the in-order packet it ties with
+    /// (the queue had emptied meanwhile).
     fn pop(&mut self) -> Option<Merged<'a>> {
         let straggler_first = match (self.in_order.front(), self.stragglers.peek()) {
-            (Some(a), Some(Reverse(b))) => b.0.key < a.key,
+            (Some(a), Some(Reverse(b))) => b.order() < (a.key, a.raw.offset),
             (None, _) => true,
             (Some(_), None) => false,
         };
