@@ -38,13 +38,24 @@ pub struct Key {
 #[derive(Debug, Clone, Copy)]
 pub struct Merged<'a> {
     pub key: Key,
-    pub raw: RawPacket<'a>,
+    pub raw: Captured<'a>,
     /// A mirrored copy: seq, switch timestamp and event are the switch's.
     pub mirrored: bool,
     /// The frame is still in the mirror format (restore before use).
     pub needs_restore: bool,
     pub switch_ts_ns: u64,
     pub event: Event,
+}
+
+/// What a [`Merged`] keeps of its [`RawPacket`]: the file's timestamp is its
+/// `switch_ts_ns` when it is not a copy, and the annotation has been read. Each byte less
+/// is a byte less per packet in the reorder window, which outgrows the cache.
+#[derive(Debug, Clone, Copy)]
+pub struct Captured<'a> {
+    /// Byte offset of the packet's record/block in its file.
+    pub offset: u64,
+    pub orig_len: u32,
+    pub data: &'a [u8],
 }
 
 impl Merged<'_> {
@@ -287,7 +298,7 @@ impl<'a> Merger<'a> {
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
         let mut m = Merged {
             key: Key { seq: 0, sub: 0, source: i as u16 },
-            raw,
+            raw: Captured { offset: raw.offset, orig_len: raw.orig_len, data: raw.data },
             mirrored: false,
             needs_restore: false,
             switch_ts_ns: raw.ts_ns,
@@ -418,7 +429,7 @@ mod tests {
     fn packet(seq: u64, offset: u64) -> Merged<'static> {
         Merged {
             key: Key { seq, sub: 0, source: 0 },
-            raw: RawPacket { offset, ts_ns: 0, orig_len: 0, data: &[], annotation: None },
+            raw: Captured { offset, orig_len: 0, data: &[] },
             mirrored: true,
             needs_restore: false,
             switch_ts_ns: 0,
