@@ -253,7 +253,9 @@ impl<'a> Merger<'a> {
         let firsts: Vec<u32> = self
             .sources
             .iter()
-            .filter_map(|s| s.packets().map_while(Result::ok).take(1 << 16).find_map(|p| peek_seq(&p, &cfg)))
+            .filter_map(|s| {
+                s.packets().map_while(Result::ok).take(1 << 16).find_map(|p| copy_of(&p, &cfg).map(|c| c.seq))
+            })
             .collect();
         let half = SEQ_MAX / 2;
         let r = firsts
@@ -296,34 +298,20 @@ impl<'a> Merger<'a> {
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
+        let copy = copy_of(&raw, &self.cfg);
         let mut m = Merged {
             key: Key { seq: 0, sub: 0, source: i as u16 },
             raw: Captured { offset: raw.offset, orig_len: raw.orig_len, data: raw.data },
-            mirrored: false,
-            needs_restore: false,
-            switch_ts_ns: raw.ts_ns,
-            event: Event::None,
-        };
-        // A dataplane shard's annotation is its classification of the whole frame: trusted.
-        let wire_seq = match raw.annotation {
-            Some(trace::Annotation::Mirrored { seq, event }) => {
-                m.event = event;
-                Some(seq)
-            }
-            Some(_) => None,
-            None => peek_mirror(raw.data, &self.cfg).map(|meta| {
-                m.event = meta.event;
-                m.switch_ts_ns = meta.timestamp_ns;
-                m.needs_restore = true;
-                meta.seq
-            }),
+            mirrored: copy.is_some(),
+            needs_restore: copy.is_some_and(|c| c.needs_restore),
+            switch_ts_ns: copy.map_or(raw.ts_ns, |c| c.switch_ts_ns),
+            event: copy.map_or(Event::None, |c| c.event),
         };
         let st = &mut self.states[i];
         st.stats.packets += 1;
         st.stats.bytes_read = raw.offset;
-        match wire_seq {
+        match copy.map(|c| c.seq) {
             Some(seq) => {
-                m.mirrored = true;
                 let base = st.last.or(self.reference).unwrap_or((u64::from(seq), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
@@ -390,11 +378,32 @@ impl<'a> Iterator for Merger<'a> {
     }
 }
 
-fn peek_seq(p: &RawPacket<'_>, cfg: &ClassifyConfig) -> Option<u32> {
+/// What makes a packet a mirrored copy, wherever its source keeps it.
+#[derive(Clone, Copy)]
+struct CopyMeta {
+    seq: u32,
+    event: Event,
+    switch_ts_ns: u64,
+    /// Still in the raw mirror format.
+    needs_restore: bool,
+}
+
+/// A packet's mirror metadata, `None` when it is not a copy. A dataplane shard's
+/// annotation is trusted (the dataplane classified the whole frame and restored it, and the
+/// block's timestamp is the switch's); anything else is peeked from the raw mirror format.
+#[inline]
+fn copy_of(p: &RawPacket<'_>, cfg: &ClassifyConfig) -> Option<CopyMeta> {
     match p.annotation {
-        Some(trace::Annotation::Mirrored { seq, .. }) => Some(seq),
+        Some(trace::Annotation::Mirrored { seq, event }) => {
+            Some(CopyMeta { seq, event, switch_ts_ns: p.ts_ns, needs_restore: false })
+        }
         Some(_) => None,
-        None => peek_mirror(p.data, cfg).map(|m| m.seq),
+        None => peek_mirror(p.data, cfg).map(|meta| CopyMeta {
+            seq: meta.seq,
+            event: meta.event,
+            switch_ts_ns: meta.timestamp_ns,
+            needs_restore: true,
+        }),
     }
 }
 
