@@ -118,15 +118,15 @@ impl Write for BackgroundFile {
 }
 
 impl Sink {
-    pub fn pcap(path: &Path) -> std::io::Result<Sink> {
+    /// A classic pcap whose header says `snaplen` (0: whole frames, written as 65535), as
+    /// Lumina's dumper or `tcpdump -s` writes it. Records of trimmed frames keep their
+    /// original length, larger than the header's snap length.
+    pub fn pcap(path: &Path, snaplen: u32) -> std::io::Result<Sink> {
         let file = BackgroundFile::create(path)?;
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
             ts_resolution: TsResolution::NanoSecond,
-            // The header's snap length bounds the original lengths too for some readers
-            // (pcap-file), so it stays at the maximum; each record's captured length is
-            // what the snap length kept.
-            snaplen: 65_535,
+            snaplen: if snaplen == 0 { 65_535 } else { snaplen },
             // Native order on x86, as libpcap writes it.
             endianness: pcap_file::Endianness::Little,
             ..Default::default()

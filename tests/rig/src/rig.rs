@@ -471,7 +471,7 @@ fn dump_hosts(cfg: &RigConfig, capture: Capture<'_>) -> std::io::Result<Vec<Dump
     (0..cfg.rig.dump_hosts.len())
         .map(|i| {
             let sink = match capture {
-                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)))?,
+                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)), cfg.rig.snaplen)?,
                 Capture::Memory => Sink::Memory(Vec::new()),
             };
             let lose = f.lose_mirror_copies.iter().filter(|l| l.dump_host == i);
