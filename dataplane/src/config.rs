@@ -65,7 +65,8 @@ pub struct Args {
     /// beyond it are counted as over_limit. Buffer drops still count against the limit.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub max_packets: Option<u64>,
-    /// Stop once no packet has arrived for this many seconds (e.g. a replayed pcap ended).
+    /// Stop once no packet has arrived for this many seconds (e.g. a replayed pcap ended);
+    /// before the first packet, counted from when the link came up (a memif peer connected).
     #[arg(long, value_parser = positive_seconds)]
     pub stop_when_idle: Option<f64>,
     /// Shard buffer per core, MiB (a full buffer drops and counts; RX never waits on disk).

@@ -47,7 +47,8 @@ pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
     port.port.start().context("starting the port")?;
     let launched = Launched::launch(cores.workers, dispatcher, stop.clone(), cores.upstream_done.clone())?;
     let started = Instant::now();
-    watch(args, &stop, &signalled, &cores.slots, launched.dispatcher_live(), started);
+    let link_up = || port.port.link_up().unwrap_or(true);
+    watch(args, &stop, &signalled, &cores.slots, launched.dispatcher_live(), started, link_up);
     let finished = launched.join();
     let elapsed = started.elapsed();
     let outcome = finish(&mut manifest, &run_dir, &mut port, cores.slots, finished, &stop)?;
@@ -342,7 +343,17 @@ impl Drop for StopOnPanic {
 }
 
 /// The main lcore's loop: stats line, and the stop conditions that are about time.
-fn watch(args: &Args, stop: &Stop, signalled: &AtomicBool, slots: &[CoreSlot], dispatcher: Option<&Live>, t0: Instant) {
+/// `--stop-when-idle` counts from the first packet or, before that, from the moment the link
+/// is up: a memif peer can take seconds to connect (zero-copy maps all our memory first).
+fn watch(
+    args: &Args,
+    stop: &Stop,
+    signalled: &AtomicBool,
+    slots: &[CoreSlot],
+    dispatcher: Option<&Live>,
+    t0: Instant,
+    link_up: impl Fn() -> bool,
+) {
     let mut stats = report::LiveLine::new(slots.len());
     let lives: Vec<&Live> = slots.iter().map(|s| s.live.as_ref()).collect();
     let mut last_rx = (0u64, Instant::now());
@@ -352,7 +363,7 @@ fn watch(args: &Args, stop: &Stop, signalled: &AtomicBool, slots: &[CoreSlot], d
             Some(d) => d.rx.load(Ordering::Relaxed),
             None => lives.iter().map(|l| l.rx.load(Ordering::Relaxed)).sum(),
         };
-        if rx != last_rx.0 {
+        if rx != last_rx.0 || (rx == 0 && !link_up()) {
             last_rx = (rx, Instant::now());
         }
         if signalled.load(Ordering::Relaxed) {
