@@ -1,7 +1,7 @@
 //! EAL scenario: in-process injection through an `rte_ring`-backed port (`Port::from_rings`).
 //!
 //! Frames copied into mbufs with `MbufBurst::push_copy` and enqueued on a ring arrive on the
-//! port's RX queue unchanged and counted. Also: the teardown guard — a mempool dropped while
+//! port's RX queue unchanged and counted (prefetching them changes nothing). Also: the teardown guard — a mempool dropped while
 //! one of its mbufs is still out is leaked, not freed, and `Eal::shutdown` then refuses to
 //! clean DPDK up under it.
 
@@ -40,6 +40,10 @@ fn frames_pushed_into_a_ring_port_arrive_unchanged() {
         assert_eq!(producer.enqueue_burst(&mut out), chunk.len());
         assert!(out.is_empty());
         rxq.rx_burst(&mut burst);
+        // The worker's read-ahead: any index (past the end too), any length; a hint only.
+        for i in 0..burst.capacity() + 4 {
+            burst.prefetch_data(i, 256);
+        }
         got.extend(burst.iter().map(|m| m.data().to_vec()));
         burst.free_all();
     }
