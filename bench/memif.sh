@@ -66,7 +66,7 @@ usage() {
 
 Options:
   --window S         measured seconds per run (default $WINDOW)
-  --warmup S         seconds from client start to the window (default $WARMUP)
+  --warmup S         seconds from the client's connection to the window (default $WARMUP)
   --reps N           repetitions of every client, interleaved (default $REPS)
   --clients LIST     space-separated, from: testpmd rocescope rocescope-shm rocescope-dispatch
                      (default "$CLIENTS"; rocescope-dispatch by default only with 4+ CPUs)
@@ -257,6 +257,13 @@ tell() {
 # The DPDK process's pid behind `timeout`.
 child_of() { pgrep -P "$1" | head -1; }
 
+# Whether the feeder's memif port (1) says a client is connected.
+feeder_linked() {
+    tell "$ffd" feeder "show port info 1"
+    sleep 0.4
+    grep -qs 'Link status: up' "$rd/feeder.log"
+}
+
 wait_for() { # seconds, command...
     local t=$1; shift
     local end=$((SECONDS + t))
@@ -349,6 +356,9 @@ run_one() {
     sleep 0.3
     client_pid=$(child_of "$client_t")
 
+    # The warm-up counts from the client's connection, which takes seconds with zero-copy
+    # (the client maps all its memory to the feeder first).
+    wait_for 60 feeder_linked || log "warning: the client did not connect within 60 s (see $rd/feeder.log)"
     nap "$WARMUP"
     local t1 t2
     t1=$(now)
