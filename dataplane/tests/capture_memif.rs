@@ -12,22 +12,10 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use dpdk_support::{file_prefix, RuntimeDirGuard, TempDir};
+use dpdk_support::{
+    file_prefix, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard, TempDir, TESTPMD,
+};
 use trace::manifest::Manifest;
-
-const TESTPMD: &str = "dpdk-testpmd";
-
-fn testpmd_available() -> bool {
-    Command::new(TESTPMD).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
-}
-
-/// `TX-packets: N` of the port summary testpmd prints on `stop`.
-fn testpmd_tx_packets(out: &str) -> Option<u64> {
-    out.lines()
-        .filter_map(|l| l.split("TX-packets:").nth(1))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .max()
-}
 
 /// Asks testpmd for its port's link status until it is up (at most 60 s); keeps what it
 /// printed in `out`.
@@ -79,17 +67,7 @@ fn idle_stop_waits_for_the_memif_peer_then_records_all_it_sent() {
     std::thread::sleep(Duration::from_secs(5));
     assert!(capture.try_wait().unwrap().is_none(), "stopped as idle before any peer connected");
 
-    let mut testpmd = Command::new(TESTPMD)
-        .args(["--no-huge", "--no-pci", "-m", "256", "-l", "0-1", "--log-level=lib.eal:warning"])
-        .arg(format!("--file-prefix={}", file_prefix("cap-memif-tp")))
-        .arg("--vdev")
-        .arg(format!("net_memif0,role=client,socket={},socket-abstract=no", sock.display()))
-        .args(["--", "-i", "--total-num-mbufs=2048", "--forward-mode=rxonly"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn dpdk-testpmd");
+    let mut testpmd = testpmd_memif_client(&sock, &file_prefix("cap-memif-tp"));
     let mut stdin = testpmd.stdin.take().unwrap();
     let (tx, lines) = mpsc::channel();
     let stdout = testpmd.stdout.take().unwrap();

@@ -8,26 +8,15 @@
 mod dpdk_support;
 
 use std::io::{Read, Write};
-use std::process::{Command, Stdio};
 
 use dataplane::dpdk::mempool::DEFAULT_DATA_ROOM;
 use dataplane::dpdk::{Eal, MbufBurst, Mempool, Port, PortConfig, SOCKET_ID_ANY};
-use dpdk_support::{eal_args, file_prefix, poll_until, RuntimeDirGuard, TempDir};
+use dpdk_support::{
+    eal_args, file_prefix, poll_until, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard,
+    TempDir, TESTPMD,
+};
 
-const TESTPMD: &str = "dpdk-testpmd";
 const HANG_GUARD_SECS: u64 = 60;
-
-fn testpmd_available() -> bool {
-    Command::new(TESTPMD).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok()
-}
-
-/// `TX-packets: N` of the port summary testpmd prints on `stop`.
-fn testpmd_tx_packets(out: &str) -> Option<u64> {
-    out.lines()
-        .filter_map(|l| l.split("TX-packets:").nth(1))
-        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
-        .max()
-}
 
 #[test]
 fn testpmd_txonly_over_memif_arrives_complete() {
@@ -48,17 +37,7 @@ fn testpmd_txonly_over_memif_arrives_complete() {
     port.start().expect("start memif");
     let mut rxq = port.rx_queue(0).unwrap();
 
-    let mut testpmd = Command::new(TESTPMD)
-        .args(["--no-huge", "--no-pci", "-m", "256", "-l", "0-1", "--log-level=lib.eal:warning"])
-        .arg(format!("--file-prefix={}", file_prefix("memif-tp")))
-        .arg("--vdev")
-        .arg(format!("net_memif0,role=client,socket={},socket-abstract=no", sock.display()))
-        .args(["--", "-i", "--total-num-mbufs=2048", "--forward-mode=rxonly"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn dpdk-testpmd");
+    let mut testpmd = testpmd_memif_client(&sock, &file_prefix("memif-tp"));
     let mut stdin = testpmd.stdin.take().unwrap();
 
     let mut burst = MbufBurst::new();

@@ -119,3 +119,40 @@ pub fn poll_until(secs: u64, mut f: impl FnMut() -> bool) -> bool {
     }
     false
 }
+
+/// Stock `dpdk-testpmd`, as the tests that talk to a second DPDK process run it.
+pub const TESTPMD: &str = "dpdk-testpmd";
+
+/// Whether `dpdk-testpmd` can be run (tests that need it skip with a note otherwise).
+pub fn testpmd_available() -> bool {
+    std::process::Command::new(TESTPMD)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok()
+}
+
+/// testpmd as a memif client of `sock` (interactive, rxonly until told otherwise), with
+/// piped stdin and stdout.
+pub fn testpmd_memif_client(sock: &Path, file_prefix: &str) -> std::process::Child {
+    std::process::Command::new(TESTPMD)
+        .args(["--no-huge", "--no-pci", "-m", "256", "-l", "0-1", "--log-level=lib.eal:warning"])
+        .arg(format!("--file-prefix={file_prefix}"))
+        .arg("--vdev")
+        .arg(format!("net_memif0,role=client,socket={},socket-abstract=no", sock.display()))
+        .args(["--", "-i", "--total-num-mbufs=2048", "--forward-mode=rxonly"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn dpdk-testpmd")
+}
+
+/// `TX-packets: N` of the port summary testpmd prints on `stop`.
+pub fn testpmd_tx_packets(out: &str) -> Option<u64> {
+    out.lines()
+        .filter_map(|l| l.split("TX-packets:").nth(1))
+        .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+        .max()
+}
