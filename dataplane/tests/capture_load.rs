@@ -4,7 +4,9 @@
 //! the disk fails, it must stop, say so with a non-zero exit, and leave shards that match
 //! their manifest exactly.
 
-use std::io::{BufRead, BufReader};
+mod dpdk_support;
+
+use dpdk_support::line_channel;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -49,13 +51,7 @@ fn spawn(name: &str, balance: &str, extra: &[&str], shell_prefix: Option<&str>) 
         }
     };
     let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("starting rocescope-dataplane");
-    let (tx, stderr) = mpsc::channel();
-    let pipe = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let (stderr, _reader) = line_channel(child.stderr.take().unwrap());
     Capture { child, dir, tag, stderr }
 }
 

@@ -7,13 +7,14 @@
 
 mod dpdk_support;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dpdk_support::{
-    file_prefix, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard, TempDir, TESTPMD,
+    file_prefix, line_channel, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard, TempDir,
+    TESTPMD,
 };
 use trace::manifest::Manifest;
 
@@ -69,13 +70,7 @@ fn idle_stop_waits_for_the_memif_peer_then_records_all_it_sent() {
 
     let mut testpmd = testpmd_memif_client(&sock, &file_prefix("cap-memif-tp"));
     let mut stdin = testpmd.stdin.take().unwrap();
-    let (tx, lines) = mpsc::channel();
-    let stdout = testpmd.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let (lines, reader) = line_channel(testpmd.stdout.take().unwrap());
     let mut out = Vec::new();
     assert!(link_up(&mut stdin, &lines, &mut out), "testpmd never connected:\n{}", out.join("\n"));
     stdin.write_all(b"start tx_first 4\n").unwrap();

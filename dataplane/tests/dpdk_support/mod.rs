@@ -156,3 +156,18 @@ pub fn testpmd_tx_packets(out: &str) -> Option<u64> {
         .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
         .max()
 }
+
+/// A child's output pipe read line by line on a thread of its own, so a test can wait for a
+/// line with a timeout; join the handle to be sure every line has been sent.
+pub fn line_channel(
+    pipe: impl std::io::Read + Send + 'static,
+) -> (std::sync::mpsc::Receiver<String>, std::thread::JoinHandle<()>) {
+    use std::io::BufRead;
+    let (tx, lines) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    (lines, reader)
+}
