@@ -418,7 +418,7 @@ run_one() {
     read -r sent offered_drop < <(awk '/Forward statistics for port 1/ {grab = 1} grab && /TX-packets:/ {print $2, $4; grab = 0}' "$rd/feeder.log") || true
     sent=${sent:-0} feed_tx1=${feed_tx1:-0} feed_tx2=${feed_tx2:-0}
     local win_pkts=$((feed_tx2 - feed_tx1))
-    local received written explained explained_kind own_pps
+    local received written explained explained_kind own_pps own_busy=-
     case $client in
         testpmd)
             # The port counter (the last `show port stats 0`, after the drain), like rocescope's
@@ -458,6 +458,13 @@ run_one() {
                 -v b="$(awk -v x="$t2" -v l="$t_launch" 'BEGIN {print x - l}')" '
                 /^\[ *[0-9.]+s\] rx/ { t = substr($1 $2, 2) + 0; if (t > a + 0.5 && t <= b + 0.5) { s += $4; n++ } }
                 END { if (n) printf "%.0f", s / n * 1e6; else print 0 }' "$rd/client.log")
+            # The workers' busy share in the window (same lines): the rest of their polls
+            # found the ring empty, so below 100 % the client waited for the feeder.
+            own_busy=$(awk -v a="$(awk -v x="$t1" -v l="$t_launch" 'BEGIN {print x - l}')" \
+                -v b="$(awk -v x="$t2" -v l="$t_launch" 'BEGIN {print x - l}')" '
+                /^\[ *[0-9.]+s\] rx/ { t = substr($1 $2, 2) + 0; if (t > a + 0.5 && t <= b + 0.5)
+                    for (i = 1; i < NF; i++) if ($i == "busy") { v = $(i + 1); sub("%", "", v); s += v; n++ } }
+                END { if (n) printf "%.0f", s / n; else print "-" }' "$rd/client.log")
             if [[ $KEEP_SHARDS == 0 ]]; then rm -f "$run_dir"/shard-*.pcapng; fi
             ;;
     esac
@@ -490,6 +497,7 @@ window_s=$win
 feeder_tx_pps=$feed_pps
 window_pkts=$win_pkts
 client_own_pps=$own_pps
+client_busy=$own_busy
 sent=$sent
 offered_not_sent=$offered_drop
 received=$received
@@ -501,7 +509,7 @@ cpu="$cpu_line"
 c2c_ns=$c2c_ns
 valid=$valid
 EOF
-    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window (c2c $c2c_ns ns); sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line"
+    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window (c2c $c2c_ns ns); sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line$([[ $own_busy != - ]] && echo "; worker busy $own_busy %")"
 }
 
 # ---- disk speed -----------------------------------------------------------------------
@@ -539,18 +547,18 @@ write_report() {
         echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
             "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ -n $NICE ]] && echo "own autogroup, nice $NICE" || echo "default (no --nice)")."
         echo
-        echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
-        echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+        echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | worker busy % | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         for rep in $(seq 1 $((REPS + 1))); do
             for c in $CLIENTS; do
                 f=$OUT/$c-$rep/result.env
                 [[ -f $f ]] || continue
                 (
                     source "$f"
-                    awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')$(counts "$f" || [[ $valid != yes ]] || echo " (busy)")" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v fl="$FRAME_LEN" \
+                    awk -v c="$client" -v r="$rep$([[ $valid == yes ]] || echo ' (invalid)')$(counts "$f" || [[ $valid != yes ]] || echo " (busy)")" -v p="$feeder_tx_pps" -v o="$client_own_pps" -v bz="${client_busy:--}" -v fl="$FRAME_LEN" \
                         -v s="$sent" -v rc="$received" -v w="$written" -v e="$explained" -v ek="$explained_kind" -v u="$unexplained" -v cpu="$cpu" -v cc="$c2c_ns" \
-                        'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %d | %d | %d | %d (%s) | %d | %s | %s |\n",
-                            c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, s, rc, w, e, ek, u, cpu, cc}'
+                        'BEGIN {printf "| %s | %s | %.3f | %.1f | %.3f | %s | %d | %d | %d | %d (%s) | %d | %s | %s |\n",
+                            c, r, p / 1e6, p * fl * 8 / 1e9, o / 1e6, bz, s, rc, w, e, ek, u, cpu, cc}'
                 )
             done
         done

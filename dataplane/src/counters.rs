@@ -20,6 +20,10 @@ pub struct Tally {
     pub events: [u64; Event::ALL.len()],
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
+    /// TSC ticks of the polling loop, and the part of them that followed a poll which
+    /// returned packets (recording that burst, then the next poll): the core's load.
+    pub poll_ticks: u64,
+    pub busy_ticks: u64,
 }
 
 impl Tally {
@@ -40,6 +44,22 @@ impl Tally {
     pub fn malformed_total(&self) -> u64 {
         self.malformed.iter().sum()
     }
+
+    /// Accounts the `ticks` since the previous poll to the loop, and to busy time if that
+    /// poll returned packets. A polling core is always at 100 % CPU; this is how much of
+    /// it went to packets, i.e. the headroom left before the core itself limits the rate.
+    #[inline]
+    pub fn poll_time(&mut self, ticks: u64, previous_poll_had_packets: bool) {
+        self.poll_ticks += ticks;
+        if previous_poll_had_packets {
+            self.busy_ticks += ticks;
+        }
+    }
+}
+
+/// Busy share of a polling loop in percent, from busy and total ticks; `None` without any.
+pub fn busy_percent(busy_ticks: u64, poll_ticks: u64) -> Option<f64> {
+    (poll_ticks > 0).then(|| 100.0 * busy_ticks.min(poll_ticks) as f64 / poll_ticks as f64)
 }
 
 /// Totals a polling stage publishes once per burst for the live stats line.
@@ -50,11 +70,16 @@ pub struct Live {
     pub rx_bytes: AtomicU64,
     /// Packets lost at this stage (buffer drops for a worker, ring drops for the dispatcher).
     pub drops: AtomicU64,
+    /// A worker's [`Tally::poll_ticks`] and [`Tally::busy_ticks`] (0 for the dispatcher).
+    pub poll_ticks: AtomicU64,
+    pub busy_ticks: AtomicU64,
 }
 
 impl Live {
     pub fn publish(&self, t: &Tally) {
         self.set(t.rx, t.rx_bytes, t.buffer_drops);
+        self.poll_ticks.store(t.poll_ticks, Relaxed);
+        self.busy_ticks.store(t.busy_ticks, Relaxed);
     }
 
     pub fn set(&self, rx: u64, rx_bytes: u64, drops: u64) {
@@ -161,6 +186,18 @@ mod tests {
         assert_eq!(stop.reason(), Some(StopReason::MaxPackets));
         let unlimited = Admission::new(None);
         assert_eq!(unlimited.admit(32, &Stop::default()), 32);
+    }
+
+    #[test]
+    fn busy_share_counts_the_time_after_polls_with_packets() {
+        let mut t = Tally::default();
+        assert_eq!(busy_percent(t.busy_ticks, t.poll_ticks), None);
+        t.poll_time(300, true);
+        t.poll_time(100, false);
+        t.poll_time(0, true);
+        assert_eq!((t.poll_ticks, t.busy_ticks), (400, 300));
+        assert_eq!(busy_percent(t.busy_ticks, t.poll_ticks), Some(75.0));
+        assert_eq!(busy_percent(5, 4), Some(100.0));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Turning counters into the manifest, the live stats line and the closing summary.
 
 use crate::config::Args;
-use crate::counters::{Live, StopReason, Tally};
+use crate::counters::{busy_percent, Live, StopReason, Tally};
 use crate::dispatch::DispatchTally;
 use crate::dpdk::{PortInfo, PortStats};
 use crate::run::CoreSlot;
@@ -108,6 +108,8 @@ fn fill_core(r: &mut CoreRecord, o: &CoreOutcome) {
     r.parse_errors = nonzero(ErrorKind::ALL.iter().map(|k| (k.name(), t.malformed[k.index()])));
     r.first_seq = t.first_seq;
     r.last_seq = t.last_seq;
+    // One decimal: a share of TSC ticks, not a count to compare exactly.
+    r.busy_percent = busy_percent(t.busy_ticks, t.poll_ticks).map(|p| (p * 10.0).round() / 10.0);
     r.shard_bytes = o.writer.bytes;
     r.blocks = o.writer.blocks.clone();
 }
@@ -119,47 +121,73 @@ fn nonzero<'a>(it: impl Iterator<Item = (&'a str, u64)>) -> BTreeMap<String, u64
 /// The one-line-per-interval stats on stderr.
 pub struct LiveLine {
     last: Instant,
-    prev: Vec<(u64, u64, u64)>,
-    prev_dispatch: (u64, u64, u64),
+    prev: Vec<Snapshot>,
+    prev_dispatch: Snapshot,
+}
+
+/// What a stage's [`Live`] held at the previous line.
+#[derive(Debug, Clone, Copy, Default)]
+struct Snapshot {
+    rx: u64,
+    rx_bytes: u64,
+    drops: u64,
+    poll_ticks: u64,
+    busy_ticks: u64,
+}
+
+impl Snapshot {
+    fn of(live: &Live) -> Self {
+        Snapshot {
+            rx: live.rx.load(Relaxed),
+            rx_bytes: live.rx_bytes.load(Relaxed),
+            drops: live.drops.load(Relaxed),
+            poll_ticks: live.poll_ticks.load(Relaxed),
+            busy_ticks: live.busy_ticks.load(Relaxed),
+        }
+    }
+
+    /// Packets and bytes per second since `prev`, `dt` seconds earlier.
+    fn rates(&self, prev: &Snapshot, dt: f64) -> (f64, f64) {
+        ((self.rx - prev.rx) as f64 / dt, (self.rx_bytes - prev.rx_bytes) as f64 / dt)
+    }
 }
 
 impl LiveLine {
     pub fn new(cores: usize) -> Self {
-        LiveLine { last: Instant::now(), prev: vec![(0, 0, 0); cores], prev_dispatch: (0, 0, 0) }
+        LiveLine { last: Instant::now(), prev: vec![Snapshot::default(); cores], prev_dispatch: Snapshot::default() }
     }
 
     pub fn due(&self, interval_s: f64) -> bool {
         self.last.elapsed().as_secs_f64() >= interval_s
     }
 
+    /// One line: the total rate, then per core its rate, its busy share over the interval
+    /// (0 % when it saw no packet: a worker publishes only after a burst) and its drops.
     pub fn line(&mut self, cores: &[&Live], dispatcher: Option<&Live>, since_start: Duration) -> String {
         let dt = self.last.elapsed().as_secs_f64().max(1e-9);
         self.last = Instant::now();
         let mut total = (0.0, 0.0);
         let mut per_core = String::new();
         for (i, live) in cores.iter().enumerate() {
-            let now = (live.rx.load(Relaxed), live.rx_bytes.load(Relaxed), live.drops.load(Relaxed));
-            let (pps, bps) = rates(now, self.prev[i], dt);
+            let (now, prev) = (Snapshot::of(live), self.prev[i]);
+            let (pps, bps) = now.rates(&prev, dt);
             total.0 += pps;
             total.1 += bps;
-            let _ = write!(per_core, " | c{i} {:.2} Mpps drop {}", pps / 1e6, now.2);
+            let busy = busy_percent(now.busy_ticks - prev.busy_ticks, now.poll_ticks - prev.poll_ticks);
+            let _ =
+                write!(per_core, " | c{i} {:.2} Mpps busy {:.0}% drop {}", pps / 1e6, busy.unwrap_or(0.0), now.drops);
             self.prev[i] = now;
         }
         let mut line = format!("[{:>7.1}s]", since_start.as_secs_f64());
         if let Some(d) = dispatcher {
-            let now = (d.rx.load(Relaxed), d.rx_bytes.load(Relaxed), d.drops.load(Relaxed));
-            let (pps, bps) = rates(now, self.prev_dispatch, dt);
-            total = (pps, bps);
-            let _ = write!(per_core, " | dispatch ring-drops {}", now.2);
+            let now = Snapshot::of(d);
+            total = now.rates(&self.prev_dispatch, dt);
+            let _ = write!(per_core, " | dispatch ring-drops {}", now.drops);
             self.prev_dispatch = now;
         }
         let _ = write!(line, " rx {:.3} Mpps {:.3} Gbit/s{per_core}", total.0 / 1e6, total.1 * 8.0 / 1e9);
         line
     }
-}
-
-fn rates(now: (u64, u64, u64), prev: (u64, u64, u64), dt: f64) -> (f64, f64) {
-    ((now.0 - prev.0) as f64 / dt, (now.1 - prev.1) as f64 / dt)
 }
 
 /// The closing summary on stdout: what was captured, where, and every loss.
@@ -176,13 +204,23 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
     );
     let _ = writeln!(
         s,
-        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10}  shard",
-        "core", "lcore", "queue", "rx", "written", "buf-drop", "write-fail", "malformed", "first-seq", "last-seq"
+        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5}  shard",
+        "core",
+        "lcore",
+        "queue",
+        "rx",
+        "written",
+        "buf-drop",
+        "write-fail",
+        "malformed",
+        "first-seq",
+        "last-seq",
+        "busy"
     );
     for c in &m.cores {
         let _ = writeln!(
             s,
-            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10}  {} ({} bytes, {} blocks)",
+            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5}  {} ({} bytes, {} blocks)",
             c.core,
             c.lcore,
             c.rx_queue.map_or("-".into(), |q| q.to_string()),
@@ -193,6 +231,7 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
             c.classes.get(trace::annotation::MALFORMED_CLASS).copied().unwrap_or(0),
             opt(c.first_seq),
             opt(c.last_seq),
+            c.busy_percent.map_or("-".into(), |p| format!("{p:.0}%")),
             c.shard,
             c.shard_bytes,
             c.blocks.len()

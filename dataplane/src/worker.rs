@@ -47,9 +47,12 @@ impl Worker {
     pub fn run(mut self) -> Tally {
         let mut tally = Tally::default();
         let mut burst = MbufBurst::new();
+        let (mut last_poll, mut last_had_packets) = (crate::dpdk::rdtsc(), false);
         loop {
             let n = self.receive(&mut burst, &mut tally);
             let now = crate::dpdk::rdtsc();
+            tally.poll_time(now.wrapping_sub(last_poll), last_had_packets);
+            (last_poll, last_had_packets) = (now, n > 0);
             if n == 0 && self.finished() {
                 break;
             }

@@ -116,12 +116,19 @@ fn send_sigint(pid: u32) {
 #[test]
 fn stops_cleanly_on_sigint_and_on_duration_with_two_workers() {
     let c = spawn("sigint", "rss", &["--duration", "60"], None);
-    c.wait_running();
+    let lines = c.wait_running();
+    let stats = lines.last().unwrap();
+    assert!(stats.contains("| c0 ") && stats.contains(" busy "), "per-core rate and load: {stats}");
     std::thread::sleep(Duration::from_millis(700));
     send_sigint(c.child.id());
     let m = c.finish(true, "signal");
     assert_eq!(m.cores.len(), 2);
     assert!(m.port.rss, "net_null takes an RSS configuration");
+    for core in &m.cores {
+        // net_null fills every burst it is polled for: nearly all polling time is packets.
+        let busy = core.busy_percent.expect("busy share in the manifest");
+        assert!((90.0..=100.0).contains(&busy), "core {} under net_null: busy {busy} %", core.core);
+    }
     assert!(m.finished_unix_ns.unwrap() - m.started_unix_ns < 30_000_000_000, "stopped promptly");
 
     let c = spawn("duration", "dispatch", &["--duration", "1", "--writer-cpus", "0"], None);

@@ -93,4 +93,7 @@ fn idle_stop_waits_for_the_memif_peer_then_records_all_it_sent() {
     let written: u64 = m.cores.iter().map(|c| c.written).sum();
     let rx: u64 = m.cores.iter().map(|c| c.rx).sum();
     assert_eq!((rx, written), (sent, sent), "testpmd sent {sent}\n{summary}");
+    // Seconds of waiting for the peer and a few bursts: the worker was mostly idle.
+    let busy = m.cores[0].busy_percent.expect("busy share in the manifest");
+    assert!((0.0..50.0).contains(&busy), "busy {busy} % after waiting for the peer\n{summary}");
 }

@@ -111,6 +111,11 @@ pub struct CoreRecord {
     /// First and last mirror sequence numbers this core saw, in arrival order.
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
+    /// Share of this core's polling time spent on packets, over the whole capture (waits
+    /// for traffic included); the live stats line gives it per interval. Absent in
+    /// manifests written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_percent: Option<f64>,
     pub shard_bytes: u64,
     pub blocks: Vec<BlockRecord>,
 }
