@@ -458,13 +458,19 @@ run_one() {
                 -v b="$(awk -v x="$t2" -v l="$t_launch" 'BEGIN {print x - l}')" '
                 /^\[ *[0-9.]+s\] rx/ { t = substr($1 $2, 2) + 0; if (t > a + 0.5 && t <= b + 0.5) { s += $4; n++ } }
                 END { if (n) printf "%.0f", s / n * 1e6; else print 0 }' "$rd/client.log")
-            # The workers' busy share in the window (same lines): the rest of their polls
-            # found the ring empty, so below 100 % the client waited for the feeder.
+            # The workers' busy and off-CPU shares in the window (same lines), as "busy/off".
+            # Busy and idle time both include the time the worker was off its CPU (the
+            # writer or the kernel ran there): busy below 100 % with off-CPU near 0 means
+            # the client waited for the feeder.
             own_busy=$(awk -v a="$(awk -v x="$t1" -v l="$t_launch" 'BEGIN {print x - l}')" \
                 -v b="$(awk -v x="$t2" -v l="$t_launch" 'BEGIN {print x - l}')" '
                 /^\[ *[0-9.]+s\] rx/ { t = substr($1 $2, 2) + 0; if (t > a + 0.5 && t <= b + 0.5)
-                    for (i = 1; i < NF; i++) if ($i == "busy") { v = $(i + 1); sub("%", "", v); s += v; n++ } }
-                END { if (n) printf "%.0f", s / n; else print "-" }' "$rd/client.log")
+                    for (i = 1; i < NF; i++) {
+                        v = $(i + 1); sub("%", "", v)
+                        if ($i == "busy") { s += v; n++ }
+                        if ($i == "off-cpu" && v != "-") { o += v; m++ }
+                    } }
+                END { if (!n) { print "-"; exit } printf "%.0f/%s", s / n, m ? sprintf("%.0f", o / m) : "-" }' "$rd/client.log")
             if [[ $KEEP_SHARDS == 0 ]]; then rm -f "$run_dir"/shard-*.pcapng; fi
             ;;
     esac
@@ -509,7 +515,7 @@ cpu="$cpu_line"
 c2c_ns=$c2c_ns
 valid=$valid
 EOF
-    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window (c2c $c2c_ns ns); sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line$([[ $own_busy != - ]] && echo "; worker busy $own_busy %")"
+    log "  $client: $(awk -v p="$feed_pps" 'BEGIN {printf "%.3f Mpps", p / 1e6}') in window (c2c $c2c_ns ns); sent $sent received $received written $written explained $explained unexplained $unexplained; cpu: $cpu_line$([[ $own_busy != - ]] && echo "; worker busy/off-CPU $own_busy %")"
 }
 
 # ---- disk speed -----------------------------------------------------------------------
@@ -547,7 +553,7 @@ write_report() {
         echo "Window $WINDOW s after $WARMUP s warm-up, $REPS repetitions interleaved; snaplen $SNAPLEN, buffer $BUFFER_MB MiB/core;" \
             "feeder on CPU $FEEDER_CPU, client on CPU $CLIENT_CPU; priority: $([[ -n $NICE ]] && echo "own autogroup, nice $NICE" || echo "default (no --nice)")."
         echo
-        echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | worker busy % | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
+        echo "| client | rep | Mpps (feeder TX in window) | Gbit/s | client's own Mpps | worker busy % / off-CPU % | sent | received | written | explained drops | unexplained | CPU in window | c2c ns |"
         echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
         for rep in $(seq 1 $((REPS + 1))); do
             for c in $CLIENTS; do

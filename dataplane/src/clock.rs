@@ -23,6 +23,11 @@ impl HostClock {
     pub fn ticks(&self, seconds: f64) -> u64 {
         (seconds * self.tsc_hz as f64) as u64
     }
+
+    /// A span of TSC ticks in nanoseconds.
+    pub fn ns(&self, ticks: u64) -> u64 {
+        (ticks as u128 * 1_000_000_000 / self.tsc_hz as u128) as u64
+    }
 }
 
 pub fn unix_now_ns() -> u64 {
@@ -40,6 +45,7 @@ mod tests {
         assert_eq!(c.unix_ns(2_500), 2_000);
         assert_eq!(c.unix_ns(500 + 2_000_000_000 * 3600), 1_000 + 3_600_000_000_000);
         assert_eq!(c.ticks(0.5), 1_000_000_000);
+        assert_eq!(c.ns(3_000_000_000), 1_500_000_000);
         assert_eq!(c.unix_ns(300), 900, "a TSC slightly behind the reference");
     }
 }

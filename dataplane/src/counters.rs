@@ -24,6 +24,30 @@ pub struct Tally {
     /// returned packets (recording that burst, then the next poll): the core's load.
     pub poll_ticks: u64,
     pub busy_ticks: u64,
+    /// The last sample of the worker thread's own CPU time and of the wall time it covers,
+    /// both since the loop started (ns). Their gap is time the thread was off its CPU.
+    pub cpu: CpuSample,
+}
+
+/// A worker thread's CPU time against wall time, sampled a few times per second (the
+/// thread's CPU clock is a syscall: never per packet).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuSample {
+    pub on_cpu_ns: u64,
+    pub wall_ns: u64,
+}
+
+impl CpuSample {
+    /// The share of the wall time since `earlier` that the thread was *not* running, in
+    /// percent: preempted by another thread on its CPU (its shard writer, unless
+    /// `--writer-cpus` moved it) or by the kernel. A polling loop counts that time as busy
+    /// or idle, whichever it fell into, so the busy share alone cannot show it; at line rate
+    /// it is time in which only the RX ring holds arriving packets. `None` for an empty span.
+    pub fn off_cpu_percent_since(&self, earlier: &CpuSample) -> Option<f64> {
+        let wall = self.wall_ns.checked_sub(earlier.wall_ns).filter(|&w| w > 0)?;
+        let on = self.on_cpu_ns.saturating_sub(earlier.on_cpu_ns).min(wall);
+        Some(100.0 * (wall - on) as f64 / wall as f64)
+    }
 }
 
 impl Tally {
@@ -73,6 +97,9 @@ pub struct Live {
     /// A worker's [`Tally::poll_ticks`] and [`Tally::busy_ticks`] (0 for the dispatcher).
     pub poll_ticks: AtomicU64,
     pub busy_ticks: AtomicU64,
+    /// A worker's [`Tally::cpu`] (0 for the dispatcher).
+    pub on_cpu_ns: AtomicU64,
+    pub cpu_wall_ns: AtomicU64,
 }
 
 impl Live {
@@ -80,6 +107,14 @@ impl Live {
         self.set(t.rx, t.rx_bytes, t.buffer_drops);
         self.poll_ticks.store(t.poll_ticks, Relaxed);
         self.busy_ticks.store(t.busy_ticks, Relaxed);
+        self.on_cpu_ns.store(t.cpu.on_cpu_ns, Relaxed);
+        self.cpu_wall_ns.store(t.cpu.wall_ns, Relaxed);
+    }
+
+    /// The last published [`CpuSample`]; its two halves may come from consecutive samples
+    /// (the share is clamped to 0..=100, and samples are 10 ms apart).
+    pub fn cpu(&self) -> CpuSample {
+        CpuSample { on_cpu_ns: self.on_cpu_ns.load(Relaxed), wall_ns: self.cpu_wall_ns.load(Relaxed) }
     }
 
     pub fn set(&self, rx: u64, rx_bytes: u64, drops: u64) {
@@ -198,6 +233,19 @@ mod tests {
         assert_eq!((t.poll_ticks, t.busy_ticks), (400, 300));
         assert_eq!(busy_percent(t.busy_ticks, t.poll_ticks), Some(75.0));
         assert_eq!(busy_percent(5, 4), Some(100.0));
+    }
+
+    #[test]
+    fn off_cpu_share_is_the_wall_time_the_thread_did_not_run() {
+        let start = CpuSample::default();
+        let s = CpuSample { on_cpu_ns: 890, wall_ns: 1_000 };
+        assert_eq!(s.off_cpu_percent_since(&start), Some(11.0));
+        let later = CpuSample { on_cpu_ns: 1_890, wall_ns: 2_000 };
+        assert_eq!(later.off_cpu_percent_since(&s), Some(0.0), "ran the whole second interval");
+        assert_eq!(s.off_cpu_percent_since(&s), None, "an empty span has no share");
+        assert_eq!(start.off_cpu_percent_since(&s), None, "a span backwards has none either");
+        let skewed = CpuSample { on_cpu_ns: 1_200, wall_ns: 1_000 };
+        assert_eq!(skewed.off_cpu_percent_since(&start), Some(0.0), "clock granularity never goes negative");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Turning counters into the manifest, the live stats line and the closing summary.
 
 use crate::config::Args;
-use crate::counters::{busy_percent, Live, StopReason, Tally};
+use crate::counters::{busy_percent, CpuSample, Live, StopReason, Tally};
 use crate::dispatch::DispatchTally;
 use crate::dpdk::{PortInfo, PortStats};
 use crate::run::CoreSlot;
@@ -109,9 +109,14 @@ fn fill_core(r: &mut CoreRecord, o: &CoreOutcome) {
     r.first_seq = t.first_seq;
     r.last_seq = t.last_seq;
     // One decimal: a share of TSC ticks, not a count to compare exactly.
-    r.busy_percent = busy_percent(t.busy_ticks, t.poll_ticks).map(|p| (p * 10.0).round() / 10.0);
+    r.busy_percent = busy_percent(t.busy_ticks, t.poll_ticks).map(one_decimal);
+    r.off_cpu_percent = t.cpu.off_cpu_percent_since(&CpuSample::default()).map(one_decimal);
     r.shard_bytes = o.writer.bytes;
     r.blocks = o.writer.blocks.clone();
+}
+
+fn one_decimal(p: f64) -> f64 {
+    (p * 10.0).round() / 10.0
 }
 
 fn nonzero<'a>(it: impl Iterator<Item = (&'a str, u64)>) -> BTreeMap<String, u64> {
@@ -133,6 +138,7 @@ struct Snapshot {
     drops: u64,
     poll_ticks: u64,
     busy_ticks: u64,
+    cpu: CpuSample,
 }
 
 impl Snapshot {
@@ -143,6 +149,7 @@ impl Snapshot {
             drops: live.drops.load(Relaxed),
             poll_ticks: live.poll_ticks.load(Relaxed),
             busy_ticks: live.busy_ticks.load(Relaxed),
+            cpu: live.cpu(),
         }
     }
 
@@ -162,7 +169,8 @@ impl LiveLine {
     }
 
     /// One line: the total rate, then per core its rate, its busy share over the interval
-    /// (0 % when it saw no packet: a worker publishes only after a burst) and its drops.
+    /// (0 % when it saw no packet: a worker publishes only after a burst), the share of the
+    /// interval its thread was off its CPU (`-` when it published nothing) and its drops.
     pub fn line(&mut self, cores: &[&Live], dispatcher: Option<&Live>, since_start: Duration) -> String {
         let dt = self.last.elapsed().as_secs_f64().max(1e-9);
         self.last = Instant::now();
@@ -174,8 +182,14 @@ impl LiveLine {
             total.0 += pps;
             total.1 += bps;
             let busy = busy_percent(now.busy_ticks - prev.busy_ticks, now.poll_ticks - prev.poll_ticks);
-            let _ =
-                write!(per_core, " | c{i} {:.2} Mpps busy {:.0}% drop {}", pps / 1e6, busy.unwrap_or(0.0), now.drops);
+            let off = now.cpu.off_cpu_percent_since(&prev.cpu).map_or("-".into(), |p| format!("{p:.0}%"));
+            let _ = write!(
+                per_core,
+                " | c{i} {:.2} Mpps busy {:.0}% off-cpu {off} drop {}",
+                pps / 1e6,
+                busy.unwrap_or(0.0),
+                now.drops
+            );
             self.prev[i] = now;
         }
         let mut line = format!("[{:>7.1}s]", since_start.as_secs_f64());
@@ -204,7 +218,7 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
     );
     let _ = writeln!(
         s,
-        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5}  shard",
+        "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5} {:>7}  shard",
         "core",
         "lcore",
         "queue",
@@ -215,12 +229,13 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
         "malformed",
         "first-seq",
         "last-seq",
-        "busy"
+        "busy",
+        "off-cpu"
     );
     for c in &m.cores {
         let _ = writeln!(
             s,
-            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5}  {} ({} bytes, {} blocks)",
+            "  {:>4} {:>5} {:>5} {:>10} {:>10} {:>9} {:>10} {:>9} {:>10} {:>10} {:>5} {:>7}  {} ({} bytes, {} blocks)",
             c.core,
             c.lcore,
             c.rx_queue.map_or("-".into(), |q| q.to_string()),
@@ -232,6 +247,7 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
             opt(c.first_seq),
             opt(c.last_seq),
             c.busy_percent.map_or("-".into(), |p| format!("{p:.0}%")),
+            c.off_cpu_percent.map_or("-".into(), |p| format!("{p:.0}%")),
             c.shard,
             c.shard_bytes,
             c.blocks.len()
@@ -259,8 +275,30 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
         + p.rx_nombuf
         + m.dispatcher.as_ref().map_or(0, |d| d.ring_drops.iter().sum());
     let _ = writeln!(s, "  losses: {losses}{}", if losses == 0 { " (none)" } else { " (see manifest.json)" });
+    s.push_str(&off_cpu_notes(&m.cores));
     s
 }
+
+/// A line for each core whose worker was off its CPU for a notable share of the capture.
+fn off_cpu_notes(cores: &[CoreRecord]) -> String {
+    let mut s = String::new();
+    for c in cores.iter().filter(|c| c.off_cpu_percent.is_some_and(|p| p >= OFF_CPU_NOTE_PERCENT)) {
+        let _ = writeln!(
+            s,
+            "  note: core {} (lcore {}) was off its CPU {:.0}% of the time: another thread or the kernel ran \
+             there (shard writers run on the main lcore's CPU unless --writer-cpus places them), and meanwhile \
+             only the RX ring held arriving packets",
+            c.core,
+            c.lcore,
+            c.off_cpu_percent.unwrap_or_default()
+        );
+    }
+    s
+}
+
+/// Off-CPU share from which the summary says so: a worker alone on its CPU loses ~1 % to
+/// timer ticks and interrupts.
+const OFF_CPU_NOTE_PERCENT: f64 = 5.0;
 
 fn opt(v: Option<u32>) -> String {
     v.map_or("-".into(), |x| x.to_string())
@@ -278,4 +316,18 @@ fn sum_maps<'a>(maps: impl Iterator<Item = &'a BTreeMap<String, u64>>) -> BTreeM
 
 fn join(m: &BTreeMap<String, u64>) -> String {
     m.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_names_each_core_that_was_off_its_cpu() {
+        let core = |core: u32, off| CoreRecord { core, lcore: core + 1, off_cpu_percent: off, ..Default::default() };
+        let notes = off_cpu_notes(&[core(0, Some(1.2)), core(1, Some(31.4)), core(2, None)]);
+        assert_eq!(notes.lines().count(), 1, "{notes}");
+        assert!(notes.contains("core 1 (lcore 2) was off its CPU 31% of the time"), "{notes}");
+        assert!(notes.contains("--writer-cpus"), "says what to do: {notes}");
+    }
 }

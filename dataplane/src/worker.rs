@@ -4,7 +4,7 @@
 //! Hot path rules: no allocation, no lock, no syscall per packet; one FFI call per burst.
 
 use crate::clock::HostClock;
-use crate::counters::{Admission, Live, Stop, Tally};
+use crate::counters::{Admission, CpuSample, Live, Stop, Tally};
 use crate::dpdk::{MbufBurst, RingConsumer, RxQueue};
 use crate::shard::ShardBuffer;
 use std::sync::atomic::{AtomicBool, Ordering::Acquire};
@@ -18,6 +18,8 @@ use wire::frame::{ClassifyConfig, FrameInfo};
 /// data another core wrote (memif zero-copy, dispatcher rings), few enough not to evict.
 const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_BYTES: usize = 256;
+/// How often a worker reads its thread's CPU clock (a syscall) for the off-CPU share.
+const CPU_SAMPLE_S: f64 = 0.01;
 
 /// Where a worker's packets come from.
 pub enum Source {
@@ -48,11 +50,15 @@ impl Worker {
         let mut tally = Tally::default();
         let mut burst = MbufBurst::new();
         let (mut last_poll, mut last_had_packets) = (crate::dpdk::rdtsc(), false);
+        let mut cpu = CpuMeter::start(&self.clock, last_poll);
         loop {
             let n = self.receive(&mut burst, &mut tally);
             let now = crate::dpdk::rdtsc();
             tally.poll_time(now.wrapping_sub(last_poll), last_had_packets);
             (last_poll, last_had_packets) = (now, n > 0);
+            if cpu.due(now) {
+                tally.cpu = cpu.sample(&self.clock, now).unwrap_or(tally.cpu);
+            }
             if n == 0 && self.finished() {
                 break;
             }
@@ -72,6 +78,7 @@ impl Worker {
             self.flush_if_stale(now);
         }
         self.buffer.flush();
+        tally.cpu = cpu.sample(&self.clock, crate::dpdk::rdtsc()).unwrap_or(tally.cpu);
         self.live.publish(&tally);
         tally
     }
@@ -127,6 +134,33 @@ impl Worker {
             // dispatcher's Release: its last enqueue is visible once `done` is.
             Source::Ring { ring, upstream_done } => upstream_done.load(Acquire) && ring.is_empty(),
         }
+    }
+}
+
+/// The worker thread's CPU time against the TSC since its loop started, read every
+/// [`CPU_SAMPLE_S`]. A kernel without a thread CPU clock leaves the sample at zero.
+struct CpuMeter {
+    start: Option<cpu_time::ThreadTime>,
+    started_tsc: u64,
+    every: u64,
+    next: u64,
+}
+
+impl CpuMeter {
+    fn start(clock: &HostClock, now: u64) -> CpuMeter {
+        let every = clock.ticks(CPU_SAMPLE_S).max(1);
+        CpuMeter { start: cpu_time::ThreadTime::try_now().ok(), started_tsc: now, every, next: now + every }
+    }
+
+    #[inline]
+    fn due(&self, now: u64) -> bool {
+        now >= self.next
+    }
+
+    fn sample(&mut self, clock: &HostClock, now: u64) -> Option<CpuSample> {
+        self.next = now + self.every;
+        let on_cpu = self.start.as_ref()?.try_elapsed().ok()?;
+        Some(CpuSample { on_cpu_ns: on_cpu.as_nanos() as u64, wall_ns: clock.ns(now.saturating_sub(self.started_tsc)) })
     }
 }
 

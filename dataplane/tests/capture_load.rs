@@ -25,10 +25,15 @@ struct Capture {
 /// Starts the dataplane on `net_null` with two workers; `shell_prefix` runs it under `sh -c`
 /// (for resource limits).
 fn spawn(name: &str, balance: &str, extra: &[&str], shell_prefix: Option<&str>) -> Capture {
+    let lcores = if balance == "dispatch" { "(0-3)@(0,1)" } else { "(0-2)@(0,1)" };
+    spawn_on(name, lcores, balance, extra, shell_prefix)
+}
+
+/// [`spawn`] with EAL's `--lcores` map given.
+fn spawn_on(name: &str, lcores: &str, balance: &str, extra: &[&str], shell_prefix: Option<&str>) -> Capture {
     let tag = format!("rs-load-{}-{name}", std::process::id());
     let dir = std::env::temp_dir().join(&tag);
     let _ = std::fs::remove_dir_all(&dir);
-    let lcores = if balance == "dispatch" { "(0-3)@(0,1)" } else { "(0-2)@(0,1)" };
     let mut argv: Vec<String> = [env!("CARGO_BIN_EXE_rocescope-dataplane"), "--lcores", lcores, "--no-huge"]
         .iter()
         .chain(&["--no-pci", "--no-telemetry", "-m", "1024", "--file-prefix", &tag, "--log-level", "lib.eal:warning"])
@@ -118,7 +123,10 @@ fn stops_cleanly_on_sigint_and_on_duration_with_two_workers() {
     let c = spawn("sigint", "rss", &["--duration", "60"], None);
     let lines = c.wait_running();
     let stats = lines.last().unwrap();
-    assert!(stats.contains("| c0 ") && stats.contains(" busy "), "per-core rate and load: {stats}");
+    assert!(
+        stats.contains("| c0 ") && stats.contains(" busy ") && stats.contains(" off-cpu "),
+        "per-core load: {stats}"
+    );
     std::thread::sleep(Duration::from_millis(700));
     send_sigint(c.child.id());
     let m = c.finish(true, "signal");
@@ -128,6 +136,8 @@ fn stops_cleanly_on_sigint_and_on_duration_with_two_workers() {
         // net_null fills every burst it is polled for: nearly all polling time is packets.
         let busy = core.busy_percent.expect("busy share in the manifest");
         assert!((90.0..=100.0).contains(&busy), "core {} under net_null: busy {busy} %", core.core);
+        let off = core.off_cpu_percent.expect("off-CPU share in the manifest");
+        assert!((0.0..=100.0).contains(&off), "core {}: off-CPU {off} %", core.core);
     }
     assert!(m.finished_unix_ns.unwrap() - m.started_unix_ns < 30_000_000_000, "stopped promptly");
 
@@ -135,6 +145,31 @@ fn stops_cleanly_on_sigint_and_on_duration_with_two_workers() {
     let m = c.finish(true, "duration");
     assert_eq!(m.cores.len(), 2);
     assert!(m.dispatcher.is_some());
+}
+
+#[test]
+fn a_worker_that_shares_its_cpu_reports_the_time_it_was_off_it() {
+    // The one worker (lcore 1) is pinned to CPU 1, and a thread of this test spins there too:
+    // the scheduler splits CPU 1 between them, so the worker runs about half of the time.
+    // Its busy share cannot show that (net_null fills every poll); its off-CPU share must.
+    let spin = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinner = {
+        let spin = spin.clone();
+        std::thread::spawn(move || {
+            assert!(core_affinity::set_for_current(core_affinity::CoreId { id: 1 }), "pinning to CPU 1");
+            while spin.load(std::sync::atomic::Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+        })
+    };
+    let c = spawn_on("offcpu", "0@0,1@1", "rss", &["--duration", "2", "--writer-cpus", "0"], None);
+    let m = c.finish(true, "duration");
+    spin.store(false, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().unwrap();
+    let core = &m.cores[0];
+    let off = core.off_cpu_percent.expect("off-CPU share in the manifest");
+    assert!((20.0..=100.0).contains(&off), "a worker sharing its CPU with a spinning thread: off-CPU {off} %");
+    assert!(core.busy_percent.unwrap() >= 90.0, "net_null still fills every poll the worker makes");
 }
 
 #[test]

@@ -116,6 +116,12 @@ pub struct CoreRecord {
     /// manifests written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy_percent: Option<f64>,
+    /// Share of the capture's wall time this core's worker thread was not running
+    /// (preempted by another thread on its CPU, or by the kernel): busy and idle time both
+    /// include it. Absent in manifests written before it existed, or without a thread CPU
+    /// clock.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub off_cpu_percent: Option<f64>,
     pub shard_bytes: u64,
     pub blocks: Vec<BlockRecord>,
 }
