@@ -19,11 +19,10 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
+use trace::direct::ALIGN;
 
 /// Chunks waiting for the writer thread.
 const QUEUE: usize = 4;
-/// O_DIRECT's unit.
-const ALIGN: usize = 4096;
 /// Room past `chunk_size` for the block appended last (a pcapng block is < 128 KiB), so a
 /// chunk never reallocates (which would lose its alignment).
 const SLACK: usize = 128 << 10;
@@ -56,18 +55,15 @@ impl Spool {
     }
 
     /// Creates `path` for O_DIRECT writes, or ordinary ones where the filesystem refuses
-    /// O_DIRECT (tmpfs).
+    /// O_DIRECT (tmpfs before Linux 6.6).
     pub fn create_direct(path: &Path, chunk_size: usize) -> io::Result<Spool> {
-        use std::os::unix::fs::OpenOptionsExt;
         let chunk_size = chunk_size.next_multiple_of(ALIGN);
-        let open =
-            |flags| std::fs::OpenOptions::new().write(true).create(true).truncate(true).custom_flags(flags).open(path);
-        match open(libc::O_DIRECT) {
-            Ok(file) => {
+        match trace::direct::create(path)? {
+            (file, true) => {
                 let plain = std::fs::OpenOptions::new().write(true).open(path)?;
                 Ok(Spool::start(Writer { file, plain: Some(plain), pos: 0 }, chunk_size, true))
             }
-            Err(_) => Ok(Spool::new(open(0)?, chunk_size)),
+            (file, false) => Ok(Spool::new(file, chunk_size)),
         }
     }
 
@@ -94,7 +90,7 @@ impl Spool {
     /// Clears `v` and fills its front up to the first aligned address (direct only).
     fn fresh_chunk(&mut self, mut v: Vec<u8>) -> Vec<u8> {
         v.clear();
-        self.lead = if self.direct { (ALIGN - v.as_ptr() as usize % ALIGN) % ALIGN } else { 0 };
+        self.lead = if self.direct { trace::direct::lead(v.as_ptr()) } else { 0 };
         v.resize(self.lead, 0);
         v
     }
@@ -293,7 +289,7 @@ mod tests {
     }
 
     fn temp_dir() -> std::path::PathBuf {
-        // Under the target directory, not /tmp: that may be tmpfs, where O_DIRECT is refused
+        // Under the target directory, not /tmp: that may be an older tmpfs, which refuses O_DIRECT
         // and the direct path would go untested.
         let base = std::env::var_os("CARGO_TARGET_TMPDIR")
             .map(std::path::PathBuf::from)

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
+use trace::direct::ALIGN;
 use trace::manifest::BlockRecord;
 
 /// A buffer of whole pcapng blocks on its way to disk.
@@ -22,10 +23,10 @@ pub struct Chunk {
     pub limit: usize,
 }
 
-/// Writes bypass the page cache (O_DIRECT): the kernel's copy into the cache cost more CPU
-/// than everything the worker does per packet (docs/benchmarks.md). That needs buffers,
-/// lengths and file offsets in multiples of 4 KiB, so every chunk is padded to one.
-const ALIGN: usize = 4096;
+// Writes bypass the page cache (O_DIRECT, `trace::direct`): the kernel's copy into the
+// cache cost more CPU than everything the worker does per packet (docs/benchmarks.md).
+// That needs buffers, lengths and file offsets in multiples of 4 KiB (`ALIGN`), so every
+// chunk is padded to one.
 const PAD_ROOM: usize = ALIGN + 64;
 /// Padding is an Interface Statistics Block (pcapng §4.6) for interface 0 with no
 /// statistics, whose comment option is the filler: packet readers skip it and, unlike a
@@ -51,7 +52,7 @@ impl Chunk {
     }
     fn reset(&mut self, bytes: usize) {
         self.data.clear();
-        self.lead = (ALIGN - self.data.as_ptr() as usize % ALIGN) % ALIGN;
+        self.lead = trace::direct::lead(self.data.as_ptr());
         self.data.resize(self.lead, 0);
         self.limit = self.lead + bytes;
         self.packets = 0;
@@ -116,15 +117,8 @@ pub fn open(
     stop: Arc<Stop>,
     cpu: Option<usize>,
 ) -> std::io::Result<(ShardBuffer, std::thread::JoinHandle<WriterReport>)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_DIRECT where the filesystem supports it (not tmpfs); otherwise ordinary writes.
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(path)
-        .or_else(|_| File::create(path))?;
+    // O_DIRECT where the filesystem supports it; otherwise ordinary writes.
+    let (file, _direct) = trace::direct::create(path)?;
     let (full_tx, full_rx) = channel::bounded(chunks);
     let (free_tx, free_rx) = channel::bounded(chunks);
     for _ in 0..chunks {

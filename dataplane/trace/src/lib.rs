@@ -12,6 +12,7 @@
 #![deny(unsafe_code)]
 
 pub mod annotation;
+pub mod direct;
 pub mod manifest;
 #[allow(unsafe_code)]
 pub mod mapped;
