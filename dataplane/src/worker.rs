@@ -195,6 +195,7 @@ impl Recorder {
             return;
         };
         let at = epb.append_to(&mut chunk.data);
+        chunk.prefetch_ahead(epb.encoded_len()); // the next block is likely as long
         chunk.packets += 1;
         tally.written += 1;
         if let Ok(info @ FrameInfo { mirror: Some(_), .. }) = &outcome {

@@ -384,7 +384,7 @@ impl<'a> Iterator for Segments<'a> {
 
 /// A hint to load the cache line holding `p`; never faults, whatever `p` is.
 #[inline(always)]
-fn prefetch(p: *const u8) {
+pub fn prefetch(p: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: PREFETCHT0 has no architectural effect and cannot fault, so any address is fine.
     unsafe {

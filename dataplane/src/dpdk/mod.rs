@@ -51,7 +51,7 @@ pub mod ring;
 pub use eal::{tsc_hz, Eal};
 pub use error::DpdkError;
 pub use lcore::rdtsc;
-pub use mbuf::{MbufBurst, MbufRef, BURST_SIZE};
+pub use mbuf::{prefetch, MbufBurst, MbufRef, BURST_SIZE};
 pub use mempool::{Mempool, DEFAULT_DATA_ROOM};
 pub use port::{Port, PortConfig, PortInfo, PortStats, RxQueue};
 pub use ring::{Ring, RingConsumer, RingProducer};
