@@ -190,12 +190,13 @@ impl Recorder {
             packet_id,
             comment: annotation.comment(&mut comment),
         };
-        let Some(chunk) = buffer.reserve(epb.encoded_len()) else {
+        let block_len = epb.encoded_len();
+        let Some(chunk) = buffer.reserve(block_len) else {
             tally.buffer_drops += 1;
             return;
         };
         let at = epb.append_to(&mut chunk.data);
-        chunk.prefetch_ahead(epb.encoded_len()); // the next block is likely as long
+        chunk.prefetch_ahead(block_len); // the next block is likely as long
         chunk.packets += 1;
         tally.written += 1;
         if let Ok(info @ FrameInfo { mirror: Some(_), .. }) = &outcome {
