@@ -8,10 +8,11 @@
 //! be A/B-tested in seconds (`ns/packet` is the number to compare). Frames come from a
 //! pcap (e.g. the one `mkfeed` writes); only the first `--working-set` frames are cycled so
 //! that, as after a PMD's copy, the bytes are cache-resident. The shard goes to `--out`
-//! (default /dev/null: the writer still CRCs every chunk). The result is valid only if the
-//! writer kept up (`buffer_drops` 0): pin the recorder and the writer apart. The writer's
-//! own CPU per packet (CRC-32C of every chunk, and the write) is printed beside it, from
-//! /proc at 10 ms resolution: use enough packets per pass.
+//! (default /dev/null). As in the worker, the recording thread sums each 32 packets' blocks
+//! into the chunk CRC. The result is valid only if the writer kept up (`buffer_drops` 0):
+//! pin the recorder and the writer apart. The writer's own CPU per packet (the rest of each
+//! chunk's CRC-32C, and the write) is printed beside it, from /proc at 10 ms resolution:
+//! use enough packets per pass.
 
 use anyhow::{ensure, Context, Result};
 use clap::Parser;
@@ -57,6 +58,8 @@ struct Args {
 }
 
 const CHUNK_BYTES: usize = 4 << 20;
+/// The dataplane's burst size: the worker sums a burst's blocks into the chunk CRC at its end.
+const BURST: u64 = 32;
 /// Linux's USER_HZ, the unit of /proc's CPU times.
 const TICKS_PER_SECOND: f64 = 100.0;
 
@@ -108,9 +111,12 @@ fn main() -> Result<()> {
         let host_ns = 1_700_000_000_000_000_000;
         let start = Instant::now();
         let mut i = 0;
-        for _ in 0..args.packets {
+        for n in 0..args.packets {
             let (data, wire_len) = &frames[i];
             recorder.record(data, *wire_len, host_ns, &mut buffer, &mut tally);
+            if n % BURST == BURST - 1 {
+                buffer.checksum_pending(); // as the worker does after each burst
+            }
             i += 1;
             if i == frames.len() {
                 i = 0;

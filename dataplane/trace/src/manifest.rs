@@ -127,11 +127,40 @@ pub struct CoreRecord {
 }
 
 /// The checksum of a block: CRC-32C (Castagnoli, `CRC-32/ISCSI`), hardware-accelerated
-/// where available. The writer computes it for every block it writes, so its speed is on
-/// the capture core's budget when the writer shares that core (docs/benchmarks.md).
+/// where available. Its speed is on the capture core's budget (docs/benchmarks.md).
 pub fn block_crc(bytes: &[u8]) -> u32 {
     // CRC-32/ISCSI's register is 32 bits wide; crc-fast returns every width as a u64.
     crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, bytes) as u32
+}
+
+/// [`block_crc`] fed piece by piece: the dataplane's worker sums each burst's blocks while
+/// they are still in its cache, and the writer sums whatever is left of a chunk.
+#[derive(Clone, Copy)]
+pub struct BlockCrc(crc_fast::Digest);
+
+impl BlockCrc {
+    pub fn new() -> BlockCrc {
+        BlockCrc(crc_fast::Digest::new(crc_fast::CrcAlgorithm::Crc32Iscsi))
+    }
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+    /// The checksum of everything fed so far; [`block_crc`] of their concatenation.
+    pub fn value(&self) -> u32 {
+        self.0.finalize() as u32
+    }
+}
+
+impl Default for BlockCrc {
+    fn default() -> BlockCrc {
+        BlockCrc::new()
+    }
+}
+
+impl std::fmt::Debug for BlockCrc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BlockCrc({:#010x} so far)", self.value())
+    }
 }
 
 /// One contiguous write of the shard file; blocks tile the file from offset 0.
@@ -184,7 +213,7 @@ impl Manifest {
 
 #[cfg(test)]
 mod tests {
-    use super::block_crc;
+    use super::{block_crc, BlockCrc};
 
     /// CRC-32C bit by bit (reflected polynomial 0x82F63B78), the definition the fast one
     /// must agree with.
@@ -212,5 +241,22 @@ mod tests {
             }
         }
         assert_eq!(block_crc(&data), crc32c_bitwise(&data));
+    }
+
+    #[test]
+    fn block_crc_in_pieces_is_the_crc_of_the_whole() {
+        let data: Vec<u8> = (0..70_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8).collect();
+        assert_eq!(BlockCrc::new().value(), 0);
+        // Cuts of every small size (the tails a burst leaves) and some large ones.
+        for step in (1..200).chain([4095, 4096, 6016, 65_536]) {
+            let mut crc = BlockCrc::new();
+            data.chunks(step).for_each(|piece| crc.update(piece));
+            assert_eq!(crc.value(), block_crc(&data), "pieces of {step} bytes");
+        }
+        let mut crc = BlockCrc::new();
+        crc.update(&data[..10]);
+        crc.update(&[]);
+        crc.update(&data[10..]);
+        assert_eq!(crc.value(), crc32c_bitwise(&data));
     }
 }
