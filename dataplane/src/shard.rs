@@ -299,22 +299,35 @@ mod tests {
         }
     }
 
-    #[test]
-    fn writes_every_accepted_packet_and_tiles_the_file_with_crcs() {
-        let dir = std::env::temp_dir().join(format!("rocescope-shard-{}", std::process::id()));
+    /// Opens a shard of `chunks` × `chunk_bytes` in a scratch directory, lets `feed` append
+    /// to it, and returns the writer's report and the file.
+    fn write_shard(
+        name: &str,
+        chunks: usize,
+        chunk_bytes: usize,
+        feed: impl FnOnce(&mut ShardBuffer),
+    ) -> (WriterReport, Vec<u8>) {
+        let dir = std::env::temp_dir().join(format!("rocescope-shard-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("s.bin");
-        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 4, 64, Arc::default(), None).unwrap();
-        let mut accepted = 0;
-        for i in 0..100u8 {
-            if append(&mut buf, &[i; 16]) {
-                accepted += 1;
-            }
-        }
+        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), chunks, chunk_bytes, Arc::default(), None).unwrap();
+        feed(&mut buf);
         buf.flush();
         drop(buf);
         let report = writer.join().unwrap();
         let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        (report, bytes)
+    }
+
+    #[test]
+    fn writes_every_accepted_packet_and_tiles_the_file_with_crcs() {
+        let mut accepted = 0;
+        let (report, bytes) = write_shard("tiles", 4, 64, |buf| {
+            for i in 0..100u8 {
+                accepted += u64::from(append(buf, &[i; 16]));
+            }
+        });
         assert_eq!(report.error, None);
         assert_eq!(report.packets_written, accepted);
         assert!(accepted >= 4 * 64 / 16, "every chunk filled before any drop");
@@ -324,36 +337,26 @@ mod tests {
         assert_eq!(&bytes[..4], b"HEAD");
         assert_eq!(&bytes[4..8], &BT_INTERFACE_STATISTICS.to_le_bytes());
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
     fn blocks_summed_by_the_worker_in_pieces_carry_the_crc_of_what_was_written() {
-        let dir = std::env::temp_dir().join(format!("rocescope-shard-crc-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.bin");
-        let (mut buf, writer) = open(&path, b"HEAD".to_vec(), 3, 4096, Arc::default(), None).unwrap();
         let mut accepted = 0;
-        for i in 0..3000u32 {
-            let block = vec![i as u8; 4 + (i as usize * 37) % 200];
-            if append(&mut buf, &block) {
-                accepted += 1;
+        let (report, bytes) = write_shard("crc", 3, 4096, |buf| {
+            for i in 0..3000u32 {
+                let block = vec![i as u8; 4 + (i as usize * 37) % 200];
+                accepted += u64::from(append(buf, &block));
+                // As after bursts of 1 to 7 packets; chunks are handed off between the
+                // sums too, leaving the writer a tail of blocks to sum.
+                if (i * 7919) % 7 == 0 {
+                    buf.checksum_pending();
+                }
             }
-            // As after bursts of 1 to 7 packets; chunks are handed off between the sums
-            // too, leaving the writer a tail of blocks to sum.
-            if (i * 7919) % 7 == 0 {
-                buf.checksum_pending();
-            }
-        }
-        buf.flush();
-        drop(buf);
-        let report = writer.join().unwrap();
-        let bytes = std::fs::read(&path).unwrap();
+        });
         assert_eq!((report.error, report.packets_written), (None, accepted));
         assert!(report.blocks.len() > 3, "chunks were reused: {} blocks", report.blocks.len());
         assert_eq!(report.blocks.iter().map(|b| b.len).sum::<u64>(), bytes.len() as u64);
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
