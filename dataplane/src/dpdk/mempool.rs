@@ -101,10 +101,15 @@ impl Drop for Inner {
         // SAFETY: the pool is still live (we are its last handle).
         let in_use = unsafe { dpdk_sys::rte_mempool_in_use_count(self.ptr.as_ptr()) };
         if in_use > 0 {
+            // Besides a burst or ring not freed, a PMD that keeps its RX ring's mbufs after
+            // close does this: DPDK's net_memif with zero-copy=yes (its rx_queue_release
+            // frees the queue, not the ring_size mbufs it refilled it with). Harmless at exit.
             tracing::warn!(
                 pool = %self.name,
                 in_use,
-                "mempool dropped while mbufs are still out: leaking it (and keeping DPDK up)"
+                "mempool dropped while mbufs are still out (a burst or ring not freed, or a PMD \
+                 that keeps its RX ring's mbufs after close, e.g. net_memif zero-copy): leaking it \
+                 (and keeping DPDK up)"
             );
             // Keep the live count raised so rte_eal_cleanup never frees the leaked pool.
             std::mem::forget(self.live.take());
