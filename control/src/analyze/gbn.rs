@@ -37,7 +37,9 @@ use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
 use super::context::Verb;
-use super::transport::{delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_seq_nak, later, path_mtu};
+use super::transport::{
+    delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_seq_nak, later, path_mtu, Arrival, GbnReceiver,
+};
 use super::Input;
 
 /// Episodes still waiting for their NAK, READ requests not yet answered, and the other
@@ -244,21 +246,32 @@ impl Evidence {
     }
 }
 
-/// The data receiver: expected PSN from delivered data, and its loss episodes.
-#[derive(Debug, Default)]
+/// The data receiver: the Go-back-N rule over delivered data, and its loss episodes.
+#[derive(Debug)]
 struct Receiver {
-    epsn: Option<u32>,
+    gbn: GbnReceiver<u32>,
     /// The episode in progress (gap not yet filled) and whether its NAK was seen.
     open: Option<(u64, bool)>,
     /// Episodes whose NAK has not been seen yet, oldest first.
     awaiting: VecDeque<Episode>,
     /// READ: in-order responses (PSN, switch timestamp) of the last [`IN_FLIGHT_NS`].
     recent: VecDeque<(u32, u64)>,
-    /// READ: the requester repeated a request since the last in-order response, so it is
-    /// already recovering from the gap at the expected PSN: an out-of-sequence arrival
-    /// calls for no new repeat.
-    recovering: bool,
     next_id: u64,
+}
+
+impl Receiver {
+    fn new(ipsn: Option<u32>) -> Receiver {
+        Receiver {
+            gbn: GbnReceiver::new(ipsn),
+            open: None,
+            awaiting: VecDeque::new(),
+            recent: VecDeque::new(),
+            next_id: 0,
+        }
+    }
+    fn epsn(&self) -> Option<u32> {
+        self.gbn.expected()
+    }
 }
 
 /// The data sender's transmissions.
@@ -369,7 +382,7 @@ impl Checker {
         Checker {
             p: *p,
             timer: Timer::default(),
-            rx: Receiver { epsn: p.ipsn, ..Receiver::default() },
+            rx: Receiver::new(p.ipsn),
             tx: Sender { highest: before, last: before, ack_una: p.ipsn, ..Sender::default() },
             read: ReadState { sent_end: p.ipsn, req_epsn: p.ipsn, ..ReadState::default() },
             last_ack: None,
@@ -475,7 +488,7 @@ impl Checker {
             }
             Answer::NoEpisode => {
                 let m = format!("NAK for PSN {} without an out-of-sequence arrival to answer", r.psn);
-                self.flag(ViolationKind::UnexpectedNak, at, self.rx.epsn, m);
+                self.flag(ViolationKind::UnexpectedNak, at, self.rx.epsn(), m);
             }
         }
         if delivered(r) {
@@ -492,7 +505,7 @@ impl Checker {
         let episode = rx.awaiting.remove(hit.unwrap_or(0));
         let Some(e) = episode else {
             return match self.rx.open {
-                Some((_, true)) => Answer::AlreadyAnswered(self.rx.epsn.unwrap_or(named)),
+                Some((_, true)) => Answer::AlreadyAnswered(self.rx.epsn().unwrap_or(named)),
                 _ => Answer::NoEpisode,
             };
         };
@@ -522,25 +535,22 @@ impl Checker {
     /// A delivered data packet at the data receiver.
     fn data_delivered(&mut self, r: &Record) {
         let p = r.psn;
-        let Some(epsn) = self.rx.epsn else {
-            self.rx.epsn = Some(psn::add(p, 1));
-            return;
-        };
-        if self.p.verb != Verb::Read {
-            self.count_request(p, epsn);
+        match self.rx.epsn() {
+            Some(epsn) if self.p.verb != Verb::Read => self.count_request(p, epsn),
+            _ => {}
         }
-        if p == epsn {
-            self.rx.epsn = Some(psn::add(p, 1));
-            self.rx.recovering = false;
-            if self.p.verb == Verb::Read {
-                self.timer.restart_heard(r);
-                self.note_in_order(r);
+        match self.rx.gbn.arrive(p) {
+            Arrival::InOrder => {
+                if self.p.verb == Verb::Read {
+                    self.timer.restart_heard(r);
+                    self.note_in_order(r);
+                }
+                if let Some((id, _)) = self.rx.open.take() {
+                    self.close_episode(id);
+                }
             }
-            if let Some((id, _)) = self.rx.open.take() {
-                self.close_episode(id);
-            }
-        } else if psn::gt(p, epsn) && self.rx.open.is_none() && !self.rx.recovering {
-            self.open_episode(r, epsn);
+            Arrival::Gap { missing } => self.open_episode(r, missing),
+            Arrival::First | Arrival::Ignored => {}
         }
     }
 
@@ -676,7 +686,7 @@ impl Checker {
                 self.read_reissue(r);
             }
         } else {
-            if self.rx.epsn == self.read.sent_end {
+            if self.rx.epsn() == self.read.sent_end {
                 self.timer.restart(r); // nothing was outstanding: the request arms the timer
             }
             if let Some(n) = count {
@@ -700,13 +710,14 @@ impl Checker {
     /// the requester knew it: responses that passed the switch less than
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
-        self.rx.recovering = true;
+        // Until the expected response arrives, a new gap calls for no new repeat.
+        self.rx.gbn.recovering();
         let answered = self.rx.awaiting.pop_front();
         if let (Some(e), Some((id, seen))) = (answered, self.rx.open.as_mut()) {
             *seen |= *id == e.id;
         }
         self.count_go_back(r, answered.is_some());
-        let Some(epsn) = self.rx.epsn else { return };
+        let Some(epsn) = self.rx.epsn() else { return };
         let seen_late = |&(p, ts): &(u32, u64)| p == r.psn && elapsed(ts, r.switch_ts_ns) < IN_FLIGHT_NS;
         if r.psn == epsn || self.rx.recent.iter().any(seen_late) {
             return;
@@ -808,7 +819,7 @@ impl Checker {
     /// End of trace: episodes still waiting for their NAK never got one.
     fn finish(&mut self) {
         self.stats.unacknowledged_at_end = match self.p.verb {
-            Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn != Some(end)),
+            Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
         for e in std::mem::take(&mut self.rx.awaiting) {

@@ -39,7 +39,9 @@ use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
-use super::transport::{delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak};
+use super::transport::{
+    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak, Arrival, GbnReceiver,
+};
 use super::Input;
 
 pub const PLOT_GENERATION: &str = "retrans-nack-generation.svg";
@@ -414,10 +416,8 @@ struct Tracker {
     unwrap: Option<Unwrap>,
     /// Data as the data sender sent it.
     data: Sent,
-    /// The data receiver's Go-back-N state: next PSN expected, NAK outstanding (READ: a
-    /// gap being recovered).
-    expected: u64,
-    outstanding: bool,
+    /// The data receiver's Go-back-N state.
+    rx: GbnReceiver<u64>,
     /// Undelivered data packets not yet repaired, latest loss per PSN.
     losses: BTreeMap<u64, PacketRef>,
     lost_packets: u64,
@@ -450,8 +450,7 @@ impl Tracker {
             s,
             unwrap: c.ipsn.map(Unwrap::new),
             data: Sent::default(),
-            expected: 1,
-            outstanding: false,
+            rx: GbnReceiver::new(Some(1)),
             losses: BTreeMap::new(),
             lost_packets: 0,
             retransmitted_packets: 0,
@@ -516,19 +515,19 @@ impl Tracker {
         }
     }
 
-    /// The Go-back-N receiver (IBA; Lumina §4): in order is accepted, the first
-    /// out-of-sequence packet after a gap reveals it, later ones are ignored.
+    /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
+    /// repairs the losses before it, the first one past a gap reveals that gap.
     fn deliver(&mut self, p: PacketRef) {
-        if p.psn == self.expected {
-            self.expected += 1;
-            self.outstanding = false;
-            drop_below(&mut self.losses, self.expected);
-            if self.s.verb == Verb::Read {
-                self.progress(self.expected, p.switch_ts_ns);
+        match self.rx.arrive(p.psn) {
+            Arrival::InOrder => {
+                let expected = p.psn + 1;
+                drop_below(&mut self.losses, expected);
+                if self.s.verb == Verb::Read {
+                    self.progress(expected, p.switch_ts_ns);
+                }
             }
-        } else if p.psn > self.expected && !self.outstanding {
-            self.outstanding = true;
-            push_capped(&mut self.gaps, Gap { cause: p, expected: self.expected });
+            Arrival::Gap { missing } => push_capped(&mut self.gaps, Gap { cause: p, expected: missing }),
+            Arrival::First | Arrival::Ignored => {}
         }
     }
 
@@ -619,7 +618,7 @@ impl Tracker {
     /// READ go-back of the requests: the "NACK" of a revealed gap (§6.1), unless the timer
     /// fired first.
     fn request_go_back(&mut self, req: PacketRef) {
-        self.outstanding = true;
+        self.rx.recovering();
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).

@@ -1,10 +1,12 @@
 //! What a record means to an RC transport, shared by every analyzer: whether its packet
 //! reached the receiver's transport, which AETH it carries, where messages start and
-//! end, how many PSNs a READ request covers, the IBA retransmission timeout, and the
-//! switch's 48-bit clock unwrapped over a trace.
+//! end, how many PSNs a READ request covers, the IBA retransmission timeout, the
+//! switch's 48-bit clock unwrapped over a trace, and the Go-back-N receiver's rule
+//! ([`GbnReceiver`]).
 
 use trace::record::{flag, Kind, Record};
 use wire::mirror::Event;
+use wire::psn;
 
 use super::conn::is_data;
 use super::context::{TestConfig, Verb};
@@ -139,12 +141,130 @@ impl SwitchClock {
     }
 }
 
+/// A PSN as a Go-back-N receiver compares them: a wire PSN (`u32`, 24 bits, wrapping) or a
+/// position with the wrap already undone (`u64`).
+pub trait Psn: Copy + Eq {
+    fn next(self) -> Self;
+    /// Whether `self` comes after `other`.
+    fn after(self, other: Self) -> bool;
+}
+
+impl Psn for u32 {
+    fn next(self) -> u32 {
+        psn::add(self, 1)
+    }
+    fn after(self, other: u32) -> bool {
+        psn::gt(self, other)
+    }
+}
+
+impl Psn for u64 {
+    fn next(self) -> u64 {
+        self + 1
+    }
+    fn after(self, other: u64) -> bool {
+        self > other
+    }
+}
+
+/// The Go-back-N data receiver (IBA; Lumina §4, "the Go-back-N receiver generates a NACK
+/// packet ... when it observes out of order arriving packets"): it accepts only the PSN it
+/// expects; the first arrival past it reveals a gap and makes it NAK; later ones are
+/// ignored until the expected PSN arrives. Fed the delivered data packets of one
+/// connection in order; the analyzers add what each outcome means to them.
+#[derive(Debug, Clone, Copy)]
+pub struct GbnReceiver<P> {
+    expected: Option<P>,
+    gap_open: bool,
+}
+
+/// What one arrival did at a [`GbnReceiver`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arrival<P> {
+    /// The first packet of a receiver that did not know its initial PSN: taken as in order.
+    First,
+    InOrder,
+    /// Out of sequence with no gap open: `missing` is the PSN the receiver NAKs.
+    Gap {
+        missing: P,
+    },
+    /// A duplicate, or out of sequence while a gap is open.
+    Ignored,
+}
+
+impl<P: Psn> GbnReceiver<P> {
+    /// A receiver expecting `initial` (the connection's first PSN), or the first PSN it
+    /// sees when that is not known.
+    pub fn new(initial: Option<P>) -> GbnReceiver<P> {
+        GbnReceiver { expected: initial, gap_open: false }
+    }
+
+    /// The PSN it expects next (`None` before its first packet when the initial PSN is
+    /// not known).
+    pub fn expected(&self) -> Option<P> {
+        self.expected
+    }
+
+    /// The receiver is already recovering from the gap at the expected PSN (a READ
+    /// requester repeated its request): until that PSN arrives, an out-of-sequence arrival
+    /// calls for no new NAK.
+    pub fn recovering(&mut self) {
+        self.gap_open = true;
+    }
+
+    pub fn arrive(&mut self, p: P) -> Arrival<P> {
+        let Some(e) = self.expected else {
+            self.expected = Some(p.next());
+            return Arrival::First;
+        };
+        if p == e {
+            self.expected = Some(e.next());
+            self.gap_open = false;
+            Arrival::InOrder
+        } else if p.after(e) && !self.gap_open {
+            self.gap_open = true;
+            Arrival::Gap { missing: e }
+        } else {
+            Arrival::Ignored
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn at(ts: u64) -> Record {
         Record { switch_ts_ns: ts, flags: flag::MIRRORED, ..Record::default() }
+    }
+
+    #[test]
+    fn a_gbn_receiver_naks_the_first_arrival_past_a_gap_only() {
+        use Arrival::*;
+        let mut rx = GbnReceiver::new(Some(psn::MASK - 1));
+        let seen: Vec<Arrival<u32>> =
+            [psn::MASK - 1, psn::MASK, 2, 3, 0, 1, 1, 2, 5, 3, 4].map(|p| rx.arrive(p)).into();
+        let want = [
+            InOrder,
+            InOrder, // across the 24-bit wrap
+            Gap { missing: 0 },
+            Ignored, // the gap is open: no second NAK
+            InOrder,
+            InOrder,
+            Ignored, // duplicate
+            InOrder,
+            Gap { missing: 3 },
+            InOrder,
+            InOrder,
+        ];
+        assert_eq!(seen, want);
+        assert_eq!(rx.expected(), Some(5));
+        // Without a known initial PSN the first arrival sets it; positions work the same.
+        let mut rx = GbnReceiver::<u64>::new(None);
+        assert_eq!([10, 12, 11, 12].map(|p| rx.arrive(p)), [First, Gap { missing: 11 }, InOrder, InOrder]);
+        // A receiver already recovering NAKs no new gap until the expected PSN arrives.
+        rx.recovering();
+        assert_eq!([15, 13, 15].map(|p| rx.arrive(p)), [Ignored, InOrder, Gap { missing: 14 }]);
     }
 
     #[test]
