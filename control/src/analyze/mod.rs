@@ -16,7 +16,8 @@
 //!
 //! [`transport`] holds what every analyzer needs to read a record as an RC transport does
 //! (delivered or not, ACK or NAK, message boundaries, READ spans, the IBA timeout, the
-//! switch clock).
+//! switch clock) and the Go-back-N receiver's rule, `transport::GbnReceiver`, which the
+//! Go-back-N check, the retransmission latencies and the CNP triggers all replay.
 
 use std::path::{Path, PathBuf};
 
