@@ -76,8 +76,9 @@ impl Chunk {
         self.summed = self.lead;
     }
 
-    /// Adds the bytes appended since the last call to the chunk's CRC. Only between
-    /// blocks: a block still being written (or restored) must not be summed yet.
+    /// Adds the bytes appended since the last call to the chunk's CRC. Only once the last
+    /// block is final (after `restore` rewrote its headers): in the worker, at the end of a
+    /// burst.
     #[inline]
     pub fn checksum_pending(&mut self) {
         self.crc.update(&self.data[self.summed..]);
@@ -100,6 +101,7 @@ impl Chunk {
     /// Pads the body to a multiple of 4 KiB with a filler Interface Statistics Block.
     fn pad(&mut self) {
         let len = self.body_len();
+        debug_assert_eq!(len % 4, 0, "pcapng blocks are whole 32-bit words");
         let mut gap = (ALIGN - len % ALIGN) % ALIGN;
         if gap == 0 {
             return;
@@ -341,11 +343,14 @@ mod tests {
 
     #[test]
     fn blocks_summed_by_the_worker_in_pieces_carry_the_crc_of_what_was_written() {
-        let mut accepted = 0;
         let (report, bytes) = write_shard("crc", 3, 4096, |buf| {
             for i in 0..3000u32 {
-                let block = vec![i as u8; 4 + (i as usize * 37) % 200];
-                accepted += u64::from(append(buf, &block));
+                // Whole 32-bit words, as pcapng blocks are.
+                let block = vec![i as u8; 4 * (1 + (i as usize * 37) % 50)];
+                // Unlike the worker, wait for a free chunk: every chunk is reused many times.
+                while !append(buf, &block) {
+                    std::thread::yield_now();
+                }
                 // As after bursts of uneven sizes (1 to 7 packets); chunks are handed off
                 // between the sums too, leaving the writer a tail of blocks to sum.
                 if i % 7 == 0 || i % 11 == 0 {
@@ -353,8 +358,9 @@ mod tests {
                 }
             }
         });
-        assert_eq!((report.error, report.packets_written), (None, accepted));
-        assert!(report.blocks.len() > 3, "chunks were reused: {} blocks", report.blocks.len());
+        assert_eq!((report.error, report.packets_written), (None, 3000));
+        // The header's block, then ~300 KB in 4 KiB chunks, of which there are three.
+        assert!(report.blocks.len() > 1 + 3 * 10, "chunks were reused: {} blocks", report.blocks.len());
         assert_eq!(report.blocks.iter().map(|b| b.len).sum::<u64>(), bytes.len() as u64);
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
     }

@@ -1,5 +1,5 @@
-//! The per-core polled loop: receive a burst, record every frame, sum the burst's blocks
-//! into the chunk's CRC, free the burst, publish counters. Recording = classify (wire), trim
+//! The per-core polled loop: receive a burst, record every frame, free the burst, sum the
+//! burst's blocks into the chunk's CRC, publish counters. Recording = classify (wire), trim
 //! to the snap length, append one pcapng block to this core's shard buffer, restore the
 //! mirrored headers in place there.
 //! Hot path rules: no allocation, no lock, no syscall per packet; one FFI call per burst.
@@ -73,8 +73,8 @@ impl Worker {
                     burst.prefetch_data(i + PREFETCH_AHEAD, snap);
                     self.recorder.record(burst.data(i), burst.pkt_len(i), host_ns, &mut self.buffer, &mut tally);
                 }
-                self.buffer.checksum_pending();
                 burst.free_all();
+                self.buffer.checksum_pending(); // the blocks are in the chunk, not the mbufs
                 self.live.publish(&tally);
             }
             self.flush_if_stale(now);

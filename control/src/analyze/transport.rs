@@ -175,7 +175,8 @@ impl Psn for u64 {
 #[derive(Debug, Clone, Copy)]
 pub struct GbnReceiver<P> {
     expected: Option<P>,
-    gap_open: bool,
+    /// A NAK (READ: a repeated request) for the gap at `expected` is on its way.
+    nak_outstanding: bool,
 }
 
 /// What one arrival did at a [`GbnReceiver`].
@@ -184,11 +185,13 @@ pub enum Arrival<P> {
     /// The first packet of a receiver that did not know its initial PSN: taken as in order.
     First,
     InOrder,
-    /// Out of sequence with no gap open: `missing` is the PSN the receiver NAKs.
+    /// Ahead of the expected PSN with no NAK outstanding: `missing` (the expected PSN) is
+    /// the PSN the receiver NAKs.
     Gap {
         missing: P,
     },
-    /// A duplicate, or out of sequence while a gap is open.
+    /// A duplicate (behind the expected PSN), or ahead of it while a NAK is outstanding or
+    /// the receiver is [recovering](GbnReceiver::recovering).
     Ignored,
 }
 
@@ -196,7 +199,7 @@ impl<P: Psn> GbnReceiver<P> {
     /// A receiver expecting `initial` (the connection's first PSN), or the first PSN it
     /// sees when that is not known.
     pub fn new(initial: Option<P>) -> GbnReceiver<P> {
-        GbnReceiver { expected: initial, gap_open: false }
+        GbnReceiver { expected: initial, nak_outstanding: false }
     }
 
     /// The PSN it expects next (`None` before its first packet when the initial PSN is
@@ -209,7 +212,7 @@ impl<P: Psn> GbnReceiver<P> {
     /// requester repeated its request): until that PSN arrives, an out-of-sequence arrival
     /// calls for no new NAK.
     pub fn recovering(&mut self) {
-        self.gap_open = true;
+        self.nak_outstanding = true;
     }
 
     pub fn arrive(&mut self, p: P) -> Arrival<P> {
@@ -219,10 +222,10 @@ impl<P: Psn> GbnReceiver<P> {
         };
         if p == e {
             self.expected = Some(e.next());
-            self.gap_open = false;
+            self.nak_outstanding = false;
             Arrival::InOrder
-        } else if p.after(e) && !self.gap_open {
-            self.gap_open = true;
+        } else if p.after(e) && !self.nak_outstanding {
+            self.nak_outstanding = true;
             Arrival::Gap { missing: e }
         } else {
             Arrival::Ignored
@@ -248,7 +251,7 @@ mod tests {
             InOrder,
             InOrder, // across the 24-bit wrap
             Gap { missing: 0 },
-            Ignored, // the gap is open: no second NAK
+            Ignored, // its NAK is outstanding: no second one
             InOrder,
             InOrder,
             Ignored, // duplicate

@@ -15,7 +15,8 @@
 //! an [`RxQueue`] keeps its port open, a [`Port`] keeps its [`Mempool`], and a [`Mempool`] whose
 //! mbufs are still out (in a burst or a ring) is leaked with a warning instead of freed. One
 //! PMD always causes it: DPDK's net_memif in zero-copy mode does not give back the mbufs
-//! of its RX ring when the port is closed (one ring's worth, `in_use=1024` by default).
+//! of its RX rings when the port is closed (a ring's worth per RX queue, `in_use=1024` for
+//! one queue by default).
 //! [`Eal`]'s drop waits for all worker lcores, then calls `rte_eal_cleanup()` only when no
 //! port, mempool or ring is left (otherwise it logs and leaves DPDK running until exit).
 //! The intended order is therefore: stop workers (`lcore::wait_all`), drop queues and ports,
