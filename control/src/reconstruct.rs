@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use serde::{Deserialize, Serialize};
 use trace::pcapng::Epb;
@@ -123,12 +124,18 @@ pub trait Sink {
 
 /// Packets per hand-over from the merge thread.
 const BATCH: usize = 1024;
+/// The merge thread copies, classifies and restores a batch's frames itself when this many
+/// batches already wait for the main thread.
+const LOAD_HERE_QUEUED: usize = 2;
 
 /// Merges `inputs` and hands every packet to `sink` in trace order. Returns the summary
 /// and the flow table the records point into.
 ///
 /// Two stages on two threads: the merge (read, classify, order) runs on its own and hands
 /// over batches of ordered packets; this thread restores, builds records and feeds `sink`.
+/// Loading a batch's frames (copy, classify, restore: [`Restored`]) is done by whichever
+/// thread has time: the merge thread when batches wait for this one, else this one. With
+/// the trace written this thread is the slower one, without it the merge thread is.
 pub fn run(
     paths: &[PathBuf],
     inputs: &Inputs,
@@ -140,13 +147,16 @@ pub fn run(
     let merger = Merger::new(&sources, opts.classify, opts.window);
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::new(sources.len());
-    let mut frames = Restored::new(opts.classify);
     let mut flows = Vec::with_capacity(BATCH);
+    let queued = AtomicUsize::new(0);
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
-        let (batches, spent, merging) = merge_in_background(scope, merger);
+        let (batches, spent, merging) = merge_in_background(scope, merger, opts.classify, &queued);
         for mut batch in batches.iter() {
-            let packets = &batch.packets;
-            frames.load(packets);
+            queued.fetch_sub(1, Relaxed);
+            if !batch.loaded {
+                batch.frames.load(&batch.packets);
+            }
+            let (packets, frames) = (&batch.packets, &batch.frames);
             // In trace order, so flow ids are numbered as `record` would number them.
             flows.clear();
             flows.extend((0..packets.len()).map(|i| builder.flow_id(frames.get(i), frames.info(i).as_ref().ok())));
@@ -175,7 +185,7 @@ pub fn run(
 /// to end.
 ///
 /// Each step runs over the whole batch before the next: the copies' loads miss (the merge
-/// thread read only the headers, long before and on the other core), and independent
+/// thread read only the headers, a window's worth of packets before), and independent
 /// misses overlap;
 /// classification and restoration then read bytes whose wide stores have long completed
 /// (reading them right after the copy stalled on store forwarding); and the flow-table
@@ -259,9 +269,13 @@ impl Classifier {
     }
 }
 
-/// Ordered packets from the merge thread, with how far it has read (for progress).
+/// Ordered packets from the merge thread, their frames copied out, classified and restored
+/// there, with how far it has read (for progress).
 struct Batch<'a> {
     packets: Vec<Merged<'a>>,
+    frames: Restored,
+    /// Whether `frames` holds `packets` already (else this thread loads them).
+    loaded: bool,
     bytes_read: u64,
 }
 
@@ -274,26 +288,43 @@ type Spent<'a> = std::sync::mpsc::SyncSender<Batch<'a>>;
 fn merge_in_background<'scope, 'a: 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     mut merger: Merger<'a>,
+    classify: ClassifyConfig,
+    queued: &'scope AtomicUsize,
 ) -> (Batches<'a>, Spent<'a>, std::thread::ScopedJoinHandle<'scope, Merger<'a>>) {
     use std::sync::mpsc::sync_channel;
     let (full, batches) = sync_channel::<Batch<'a>>(4);
     let (spent, empty) = sync_channel::<Batch<'a>>(8);
     let thread = std::thread::Builder::new().name("merge".into());
     let handle = thread.spawn_scoped(scope, move || {
-        let fresh = || Batch { packets: Vec::with_capacity(BATCH), bytes_read: 0 };
+        let fresh = || Batch {
+            packets: Vec::with_capacity(BATCH),
+            frames: Restored::new(classify),
+            loaded: false,
+            bytes_read: 0,
+        };
+        // Loads the batch here when the other thread is behind: then this one would
+        // otherwise soon wait for room in the channel.
+        let send = |mut batch: Batch<'a>| {
+            batch.loaded = queued.load(Relaxed) >= LOAD_HERE_QUEUED;
+            if batch.loaded {
+                batch.frames.load(&batch.packets);
+            }
+            queued.fetch_add(1, Relaxed);
+            full.send(batch).is_ok()
+        };
         let mut batch = fresh();
         while let Some(m) = merger.next() {
             batch.packets.push(m);
             if batch.packets.len() == BATCH {
                 batch.bytes_read = merger.bytes_read();
                 let next = empty.try_recv().unwrap_or_else(|_| fresh());
-                if full.send(std::mem::replace(&mut batch, next)).is_err() {
+                if !send(std::mem::replace(&mut batch, next)) {
                     return merger;
                 }
             }
         }
         batch.bytes_read = merger.bytes_read();
-        let _ = full.send(batch);
+        let _ = send(batch);
         merger
     });
     (batches, spent, handle.expect("spawning a thread"))
