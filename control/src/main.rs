@@ -99,7 +99,7 @@ impl MergeArgs {
             classify: wire::frame::ClassifyConfig { mirror_port: self.mirror_port, roce_port: self.roce_port },
             window: self.window,
             progress: true,
-            pcapng: true,
+            ..Default::default()
         }
     }
 }

@@ -41,11 +41,21 @@ pub struct Options {
     pub progress: bool,
     /// Write `trace.pcapng` (the analyzers and the check need only the records).
     pub pcapng: bool,
+    /// The merge thread loads a batch's frames itself once this many batches wait for the
+    /// main thread (see [`run`]); 0 makes it load every batch, `usize::MAX` none. Either
+    /// way the output is the same.
+    pub merge_loads_when_queued: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { classify: ClassifyConfig::default(), window: 1 << 14, progress: false, pcapng: true }
+        Options {
+            classify: ClassifyConfig::default(),
+            window: 1 << 14,
+            progress: false,
+            pcapng: true,
+            merge_loads_when_queued: LOAD_HERE_QUEUED,
+        }
     }
 }
 
@@ -125,7 +135,7 @@ pub trait Sink {
 /// Packets per hand-over from the merge thread.
 const BATCH: usize = 1024;
 /// The merge thread copies, classifies and restores a batch's frames itself when this many
-/// batches already wait for the main thread.
+/// batches already wait for the main thread (`Options::merge_loads_when_queued`).
 const LOAD_HERE_QUEUED: usize = 2;
 
 /// Merges `inputs` and hands every packet to `sink` in trace order. Returns the summary
@@ -150,7 +160,7 @@ pub fn run(
     let mut flows = Vec::with_capacity(BATCH);
     let queued = AtomicUsize::new(0);
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
-        let (batches, spent, merging) = merge_in_background(scope, merger, opts.classify, &queued);
+        let (batches, spent, merging) = merge_in_background(scope, merger, opts, &queued);
         for mut batch in batches.iter() {
             queued.fetch_sub(1, Relaxed);
             if !batch.loaded {
@@ -288,12 +298,13 @@ type Spent<'a> = std::sync::mpsc::SyncSender<Batch<'a>>;
 fn merge_in_background<'scope, 'a: 'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
     mut merger: Merger<'a>,
-    classify: ClassifyConfig,
+    opts: &Options,
     queued: &'scope AtomicUsize,
 ) -> (Batches<'a>, Spent<'a>, std::thread::ScopedJoinHandle<'scope, Merger<'a>>) {
     use std::sync::mpsc::sync_channel;
     let (full, batches) = sync_channel::<Batch<'a>>(4);
     let (spent, empty) = sync_channel::<Batch<'a>>(8);
+    let (classify, load_when_queued) = (opts.classify, opts.merge_loads_when_queued);
     let thread = std::thread::Builder::new().name("merge".into());
     let handle = thread.spawn_scoped(scope, move || {
         let fresh = || Batch {
@@ -305,7 +316,7 @@ fn merge_in_background<'scope, 'a: 'scope>(
         // Loads the batch here when the other thread is behind: then this one would
         // otherwise soon wait for room in the channel.
         let send = |mut batch: Batch<'a>| {
-            batch.loaded = queued.load(Relaxed) >= LOAD_HERE_QUEUED;
+            batch.loaded = queued.load(Relaxed) >= load_when_queued;
             if batch.loaded {
                 batch.frames.load(&batch.packets);
             }
