@@ -279,8 +279,8 @@ impl Classifier {
     }
 }
 
-/// Ordered packets from the merge thread, their frames copied out, classified and restored
-/// there, with how far it has read (for progress).
+/// Ordered packets from the merge thread, with how far it has read (for progress) and,
+/// when `loaded`, their frames already copied out, classified and restored there.
 struct Batch<'a> {
     packets: Vec<Merged<'a>>,
     frames: Restored,
