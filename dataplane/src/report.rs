@@ -182,7 +182,7 @@ impl LiveLine {
             total.0 += pps;
             total.1 += bps;
             let busy = busy_percent(now.busy_ticks - prev.busy_ticks, now.poll_ticks - prev.poll_ticks);
-            let off = now.cpu.off_cpu_percent_since(&prev.cpu).map_or("-".into(), |p| format!("{p:.0}%"));
+            let off = percent_or_dash(now.cpu.off_cpu_percent_since(&prev.cpu));
             let _ = write!(
                 per_core,
                 " | c{i} {:.2} Mpps busy {:.0}% off-cpu {off} drop {}",
@@ -246,8 +246,8 @@ pub fn summary(run_dir: &Path, m: &Manifest, elapsed: Duration) -> String {
             c.classes.get(trace::annotation::MALFORMED_CLASS).copied().unwrap_or(0),
             opt(c.first_seq),
             opt(c.last_seq),
-            c.busy_percent.map_or("-".into(), |p| format!("{p:.0}%")),
-            c.off_cpu_percent.map_or("-".into(), |p| format!("{p:.0}%")),
+            percent_or_dash(c.busy_percent),
+            percent_or_dash(c.off_cpu_percent),
             c.shard,
             c.shard_bytes,
             c.blocks.len()
@@ -299,6 +299,11 @@ fn off_cpu_notes(cores: &[CoreRecord]) -> String {
 /// Off-CPU share from which the summary says so: a worker alone on its CPU loses ~1 % to
 /// timer ticks and interrupts.
 const OFF_CPU_NOTE_PERCENT: f64 = 5.0;
+
+/// A share as a whole percentage, `-` when there is none.
+fn percent_or_dash(p: Option<f64>) -> String {
+    p.map_or("-".into(), |p| format!("{p:.0}%"))
+}
 
 fn opt(v: Option<u32>) -> String {
     v.map_or("-".into(), |x| x.to_string())
