@@ -1,8 +1,9 @@
 //! rocescope's control side: everything that reads captured runs. Pure Rust, no DPDK.
 //!
 //! - [`verify`]: a dataplane run directory is exactly what its manifest says.
-//! - [`input`] (with [`pcap`]) → [`merge`] → [`reconstruct`]: any number of shards and dump files merged
-//!   by mirror seq into one restored trace and its record file (Lumina §3.5).
+//! - [`input`] (with [`pcap`]) → [`merge`] (with [`tournament`]) → [`reconstruct`]: any number of
+//!   shards and dump files merged by mirror seq into one restored trace and its record file
+//!   (Lumina §3.5).
 //!   [`spool`] writes its files from a thread of their own.
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
 //! - [`analyze`]: connection tracking and Lumina's analyzers (§4).
@@ -16,4 +17,5 @@ pub mod merge;
 pub mod pcap;
 pub mod reconstruct;
 pub mod spool;
+pub mod tournament;
 pub mod verify;

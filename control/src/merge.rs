@@ -9,13 +9,15 @@
 //!
 //! Cost: a source's pending packets are a queue of those that arrived in order plus a heap
 //! of the few that did not, so an in-order source costs O(1) per packet and a disordered
-//! one O(log window); the sources' heads meet in a heap of one entry per source.
+//! one O(log window); the sources' heads meet in a tournament of one leaf per source.
 //!
 //! Sequence numbers run 1..=0x7fffffff and wrap to 1; the merge orders by an *unwrapped*
 //! seq (each source follows its own laps; all sources start from a common reference).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
+
+use crate::tournament::{Tournament, EMPTY};
 
 use wire::frame::{peek_mirror, ClassifyConfig};
 use wire::mirror::{Event, SEQ_MAX};
@@ -29,6 +31,13 @@ pub struct Key {
     pub seq: u64,
     pub sub: u32,
     pub source: u16,
+}
+
+impl Key {
+    /// The key as one integer in the same order (the tournament's keys).
+    fn packed(self) -> u128 {
+        u128::from(self.seq) << 64 | u128::from(self.sub) << 16 | u128::from(self.source)
+    }
 }
 
 /// One packet ready to be emitted, with what its mirror metadata says. The merge reads a
@@ -191,8 +200,8 @@ pub struct Location {
 pub struct Merger<'a> {
     sources: &'a [OpenSource],
     states: Vec<SourceState<'a>>,
-    /// Each source's lowest pending key (one entry per source with packets pending).
-    heads: BinaryHeap<Reverse<Key>>,
+    /// Each source's lowest pending key (empty for a source with nothing pending).
+    heads: Tournament,
     window: usize,
     cfg: ClassifyConfig,
     reference: Option<(u64, u32)>,
@@ -223,7 +232,7 @@ impl<'a> Merger<'a> {
         let mut m = Merger {
             sources,
             states,
-            heads: BinaryHeap::new(),
+            heads: Tournament::new(sources.len()),
             window: window.max(1),
             cfg,
             reference: None,
@@ -292,9 +301,7 @@ impl<'a> Merger<'a> {
     /// Reads source `i` up to the window and enters its new head.
     fn refill(&mut self, i: usize) {
         while self.states[i].pending.len() < self.window && self.pull(i) {}
-        if let Some(head) = self.states[i].pending.head() {
-            self.heads.push(Reverse(head));
-        }
+        self.heads.set(i, self.states[i].pending.head().map_or(EMPTY, Key::packed));
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
@@ -352,9 +359,8 @@ impl<'a> Iterator for Merger<'a> {
 
     fn next(&mut self) -> Option<Merged<'a>> {
         loop {
-            let Reverse(head) = self.heads.pop()?;
-            let i = usize::from(head.source);
-            let m = self.states[i].pending.pop().expect("a source in `heads` has a packet pending");
+            let (i, _) = self.heads.min()?;
+            let m = self.states[i].pending.pop().expect("a source with a head has a packet pending");
             self.refill(i);
             if !m.mirrored {
                 return Some(m);
