@@ -532,7 +532,8 @@ impl FileSink {
         };
         let rec_path = dir.join(trace::record::FILE_NAME);
         let rec_file = File::create(&rec_path).map_err(werr(rec_path.clone()))?;
-        let records = RecordWriter::new(Spool::new(rec_file, CHUNK)).map_err(werr(rec_path))?;
+        let spool = Spool::new(rec_file, CHUNK).map_err(werr(rec_path.clone()))?;
+        let records = RecordWriter::new(spool).map_err(werr(rec_path))?;
         Ok(FileSink { pcapng, records, dir: dir.to_path_buf() })
     }
 

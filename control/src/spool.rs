@@ -8,7 +8,7 @@
 //! A *direct* spool writes with O_DIRECT, bypassing the page cache: for a file nobody reads
 //! right away (trace.pcapng), the kernel's copy into the cache and its write-back cost more
 //! than the merge itself (docs/benchmarks.md). O_DIRECT wants buffers, lengths and offsets
-//! in multiples of 4 KiB, so each chunk's body starts at an aligned address and only whole
+//! in multiples of 4 KiB: chunks are [`Buffer`]s (aligned, on huge pages), and only whole
 //! 4 KiB pages are handed over; the rest is carried into the next chunk. What cannot be
 //! aligned (the file's last partial page, writes after a seek) goes through a second,
 //! ordinary handle to the same file.
@@ -19,17 +19,20 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
-use trace::direct::ALIGN;
+use trace::direct::{Buffer, ALIGN};
+use trace::pcapng::Out;
 
 /// Chunks waiting for the writer thread.
 const QUEUE: usize = 4;
-/// Room past `chunk_size` for the block appended last (a pcapng block is < 128 KiB), so a
-/// chunk never reallocates (which would lose its alignment).
-const SLACK: usize = 128 << 10;
+/// The most one [`Spool::append`] may put: a chunk holds `chunk_size` plus this, so the
+/// append that fills a chunk always fits (chunks never grow: that would lose their
+/// alignment). A pcapng block of the largest frame any input holds (256 KiB,
+/// `pcap::MAX_CAPTURED`) is well within it.
+pub const MAX_APPEND: usize = 512 << 10;
 
 enum Command {
-    /// Writes `chunk[lead..lead + len]` at the current position.
-    Write { chunk: Vec<u8>, lead: usize, len: usize },
+    /// Writes `chunk.as_slice()[..len]` at the current position.
+    Write { chunk: Buffer, len: usize },
     /// Moves the position after everything sent before; answers with the new position.
     Seek(SeekFrom, SyncSender<io::Result<u64>>),
     /// Answers once everything sent before is written.
@@ -37,20 +40,18 @@ enum Command {
 }
 
 pub struct Spool {
-    chunk: Vec<u8>,
-    /// Filler bytes before the body, so that the body is 4 KiB aligned (direct only).
-    lead: usize,
+    chunk: Buffer,
     chunk_size: usize,
     direct: bool,
     commands: Option<SyncSender<Command>>,
     /// Written chunks coming back for reuse.
-    spare: Receiver<Vec<u8>>,
+    spare: Receiver<Buffer>,
     thread: Option<JoinHandle<io::Result<File>>>,
 }
 
 impl Spool {
     /// Ordinary (page-cached) writes of `chunk_size` bytes each.
-    pub fn new(file: File, chunk_size: usize) -> Spool {
+    pub fn new(file: File, chunk_size: usize) -> io::Result<Spool> {
         Spool::start(Writer { file, plain: None, pos: 0 }, chunk_size, false)
     }
 
@@ -61,46 +62,30 @@ impl Spool {
         match trace::direct::create(path)? {
             (file, true) => {
                 let plain = std::fs::OpenOptions::new().write(true).open(path)?;
-                Ok(Spool::start(Writer { file, plain: Some(plain), pos: 0 }, chunk_size, true))
+                Spool::start(Writer { file, plain: Some(plain), pos: 0 }, chunk_size, true)
             }
-            (file, false) => Ok(Spool::new(file, chunk_size)),
+            (file, false) => Spool::new(file, chunk_size),
         }
     }
 
-    fn start(writer: Writer, chunk_size: usize, direct: bool) -> Spool {
+    fn start(writer: Writer, chunk_size: usize, direct: bool) -> io::Result<Spool> {
+        let chunk_size = chunk_size.max(1);
+        let chunk = Buffer::new(chunk_size + MAX_APPEND)?;
         let (commands, queue) = sync_channel(QUEUE);
         let (give_back, spare) = sync_channel(QUEUE + 2);
         let thread = std::thread::Builder::new()
             .name("spool".into())
             .spawn(move || writer.run(queue, give_back))
             .expect("spawning a thread");
-        let mut s = Spool {
-            chunk: Vec::new(),
-            lead: 0,
-            chunk_size,
-            direct,
-            commands: Some(commands),
-            spare,
-            thread: Some(thread),
-        };
-        s.chunk = s.fresh_chunk(Vec::with_capacity(chunk_size + ALIGN + SLACK));
-        s
+        Ok(Spool { chunk, chunk_size, direct, commands: Some(commands), spare, thread: Some(thread) })
     }
 
-    /// Clears `v` and fills its front up to the first aligned address (direct only).
-    fn fresh_chunk(&mut self, mut v: Vec<u8>) -> Vec<u8> {
-        v.clear();
-        self.lead = if self.direct { trace::direct::lead(v.as_ptr()) } else { 0 };
-        v.resize(self.lead, 0);
-        v
-    }
-
-    /// Lets `fill` append to the current chunk (so a block is encoded straight into it),
-    /// then hands the chunk over if it is full.
+    /// Lets `fill` put at most [`MAX_APPEND`] bytes into the current chunk (so a block is
+    /// encoded straight into it), then hands the chunk over if it is full.
     #[inline]
-    pub fn append<R>(&mut self, fill: impl FnOnce(&mut Vec<u8>) -> R) -> io::Result<R> {
+    pub fn append<R>(&mut self, fill: impl FnOnce(&mut Buffer) -> R) -> io::Result<R> {
         let r = fill(&mut self.chunk);
-        if self.chunk.len() - self.lead >= self.chunk_size {
+        if self.chunk.len() >= self.chunk_size {
             self.ship(false)?;
         }
         Ok(r)
@@ -113,19 +98,22 @@ impl Spool {
         self.join()
     }
 
-    /// Hands the chunk's body over: all of it when `all`, else (direct) whole pages only,
-    /// the rest starting the next chunk.
+    /// Hands the chunk over: all of it when `all`, else (direct) whole pages only, the rest
+    /// starting the next chunk.
     fn ship(&mut self, all: bool) -> io::Result<()> {
-        let (lead, body) = (self.lead, self.chunk.len() - self.lead);
+        let body = self.chunk.len();
         let len = if self.direct && !all { body / ALIGN * ALIGN } else { body };
         if len == 0 {
             return Ok(());
         }
-        let spare = self.spare.try_recv().unwrap_or_else(|_| Vec::with_capacity(self.chunk_size + ALIGN + SLACK));
-        let mut next = self.fresh_chunk(spare);
-        next.extend_from_slice(&self.chunk[lead + len..]);
+        let mut next = match self.spare.try_recv() {
+            Ok(spare) => spare,
+            Err(_) => Buffer::new(self.chunk_size + MAX_APPEND)?,
+        };
+        next.clear();
+        next.put(&self.chunk.as_slice()[len..]);
         let full = std::mem::replace(&mut self.chunk, next);
-        self.send(Command::Write { chunk: full, lead, len })
+        self.send(Command::Write { chunk: full, len })
     }
 
     fn send(&mut self, c: Command) -> io::Result<()> {
@@ -166,11 +154,11 @@ struct Writer {
 }
 
 impl Writer {
-    fn run(mut self, queue: Receiver<Command>, give_back: SyncSender<Vec<u8>>) -> io::Result<File> {
+    fn run(mut self, queue: Receiver<Command>, give_back: SyncSender<Buffer>) -> io::Result<File> {
         for c in queue {
             match c {
-                Command::Write { chunk, lead, len } => {
-                    self.write(&chunk[lead..lead + len])?;
+                Command::Write { chunk, len } => {
+                    self.write(&chunk.as_slice()[..len])?;
                     let _ = give_back.try_send(chunk);
                 }
                 Command::Seek(pos, reply) => {
@@ -210,7 +198,9 @@ impl Writer {
 
 impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.append(|c| c.extend_from_slice(buf))?;
+        for piece in buf.chunks(MAX_APPEND) {
+            self.append(|c| c.put(piece))?;
+        }
         Ok(buf.len())
     }
 
@@ -250,12 +240,17 @@ mod tests {
         let mut want = b"HEADERXX".to_vec();
         for i in 0..20_000u32 {
             let n = (i % 97) as usize;
-            s.append(|c| c.extend((0..n).map(|k| (i as usize + k) as u8))).unwrap();
-            want.extend((0..n).map(|k| (i as usize + k) as u8));
+            let bytes: Vec<u8> = (0..n).map(|k| (i as usize + k) as u8).collect();
+            s.append(|c| c.put(&bytes)).unwrap();
+            want.extend_from_slice(&bytes);
         }
         assert_eq!(s.seek(SeekFrom::Start(0)).unwrap(), 0);
         s.write_all(b"HEADER").unwrap();
         assert_eq!(s.seek(SeekFrom::End(0)).unwrap(), want.len() as u64);
+        // One write larger than any append may be (a flow table), split by `write`.
+        let big: Vec<u8> = (0..3 * MAX_APPEND + 5).map(|k| (k % 251) as u8).collect();
+        s.write_all(&big).unwrap();
+        want.extend_from_slice(&big);
         s.write_all(b"end").unwrap();
         want.extend_from_slice(b"end");
         s.finish().unwrap();
@@ -267,7 +262,7 @@ mod tests {
 
     #[test]
     fn ordinary_writes_in_order_seek_and_finish() {
-        round_trip(|p| Spool::new(File::create(p).unwrap(), 4096 + 7));
+        round_trip(|p| Spool::new(File::create(p).unwrap(), 4096 + 7).unwrap());
     }
 
     #[test]
@@ -280,7 +275,7 @@ mod tests {
     fn a_write_error_is_returned_not_lost() {
         // /dev/full fails every write with ENOSPC.
         let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else { return };
-        let mut s = Spool::new(full, 4);
+        let mut s = Spool::new(full, 4).unwrap();
         let err = match (0..100).try_for_each(|_| s.write_all(b"data")) {
             Err(e) => e,
             Ok(()) => s.finish().unwrap_err(),

@@ -50,6 +50,30 @@ pub const fn max_epb_len(snaplen: usize) -> usize {
     epb_len(snaplen, MAX_COMMENT)
 }
 
+/// Where blocks are encoded: a `Vec<u8>` (the dataplane's shard chunks), or a writer's own
+/// buffer such as [`crate::direct::Buffer`] (the control process's spools).
+pub trait Out {
+    /// Appends `bytes`. The caller has made room: an `Out` that cannot grow may panic.
+    fn put(&mut self, bytes: &[u8]);
+    /// Bytes held.
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl Out for Vec<u8> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    #[inline]
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+}
+
 /// What one Enhanced Packet Block holds.
 #[derive(Debug, Clone, Copy)]
 pub struct Epb<'a> {
@@ -74,9 +98,9 @@ impl Epb<'_> {
     /// Appends the block to `out` and returns the offset of the packet data inside `out`
     /// (the dataplane restores mirrored headers in place there).
     ///
-    /// The caller reserves capacity: with `out.capacity() - out.len() >= encoded_len()`
-    /// this never reallocates, which is what keeps the hot path allocation-free.
-    pub fn append_to(&self, out: &mut Vec<u8>) -> usize {
+    /// The caller makes room for `encoded_len()` bytes: a `Vec` with that much spare
+    /// capacity never reallocates, which is what keeps the hot path allocation-free.
+    pub fn append_to<O: Out + ?Sized>(&self, out: &mut O) -> usize {
         // Three fixed-size pieces assembled on the stack plus two variable copies, instead of
         // ~20 small appends each with its own capacity check (measured in bench/recbench).
         let len = self.encoded_len() as u32;
@@ -96,7 +120,7 @@ impl Epb<'_> {
         {
             head[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes());
         }
-        out.extend_from_slice(&head);
+        out.put(&head);
         let data_at = out.len();
         put_padded(out, self.data);
         let mut opts = [0u8; 20];
@@ -106,17 +130,17 @@ impl Epb<'_> {
         opts[8..10].copy_from_slice(&EPB_PACKETID.to_le_bytes());
         opts[10..12].copy_from_slice(&8u16.to_le_bytes());
         opts[12..20].copy_from_slice(&self.packet_id.to_le_bytes());
-        out.extend_from_slice(&opts);
+        out.put(&opts);
         if !comment.is_empty() {
             let mut head = [0u8; 4];
             head[0..2].copy_from_slice(&OPT_COMMENT.to_le_bytes());
             head[2..4].copy_from_slice(&(comment.len() as u16).to_le_bytes());
-            out.extend_from_slice(&head);
+            out.put(&head);
             put_padded(out, comment);
         }
         let mut tail = [0u8; 8];
         tail[4..8].copy_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&tail);
+        out.put(&tail);
         data_at
     }
 }
@@ -172,10 +196,10 @@ fn put_option(out: &mut Vec<u8>, code: u16, value: &[u8]) {
     put_padded(out, value);
 }
 
-fn put_padded(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.extend_from_slice(bytes);
+fn put_padded<O: Out + ?Sized>(out: &mut O, bytes: &[u8]) {
+    out.put(bytes);
     let pad = pad4(bytes.len()) - bytes.len();
-    out.extend_from_slice(&[0u8; 3][..pad]);
+    out.put(&[0u8; 3][..pad]);
 }
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
