@@ -234,7 +234,7 @@ mod tests {
     /// and a tail: the file must hold exactly that, in both modes.
     fn round_trip(make: impl Fn(&Path) -> Spool) {
         let dir = temp_dir();
-        let path = dir.join("spooled");
+        let path = dir.path().join("spooled");
         let mut s = make(&path);
         s.write_all(b"headerXX").unwrap();
         let mut want = b"HEADERXX".to_vec();
@@ -257,7 +257,6 @@ mod tests {
         let got = std::fs::read(&path).unwrap();
         assert_eq!(got.len(), want.len());
         assert!(got == want, "contents differ");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -283,14 +282,13 @@ mod tests {
         assert_eq!(err.raw_os_error(), Some(28), "ENOSPC expected, got {err}");
     }
 
-    fn temp_dir() -> std::path::PathBuf {
+    fn temp_dir() -> tempfile::TempDir {
         // Under the target directory, not /tmp: that may be an older tmpfs, which refuses O_DIRECT
         // and the direct path would go untested.
         let base = std::env::var_os("CARGO_TARGET_TMPDIR")
             .map(std::path::PathBuf::from)
             .unwrap_or_else(|| std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/tmp"));
-        let d = base.join(format!("spool-{}-{:?}", std::process::id(), std::thread::current().id()));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+        std::fs::create_dir_all(&base).unwrap();
+        tempfile::Builder::new().prefix("spool-").tempdir_in(base).unwrap()
     }
 }

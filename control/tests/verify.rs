@@ -3,16 +3,16 @@
 
 use control::verify::verify_run;
 use std::path::{Path, PathBuf};
+use tempfile::TempDir;
 use trace::annotation::Annotation;
 use trace::manifest::{BlockRecord, CaptureConfig, CoreRecord, Manifest, PortRecord, RunStatus};
 use trace::pcapng::{shard_header, Epb, MAX_COMMENT};
 
 /// A run of one core: the scenario's frames written as the dataplane writes them, in
-/// blocks of `per_block` packets.
-fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
-    let dir = std::env::temp_dir().join(format!("rs-verify-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+/// blocks of `per_block` packets, in a directory removed when the `TempDir` drops (on a
+/// panic too).
+fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
+    let dir = tempfile::Builder::new().prefix(&format!("rs-verify-{name}-")).tempdir().unwrap();
     let s = rocescope_tests::scenario::Scenario::lumina();
     let mut file = shard_header(128, "port0", "test", "test");
     let mut blocks =
@@ -49,7 +49,7 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
     core.written = core.rx;
     core.shard_bytes = file.len() as u64;
     core.blocks = blocks;
-    std::fs::write(dir.join(&core.shard), &file).unwrap();
+    std::fs::write(dir.path().join(&core.shard), &file).unwrap();
     let m = Manifest {
         format: trace::manifest::FORMAT.into(),
         version: trace::manifest::VERSION,
@@ -73,7 +73,7 @@ fn make_run(name: &str, per_block: usize) -> (PathBuf, Manifest) {
         dispatcher: None,
         cores: vec![core],
     };
-    m.store(&dir).unwrap();
+    m.store(dir.path()).unwrap();
     (dir, m)
 }
 
@@ -101,36 +101,34 @@ fn shard(dir: &Path) -> PathBuf {
 #[test]
 fn an_intact_run_verifies() {
     let (dir, m) = make_run("intact", 7);
-    assert_eq!(problems(&dir), Vec::<String>::new());
-    let r = verify_run(&dir).unwrap();
+    assert_eq!(problems(dir.path()), Vec::<String>::new());
+    let r = verify_run(dir.path()).unwrap();
     assert_eq!(r.shards[0].packets, m.cores[0].written);
     assert!(r.to_string().contains("intact"));
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn a_flipped_byte_is_located_to_its_block() {
     let (dir, m) = make_run("flip", 7);
     let victim = m.cores[0].blocks[2];
-    let mut bytes = std::fs::read(shard(&dir)).unwrap();
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
     bytes[victim.offset as usize + 40] ^= 0x01; // inside packet data: still parses
-    std::fs::write(shard(&dir), &bytes).unwrap();
-    let p = problems(&dir);
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let p = problems(dir.path());
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(
         p[0].starts_with(&format!("block 2 (bytes {}..{}) is damaged", victim.offset, victim.offset + victim.len)),
         "{p:?}"
     );
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn truncation_and_appended_bytes_are_found() {
     let (dir, m) = make_run("truncate", 7);
-    let bytes = std::fs::read(shard(&dir)).unwrap();
+    let bytes = std::fs::read(shard(dir.path())).unwrap();
     let last = *m.cores[0].blocks.last().unwrap();
-    std::fs::write(shard(&dir), &bytes[..bytes.len() - 10]).unwrap();
-    let p = problems(&dir);
+    std::fs::write(shard(dir.path()), &bytes[..bytes.len() - 10]).unwrap();
+    let p = problems(dir.path());
     let lost = last.packets.to_string();
     assert!(
         p.iter().any(|x| x.contains(&format!("block {}", m.cores[0].blocks.len() - 1)) && x.contains("beyond the end")),
@@ -141,10 +139,9 @@ fn truncation_and_appended_bytes_are_found() {
 
     let mut longer = bytes.clone();
     longer.extend_from_slice(&[0u8; 12]);
-    std::fs::write(shard(&dir), &longer).unwrap();
-    let p = problems(&dir);
+    std::fs::write(shard(dir.path()), &longer).unwrap();
+    let p = problems(dir.path());
     assert!(p.iter().any(|x| x.contains(&format!("12 bytes from offset {}", bytes.len()))), "{p:?}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -152,18 +149,17 @@ fn counters_that_do_not_add_up_are_reported() {
     let (dir, mut m) = make_run("accounting", 7);
     m.cores[0].rx += 3;
     m.cores[0].classes.insert("pfc".into(), 99);
-    m.store(&dir).unwrap();
-    let p = problems(&dir);
+    m.store(dir.path()).unwrap();
+    let p = problems(dir.path());
     assert!(p.iter().any(|x| x.starts_with("core 0: rx 33 but written 30")), "{p:?}");
     assert!(p.iter().any(|x| x.starts_with("class pfc: 2 packets in the shard, 99 in the manifest")), "{p:?}");
     assert!(p.iter().any(|x| x.starts_with("port delivered 30 packets, fewer than the 33")), "{p:?}");
     // A run that never finished says so (and its port counters were never read).
     m.status = RunStatus::Running;
-    m.store(&dir).unwrap();
-    let p = problems(&dir);
+    m.store(dir.path()).unwrap();
+    let p = problems(dir.path());
     assert!(p.iter().any(|x| x.contains("status is `running`")), "{p:?}");
     assert!(!p.iter().any(|x| x.starts_with("port delivered")), "{p:?}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -176,19 +172,18 @@ fn hostile_manifest_values_give_findings_not_panics() {
     m.cores[0].classes.insert("other".into(), u64::MAX);
     m.cores[0].shard_bytes = 1;
     m.port.ipackets = u64::MAX;
-    m.store(&dir).unwrap();
-    let p = problems(&dir);
+    m.store(dir.path()).unwrap();
+    let p = problems(dir.path());
     assert!(p.iter().any(|x| x.starts_with("block 1") && x.contains("beyond the end")), "{p:?}");
     assert!(p.iter().any(|x| x.starts_with("block 2 starts at")), "{p:?}");
     assert!(p.iter().any(|x| x.starts_with("core 0: rx 18446744073709551615")), "{p:?}");
     assert!(p.iter().any(|x| x.contains("the manifest says 1")), "{p:?}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn a_packet_id_that_disagrees_with_its_annotation_is_reported() {
     let (dir, m) = make_run("packet-id", 100);
-    let mut bytes = std::fs::read(shard(&dir)).unwrap();
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
     // The first copy with an event, so its comment repeats its seq (a copy without one
     // has no comment: its packet id is all there is). The id option sits after the data.
     let first = trace::reader::ShardReader::new(&bytes)
@@ -203,19 +198,16 @@ fn a_packet_id_that_disagrees_with_its_annotation_is_reported() {
     let mut m = m;
     let b = &mut m.cores[0].blocks[1];
     b.crc32c = trace::manifest::block_crc(&bytes[b.offset as usize..(b.offset + b.len) as usize]);
-    m.store(&dir).unwrap();
-    std::fs::write(shard(&dir), &bytes).unwrap();
-    let p = problems(&dir);
+    m.store(dir.path()).unwrap();
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let p = problems(dir.path());
     assert_eq!(p.len(), 1, "{p:?}");
     assert!(p[0].contains(&format!("packet id Some({}) but its annotation says {seq}", seq ^ 1)), "{p:?}");
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
 fn a_missing_manifest_is_an_error_not_a_verdict() {
-    let dir = std::env::temp_dir().join(format!("rs-verify-{}-none", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let e = verify_run(&dir).unwrap_err();
+    let dir = tempfile::Builder::new().prefix("rs-verify-none-").tempdir().unwrap();
+    let e = verify_run(dir.path()).unwrap_err();
     assert!(e.to_string().contains("manifest.json"), "{e}");
-    std::fs::remove_dir_all(dir).unwrap();
 }

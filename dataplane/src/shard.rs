@@ -309,16 +309,14 @@ mod tests {
         chunk_bytes: usize,
         feed: impl FnOnce(&mut ShardBuffer),
     ) -> (WriterReport, Vec<u8>) {
-        let dir = std::env::temp_dir().join(format!("rocescope-shard-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("s.bin");
+        let dir = tempfile::Builder::new().prefix(&format!("rocescope-shard-{name}-")).tempdir().unwrap();
+        let path = dir.path().join("s.bin");
         let (mut buf, writer) = open(&path, b"HEAD".to_vec(), chunks, chunk_bytes, Arc::default(), None).unwrap();
         feed(&mut buf);
         buf.flush();
         drop(buf);
         let report = writer.join().unwrap();
         let bytes = std::fs::read(&path).unwrap();
-        std::fs::remove_dir_all(&dir).unwrap();
         (report, bytes)
     }
 

@@ -36,7 +36,7 @@ fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str, 
         let mine: Vec<&Expected> =
             s.expected.iter().zip(core_of).filter(|(_, k)| **k == Some(c)).map(|(e, _)| e).collect();
         check_counters(core, &mine);
-        let bytes = std::fs::read(run.dir.join(&core.shard)).expect("shard");
+        let bytes = std::fs::read(run.dir.path().join(&core.shard)).expect("shard");
         assert_eq!(verify_blocks(&bytes, &core.blocks), vec![], "core {c} block CRCs");
         assert_eq!(core.shard_bytes, bytes.len() as u64);
         let packets: Vec<_> = ShardReader::new(&bytes).collect::<Result<_, _>>().expect("readable shard");
@@ -59,7 +59,7 @@ fn check(run: &Run, s: &Scenario, core_of: &[Option<usize>], stop_reason: &str, 
                 }
             }
         }
-        check_with_tshark(&run.dir.join(&core.shard), &mine);
+        check_with_tshark(&run.dir.path().join(&core.shard), &mine);
     }
     let mut expected_seqs: Vec<u32> = s
         .expected
@@ -185,8 +185,8 @@ fn num(s: &str) -> u64 {
 #[test]
 fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     let s = Scenario::lumina_with_truncations();
-    let work = std::env::temp_dir().join(format!("rs-e2e-input-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
+    let scratch = tempfile::Builder::new().prefix("rs-e2e-input-").tempdir().unwrap();
+    let work = scratch.path();
 
     // Dispatch: one queue, a dispatcher lcore deals frame i to worker i % 2 (Lumina §3.4).
     let all = work.join("all.pcap");
@@ -233,7 +233,7 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     check(&run, &s, &core_of, "idle", 65535);
     let mut verified = 0;
     for core in &run.manifest.cores {
-        let bytes = std::fs::read(run.dir.join(&core.shard)).unwrap();
+        let bytes = std::fs::read(run.dir.path().join(&core.shard)).unwrap();
         for p in ShardReader::new(&bytes).map(Result::unwrap) {
             if let Some(Annotation::Mirrored { event, seq }) = p.annotation() {
                 assert_eq!(p.data.len(), p.original_len as usize, "untrimmed");
@@ -244,9 +244,4 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
         }
     }
     assert!(verified > 20);
-
-    std::fs::remove_dir_all(&work).unwrap();
-    for name in ["dispatch", "rss", "limit", "full"] {
-        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("rs-e2e-{}-{name}", std::process::id())));
-    }
 }

@@ -7,16 +7,19 @@
 mod dpdk_support;
 
 use dpdk_support::line_channel;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+use tempfile::TempDir;
 use trace::manifest::{Manifest, RunStatus};
 use trace::reader::{verify_blocks, ShardReader};
 
 struct Capture {
     child: Child,
-    dir: PathBuf,
+    /// The run directory, removed on drop (on a panic too).
+    dir: TempDir,
+    /// The EAL file prefix.
     tag: String,
     /// Stderr lines, as they come.
     stderr: mpsc::Receiver<String>,
@@ -32,12 +35,21 @@ fn spawn(name: &str, balance: &str, extra: &[&str], shell_prefix: Option<&str>) 
 /// [`spawn`] with EAL's `--lcores` map given.
 fn spawn_on(name: &str, lcores: &str, balance: &str, extra: &[&str], shell_prefix: Option<&str>) -> Capture {
     let tag = format!("rs-load-{}-{name}", std::process::id());
-    let dir = std::env::temp_dir().join(&tag);
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = tempfile::Builder::new().prefix(&format!("rs-load-{name}-")).tempdir().unwrap();
     let mut argv: Vec<String> = [env!("CARGO_BIN_EXE_rocescope-dataplane"), "--lcores", lcores, "--no-huge"]
         .iter()
         .chain(&["--no-pci", "--no-telemetry", "-m", "1024", "--file-prefix", &tag, "--log-level", "lib.eal:warning"])
-        .chain(&["--vdev", "net_null0", "--", "-o", dir.to_str().unwrap(), "--balance", balance, "--buffer-mb", "8"])
+        .chain(&[
+            "--vdev",
+            "net_null0",
+            "--",
+            "-o",
+            dir.path().to_str().unwrap(),
+            "--balance",
+            balance,
+            "--buffer-mb",
+            "8",
+        ])
         .chain(&["--stats-interval", "0.5"])
         .chain(extra)
         .map(|s| s.to_string())
@@ -81,17 +93,16 @@ impl Capture {
         let summary = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.success(), expect_success, "exit {:?}\n{summary}\n{stderr:?}", out.status);
         assert!(summary.contains("recorded"), "the summary is printed either way:\n{summary}");
-        let m = Manifest::load(&self.dir).expect("final manifest");
+        let m = Manifest::load(self.dir.path()).expect("final manifest");
         assert_eq!(m.status, RunStatus::Complete);
         assert_eq!(m.stop_reason.as_deref(), Some(reason));
-        check_accounting(&m, &self.dir);
+        check_accounting(&m, self.dir.path());
         // The control side's verifier must agree: shards intact, identities hold. A failed
         // write is reported (write_error), and nothing else may be.
-        let verdict = control::verify::verify_run(&self.dir).expect("verifiable");
+        let verdict = control::verify::verify_run(self.dir.path()).expect("verifiable");
         let shard_problems: Vec<_> = verdict.shards.iter().flat_map(|s| s.problems.clone()).collect();
         assert_eq!(shard_problems, Vec::<String>::new(), "{verdict}");
         assert!(verdict.problems.iter().all(|p| p.contains("write error")), "{verdict}");
-        std::fs::remove_dir_all(&self.dir).unwrap();
         m
     }
 }

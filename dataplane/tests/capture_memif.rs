@@ -13,8 +13,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use dpdk_support::{
-    file_prefix, line_channel, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard, TempDir,
-    TESTPMD,
+    file_prefix, line_channel, scratch_dir, testpmd_available, testpmd_memif_client, testpmd_tx_packets,
+    RuntimeDirGuard, TESTPMD,
 };
 use trace::manifest::Manifest;
 
@@ -42,7 +42,7 @@ fn idle_stop_waits_for_the_memif_peer_then_records_all_it_sent() {
         eprintln!("note: {TESTPMD} not found; skipping the memif capture test (install dpdk)");
         return;
     }
-    let dir = TempDir::new("cap-memif");
+    let dir = scratch_dir("cap-memif");
     let sock = dir.path().join("memif.sock");
     let run = dir.path().join("run");
     let _runtime_dir = RuntimeDirGuard::new(file_prefix("cap-memif"));

@@ -21,9 +21,9 @@ fn captures_every_copy_of_a_rig_run() {
         "  - {qpn: 2, psn: 5, type: drop, iter: 2}\n  - {qpn: 1, psn: 17, type: corrupt, iter: 1}",
     );
     let cfg = RigConfig::from_yaml(&text).unwrap();
-    let work = std::env::temp_dir().join(format!("rs-rig-input-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    let r = Rig::new(&cfg, Capture::Pcap(&work), true).unwrap().run().unwrap();
+    let scratch = tempfile::Builder::new().prefix("rs-rig-input-").tempdir().unwrap();
+    let work = scratch.path();
+    let r = Rig::new(&cfg, Capture::Pcap(work), true).unwrap().run().unwrap();
     assert_eq!(r.truth.events.len(), 4);
 
     let vdev = format!(
@@ -36,7 +36,7 @@ fn captures_every_copy_of_a_rig_run() {
 
     let mut seen = HashMap::new();
     for core in &run.manifest.cores {
-        let bytes = std::fs::read(run.dir.join(&core.shard)).unwrap();
+        let bytes = std::fs::read(run.dir.path().join(&core.shard)).unwrap();
         for p in ShardReader::new(&bytes).map(Result::unwrap) {
             let Some(Annotation::Mirrored { seq, event }) = p.annotation() else {
                 panic!("the rig sends only mirrored copies")
@@ -61,8 +61,6 @@ fn captures_every_copy_of_a_rig_run() {
         let conn = &r.conns[rec.conn as usize];
         assert_eq!(dest_qp, conn.end(rec.from.other()).qpn);
     }
-    std::fs::remove_dir_all(&work).unwrap();
-    std::fs::remove_dir_all(&run.dir).unwrap();
 }
 
 /// Issue 4's acceptance: shards split across two capture hosts and several cores
@@ -74,18 +72,21 @@ fn shards_of_two_hosts_and_several_cores_reconstruct_the_switch_order() {
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/rig/configs/lumina-listing.yaml"))
             .unwrap();
     let cfg = RigConfig::from_yaml(&text).unwrap();
-    let work = std::env::temp_dir().join(format!("rs-rig-hosts-{}", std::process::id()));
-    std::fs::create_dir_all(&work).unwrap();
-    let r = Rig::new(&cfg, Capture::Pcap(&work), true).unwrap().run().unwrap();
+    let scratch = tempfile::Builder::new().prefix("rs-rig-hosts-").tempdir().unwrap();
+    let work = scratch.path();
+    let r = Rig::new(&cfg, Capture::Pcap(work), true).unwrap().run().unwrap();
     let dump = |i| work.join(rig::rig::dump_file_name(i)).display().to_string();
     let host_a = capture("rig-host-a", 4, &format!("net_pcap0,rx_pcap={}", dump(0)), &["--balance", "dispatch"]);
     let host_b = capture("rig-host-b", 2, &format!("net_pcap0,rx_pcap={}", dump(1)), &["--balance", "rss"]);
     assert!(host_a.manifest.cores.len() >= 2, "host A spreads over several cores");
 
     let out = work.join("reconstructed");
-    let summary =
-        control::reconstruct::reconstruct_to(&[host_a.dir.clone(), host_b.dir.clone()], &out, &Default::default())
-            .unwrap();
+    let summary = control::reconstruct::reconstruct_to(
+        &[host_a.dir.path().to_path_buf(), host_b.dir.path().to_path_buf()],
+        &out,
+        &Default::default(),
+    )
+    .unwrap();
     assert_eq!((summary.missing_total, summary.issues.len()), (0, 0), "{summary:?}");
     let rec = control::reconstruct::Reconstruction::load(&out).unwrap();
     let records = rec.view().records;
@@ -97,8 +98,5 @@ fn shards_of_two_hosts_and_several_cores_reconstruct_the_switch_order() {
         assert_eq!(rec.event(), event, "seq {}", truth.seq);
         let host = &summary.sources[usize::from(rec.source)];
         assert_eq!(host.host, truth.dump_host.unwrap(), "seq {} came from the right capture host", truth.seq);
-    }
-    for dir in [&work, &host_a.dir, &host_b.dir] {
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -12,8 +12,8 @@ use std::io::{Read, Write};
 use dataplane::dpdk::mempool::DEFAULT_DATA_ROOM;
 use dataplane::dpdk::{Eal, MbufBurst, Mempool, Port, PortConfig, SOCKET_ID_ANY};
 use dpdk_support::{
-    eal_args, file_prefix, poll_until, testpmd_available, testpmd_memif_client, testpmd_tx_packets, RuntimeDirGuard,
-    TempDir, TESTPMD,
+    eal_args, file_prefix, poll_until, scratch_dir, testpmd_available, testpmd_memif_client, testpmd_tx_packets,
+    RuntimeDirGuard, TESTPMD,
 };
 
 const HANG_GUARD_SECS: u64 = 60;
@@ -24,7 +24,7 @@ fn testpmd_txonly_over_memif_arrives_complete() {
         eprintln!("note: {TESTPMD} not found; skipping the memif feed test (install dpdk)");
         return;
     }
-    let dir = TempDir::new("memif");
+    let dir = scratch_dir("memif");
     let sock = dir.path().join("memif.sock");
     let vdev = format!("net_memif0,role=server,socket={},socket-abstract=no", sock.display());
     let _runtime_dir = RuntimeDirGuard::new(file_prefix("memif"));

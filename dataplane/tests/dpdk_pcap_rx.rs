@@ -9,7 +9,7 @@ mod dpdk_support;
 
 use dataplane::dpdk::mempool::{DEFAULT_DATA_ROOM, HEADROOM};
 use dataplane::dpdk::{DpdkError, Eal, MbufBurst, Mempool, Port, PortConfig, SOCKET_ID_ANY};
-use dpdk_support::{eal_args, file_prefix, frame, poll_until, write_pcap, RuntimeDirGuard, TempDir};
+use dpdk_support::{eal_args, file_prefix, frame, poll_until, scratch_dir, write_pcap, RuntimeDirGuard};
 
 const N: usize = 100;
 const JUMBO_INDEX: usize = 37;
@@ -17,7 +17,7 @@ const JUMBO_LEN: usize = 3000;
 
 #[test]
 fn pcap_replay_is_byte_exact() {
-    let dir = TempDir::new("pcap-rx");
+    let dir = scratch_dir("pcap-rx");
     let pcap = dir.path().join("in.pcap");
     let frames: Vec<Vec<u8>> = (0..N)
         .map(|i| {

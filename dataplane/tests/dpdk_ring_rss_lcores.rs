@@ -12,7 +12,7 @@ mod dpdk_support;
 use dataplane::dpdk::mempool::DEFAULT_DATA_ROOM;
 use dataplane::dpdk::port::RSS_IP_UDP;
 use dataplane::dpdk::{lcore, DpdkError, Eal, MbufBurst, Mempool, Port, PortConfig, Ring, SOCKET_ID_ANY};
-use dpdk_support::{eal_args, file_prefix, frame, frame_id, poll_until, write_pcap, RuntimeDirGuard, TempDir};
+use dpdk_support::{eal_args, file_prefix, frame, frame_id, poll_until, scratch_dir, write_pcap, RuntimeDirGuard};
 
 const A: usize = 300; // frames on queue 0, read by the main lcore
 const B: usize = 2000; // frames on queue 1, read by the worker and passed through the ring
@@ -25,7 +25,7 @@ fn frames(tag: u32, n: usize) -> Vec<Vec<u8>> {
 
 #[test]
 fn worker_lcore_hands_mbufs_to_main_through_a_ring() {
-    let dir = TempDir::new("ring-lcores");
+    let dir = scratch_dir("ring-lcores");
     let (q0, q1) = (dir.path().join("q0.pcap"), dir.path().join("q1.pcap"));
     let (f0, f1) = (frames(0, A), frames(1, B));
     write_pcap(&q0, &f0);

@@ -397,10 +397,9 @@ mod tests {
     #[test]
     fn bundled_sample_is_the_lumina_scenario() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/lumina-mirrored.pcap");
-        let tmp = std::env::temp_dir().join(format!("rs-sample-{}.pcap", std::process::id()));
-        crate::pcap::write(&tmp, &Scenario::lumina().frames).unwrap();
-        let fresh = std::fs::read(&tmp).unwrap();
-        std::fs::remove_file(&tmp).unwrap();
+        let tmp = tempfile::Builder::new().prefix("rs-sample-").suffix(".pcap").tempfile().unwrap();
+        crate::pcap::write(tmp.path(), &Scenario::lumina().frames).unwrap();
+        let fresh = std::fs::read(tmp.path()).unwrap();
         if std::env::var_os("ROCESCOPE_BLESS").is_some() {
             std::fs::write(&path, &fresh).unwrap();
         }

@@ -1,20 +1,22 @@
 //! Running the real `rocescope-dataplane` binary on a virtual device, for the capture
 //! tests (each run is its own process, so one test binary can run several).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+use tempfile::TempDir;
 use trace::manifest::Manifest;
 
 pub struct Run {
-    pub dir: PathBuf,
+    /// The run directory, removed on drop (on a panic too).
+    pub dir: TempDir,
     pub manifest: Manifest,
 }
 
 /// Runs the dataplane with `lcores` EAL lcores on the given vdev, stopping when idle.
 pub fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
+    // The EAL file prefix; the run directory is a scratch directory of its own.
     let tag = format!("rs-e2e-{}-{name}", std::process::id());
-    let dir = std::env::temp_dir().join(&tag);
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = tempfile::Builder::new().prefix(&format!("rs-e2e-{name}-")).tempdir().unwrap();
     let cpus: Vec<String> = core_affinity::get_core_ids()
         .map(|ids| ids.iter().take(2).map(|c| c.id.to_string()).collect())
         .unwrap_or_else(|| vec!["0".into()]);
@@ -23,7 +25,7 @@ pub fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
         .args(["--lcores", &lcore_map, "--no-huge", "--no-pci", "--no-telemetry", "-m", "1024"])
         .args(["--file-prefix", &tag, "--log-level", "lib.eal:warning", "--vdev", vdev, "--"])
         .arg("-o")
-        .arg(&dir)
+        .arg(dir.path())
         // The duration is only a safety net; the run must end by going idle.
         .args(["--stop-when-idle", "1", "--duration", "120", "--stats-interval", "0"])
         .args(app)
@@ -33,8 +35,8 @@ pub fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "dataplane failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("recorded"), "no summary:\n{stdout}");
-    let manifest = Manifest::load(&dir).expect("manifest.json");
-    let verdict = control::verify::verify_run(&dir).expect("verifiable");
+    let manifest = Manifest::load(dir.path()).expect("manifest.json");
+    let verdict = control::verify::verify_run(dir.path()).expect("verifiable");
     assert!(verdict.intact(), "rocescope verify:\n{verdict}");
     Run { dir, manifest }
 }

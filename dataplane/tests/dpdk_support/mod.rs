@@ -46,25 +46,9 @@ impl Drop for RuntimeDirGuard {
     }
 }
 
-/// A scratch directory for this test process, removed on drop.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(scenario: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("rocescope-{scenario}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory for a test, removed on drop (on a panic too).
+pub fn scratch_dir(scenario: &str) -> tempfile::TempDir {
+    tempfile::Builder::new().prefix(&format!("rocescope-{scenario}-")).tempdir().expect("create temp dir")
 }
 
 /// A test frame: Ethernet II (ethertype 0x88b5, local experimental) whose payload starts with

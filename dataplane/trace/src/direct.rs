@@ -138,9 +138,8 @@ mod tests {
     #[test]
     fn create_truncates_and_takes_aligned_writes() {
         use std::os::unix::fs::FileExt;
-        let dir = std::env::temp_dir().join(format!("rocescope-direct-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f");
+        let dir = tempfile::Builder::new().prefix("rocescope-direct-").tempdir().unwrap();
+        let path = dir.path().join("f");
         std::fs::write(&path, b"old contents").unwrap();
         let (file, _direct) = create(&path).unwrap(); // O_DIRECT or not, as the filesystem allows
         let mut buf = vec![0u8; 2 * ALIGN];
@@ -149,6 +148,5 @@ mod tests {
         file.write_all_at(&buf[at..at + ALIGN], 0).unwrap();
         drop(file);
         assert_eq!(std::fs::read(&path).unwrap(), vec![b'x'; ALIGN], "truncated, then one aligned page");
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

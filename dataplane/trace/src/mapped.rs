@@ -35,13 +35,12 @@ mod tests {
 
     #[test]
     fn maps_files_including_empty_ones() {
-        let dir = std::env::temp_dir().join(format!("rs-mapped-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let scratch = tempfile::Builder::new().prefix("rs-mapped-").tempdir().unwrap();
+        let dir = scratch.path();
         std::fs::write(dir.join("a"), b"hello").unwrap();
         std::fs::write(dir.join("empty"), b"").unwrap();
         assert_eq!(MappedFile::open(&dir.join("a")).unwrap().bytes(), b"hello");
         assert_eq!(MappedFile::open(&dir.join("empty")).unwrap().bytes(), b"");
         assert!(MappedFile::open(&dir.join("missing")).is_err());
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

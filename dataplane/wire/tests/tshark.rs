@@ -314,9 +314,8 @@ fn tshark_decodes_builder_output() {
         return;
     }
     let cases = cases();
-    let dir = std::env::temp_dir().join(format!("wire-tshark-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let pcap = dir.join("built.pcap");
+    let dir = tempfile::Builder::new().prefix("wire-tshark-").tempdir().unwrap();
+    let pcap = dir.path().join("built.pcap");
     write_pcap(&pcap, &cases.iter().map(|c| c.frame.clone()).collect::<Vec<_>>());
 
     let mut cmd = Command::new("tshark");
@@ -328,8 +327,8 @@ fn tshark_decodes_builder_output() {
         cmd.args(["-e", f]);
     }
     let out = cmd.output().expect("run tshark");
-    if std::env::var_os("WIRE_KEEP_PCAP").is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+    if std::env::var_os("WIRE_KEEP_PCAP").is_some() {
+        eprintln!("WIRE_KEEP_PCAP: kept {}", dir.keep().join("built.pcap").display());
     }
     assert!(out.status.success(), "tshark failed: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();

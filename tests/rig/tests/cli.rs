@@ -4,13 +4,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use tempfile::TempDir;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_rocescope-rig"))
 }
 
-fn tmp(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("rig-cli-{}-{name}", std::process::id()))
+/// A path not yet created, inside a scratch directory that is removed when the `TempDir`
+/// drops (on a panic too): keep it alive while the path is used.
+fn tmp(name: &str) -> (TempDir, PathBuf) {
+    let dir = tempfile::Builder::new().prefix(&format!("rig-cli-{name}-")).tempdir().unwrap();
+    let out = dir.path().join("out");
+    (dir, out)
 }
 
 fn listing() -> PathBuf {
@@ -30,7 +35,7 @@ fn pcap_seqs(file: &Path) -> Vec<u32> {
 
 #[test]
 fn run_writes_a_consistent_run_directory() {
-    let out = tmp("run");
+    let (_scratch, out) = tmp("run");
     let status = bin().arg("run").arg(listing()).arg("-o").arg(&out).arg("--force").status().unwrap();
     assert!(status.success());
 
@@ -97,19 +102,18 @@ fn run_writes_a_consistent_run_directory() {
     let again = bin().arg("run").arg(listing()).arg("-o").arg(&out).output().unwrap();
     assert!(!again.status.success(), "refuses to overwrite without --force");
     assert!(String::from_utf8_lossy(&again.stderr).contains("--force"));
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
 fn same_seed_same_files() {
-    let (a, b) = (tmp("a"), tmp("b"));
+    let ((_scratch_a, a), (_scratch_b, b)) = (tmp("a"), tmp("b"));
     for out in [&a, &b] {
         assert!(bin().arg("run").arg(listing()).arg("-o").arg(out).arg("--force").status().unwrap().success());
     }
     for f in ["dump-0.pcap", "dump-1.pcap", "ground-truth.json", "switch_state_snapshot.yml", "nic-counters.json"] {
         assert_eq!(std::fs::read(a.join(f)).unwrap(), std::fs::read(b.join(f)).unwrap(), "{f}");
     }
-    let c = tmp("c");
+    let (_scratch_c, c) = tmp("c");
     assert!(bin()
         .arg("run")
         .arg(listing())
@@ -120,14 +124,11 @@ fn same_seed_same_files() {
         .unwrap()
         .success());
     assert_ne!(std::fs::read(a.join("dump-0.pcap")).unwrap(), std::fs::read(c.join("dump-0.pcap")).unwrap());
-    for d in [a, b, c] {
-        std::fs::remove_dir_all(d).unwrap();
-    }
 }
 
 #[test]
 fn scale_mode_writes_trimmed_copies() {
-    let out = tmp("scale");
+    let (_scratch, out) = tmp("scale");
     let ok = bin().args(["scale", "--qps", "64", "--packets", "20000", "--force", "-o"]).arg(&out).status().unwrap();
     assert!(ok.success());
     let truth: serde_json::Value =
@@ -142,17 +143,15 @@ fn scale_mode_writes_trimmed_copies() {
     assert_eq!((p.incl_len, p.data.len()), (128, 128));
     assert!(p.orig_len > 1_000, "the original length is kept");
     assert_eq!(truth["events"].as_array().unwrap().len(), 1, "one drop per 64 QPs");
-    std::fs::remove_dir_all(&out).unwrap();
 }
 
 #[test]
 fn bad_config_is_a_clear_error() {
-    let dir = tmp("bad");
+    let (_scratch, dir) = tmp("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let cfg = dir.join("bad.yaml");
     std::fs::write(&cfg, std::fs::read_to_string(listing()).unwrap().replace("mtu: 1024", "mtu: 1000")).unwrap();
     let out = bin().arg("run").arg(&cfg).arg("-o").arg(dir.join("out")).output().unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an IB MTU"), "{}", String::from_utf8_lossy(&out.stderr));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -38,9 +38,9 @@ fn check_with_tshark(k: Knobs) {
         return;
     }
     let cfg = k.config();
-    let dir = std::env::temp_dir().join(format!("rig-pcaps-{}-{}", std::process::id(), k.seed));
-    std::fs::create_dir_all(&dir).unwrap();
-    let r = rig_run(&cfg, &dir);
+    let scratch = tempfile::Builder::new().prefix(&format!("rig-pcaps-{}-", k.seed)).tempdir().unwrap();
+    let dir = scratch.path();
+    let r = rig_run(&cfg, dir);
     // In switch order: seq order, across the wrap too.
     let records = &r.packets;
     for host in 0..cfg.rig.dump_hosts.len() {
@@ -73,8 +73,7 @@ fn check_with_tshark(k: Knobs) {
             }
         }
     }
-    check_restoration(&cfg, &r, &dir);
-    std::fs::remove_dir_all(&dir).unwrap();
+    check_restoration(&cfg, &r, dir);
 }
 
 fn tshark_rows(file: &std::path::Path, mirror_port: u16) -> Vec<Vec<String>> {
