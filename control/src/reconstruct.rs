@@ -167,13 +167,14 @@ pub fn run(
                 batch.frames.load(&batch.packets);
             }
             let (packets, frames) = (&batch.packets, &batch.frames);
-            // In trace order, so flow ids are numbered as `record` would number them.
+            // In trace order, so flow ids are numbered as `record` would number them, and in
+            // a pass of their own, so that the flow table's cache misses overlap.
             flows.clear();
             flows.extend((0..packets.len()).map(|i| builder.flow_id(frames.get(i), frames.info(i).as_ref().ok())));
             for (i, m) in packets.iter().enumerate() {
                 let (restored, info) = (frames.get(i), frames.info(i));
                 let meta = frame_meta(m, restored.len());
-                let record = builder.record_in_flow(restored, info.as_ref().ok(), &meta, flows[i]);
+                let record = Record { flow: flows[i], ..Record::of(restored, info.as_ref().ok(), &meta) };
                 tally.add(m, info.is_ok());
                 sink.packet(&record, m, info, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;

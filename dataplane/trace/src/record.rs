@@ -151,6 +151,40 @@ pub struct Record {
 const _: () = assert!(RECORD_LEN == 48);
 
 impl Record {
+    /// The record of a restored frame — its captured bytes, which may be shorter than
+    /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`), all
+    /// but its flow id (`u32::MAX` here), which needs the trace's flows in order
+    /// ([`RecordBuilder::flow_id`]). Everything else depends on the frame alone, so it can
+    /// be built by whichever thread holds the frame in cache.
+    pub fn of(frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
+        let mut r = Record {
+            seq: meta.seq,
+            switch_ts_ns: meta.switch_ts_ns,
+            flow: u32::MAX,
+            frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
+            source: meta.source,
+            event: meta.event.index() as u8,
+            class: CLASS_MALFORMED,
+            kind: Kind::NotRoce as u8,
+            ..Record::default()
+        };
+        if meta.mirrored {
+            r.flags |= flag::MIRRORED;
+        }
+        if meta.trimmed {
+            r.flags |= flag::TRIMMED;
+        }
+        let Some(info) = info else { return r };
+        r.class = info.class as u8;
+        if info.l4_offset != 0 {
+            r.flags |= ecn_flags(frame, info);
+        }
+        if info.bth_offset != 0 {
+            roce_fields(frame, info, meta, &mut r);
+        }
+        r
+    }
+
     pub fn kind(&self) -> Kind {
         Kind::from_u8(self.kind)
     }
@@ -276,41 +310,7 @@ impl RecordBuilder {
     /// The record of a restored frame — its captured bytes, which may be shorter than
     /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`).
     pub fn record(&mut self, frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
-        let flow = self.flow_id(frame, info);
-        self.record_in_flow(frame, info, meta, flow)
-    }
-
-    /// [`RecordBuilder::record`] with the frame's flow id already looked up by
-    /// [`RecordBuilder::flow_id`] (in trace order, so ids are numbered the same). Looking up
-    /// a batch's flows in one pass before building its records lets the table's cache
-    /// misses overlap instead of stalling each record in turn.
-    pub fn record_in_flow(&mut self, frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta, flow: u32) -> Record {
-        let mut r = Record {
-            seq: meta.seq,
-            switch_ts_ns: meta.switch_ts_ns,
-            flow,
-            frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
-            source: meta.source,
-            event: meta.event.index() as u8,
-            class: CLASS_MALFORMED,
-            kind: Kind::NotRoce as u8,
-            ..Record::default()
-        };
-        if meta.mirrored {
-            r.flags |= flag::MIRRORED;
-        }
-        if meta.trimmed {
-            r.flags |= flag::TRIMMED;
-        }
-        let Some(info) = info else { return r };
-        r.class = info.class as u8;
-        if info.l4_offset != 0 {
-            r.flags |= ecn_flags(frame, info);
-        }
-        if info.bth_offset != 0 {
-            self.roce_fields(frame, info, meta, &mut r);
-        }
-        r
+        Record { flow: self.flow_id(frame, info), ..Record::of(frame, info, meta) }
     }
 
     /// The id of a restored frame's 5-tuple, numbering new ones as they come;
@@ -332,39 +332,6 @@ impl RecordBuilder {
             self.flows.push(flow_of(frame, info).unwrap_or_default());
         }
         id
-    }
-
-    fn roce_fields(&mut self, frame: &[u8], info: &FrameInfo, meta: &FrameMeta, r: &mut Record) {
-        let bth_at = usize::from(info.bth_offset);
-        let wire_len = (meta.wire_len as usize).saturating_sub(bth_at);
-        let Some(bytes) = frame.get(bth_at..) else { return };
-        let Ok(p) = wire::roce::Packet::new_trimmed(bytes, wire_len) else { return };
-        let bth = p.bth();
-        r.opcode = bth.opcode().0;
-        r.kind = Kind::of(Some(r.opcode)) as u8;
-        r.dest_qp = bth.dest_qp();
-        r.psn = bth.psn();
-        r.pkey = bth.pkey();
-        r.bth_flags = u8::from(bth.solicited()) << 7 | u8::from(bth.mig_req()) << 6 | bth.pad_count() << 4 | bth.tver();
-        r.payload_len = p.payload_len().min(usize::from(u16::MAX)) as u16;
-        let bit = |on: bool, f: u16| if on { f } else { 0 };
-        r.flags |= bit(bth.ack_req(), flag::ACK_REQ) | bit(bth.fecn(), flag::FECN) | bit(bth.becn(), flag::BECN);
-        if let Some(reth) = p.reth() {
-            r.ext = reth.dma_len();
-            r.flags |= flag::RETH;
-        }
-        if let Some(aeth) = p.aeth() {
-            r.syndrome = aeth.syndrome_raw();
-            r.ext = aeth.msn();
-            r.flags |= flag::AETH;
-        }
-        if !meta.trimmed {
-            r.flags |= match wire::icrc::verify_frame(frame) {
-                Ok(true) => flag::ICRC_OK,
-                Ok(false) => flag::ICRC_BAD,
-                Err(_) => 0,
-            };
-        }
     }
 }
 
@@ -410,6 +377,40 @@ fn flow_of(frame: &[u8], info: &FrameInfo) -> Option<Flow> {
         f.dst_port = u16::from_be_bytes([udp[2], udp[3]]);
     }
     Some(f)
+}
+
+/// The BTH and extension-header fields of a RoCE frame's record.
+fn roce_fields(frame: &[u8], info: &FrameInfo, meta: &FrameMeta, r: &mut Record) {
+    let bth_at = usize::from(info.bth_offset);
+    let wire_len = (meta.wire_len as usize).saturating_sub(bth_at);
+    let Some(bytes) = frame.get(bth_at..) else { return };
+    let Ok(p) = wire::roce::Packet::new_trimmed(bytes, wire_len) else { return };
+    let bth = p.bth();
+    r.opcode = bth.opcode().0;
+    r.kind = Kind::of(Some(r.opcode)) as u8;
+    r.dest_qp = bth.dest_qp();
+    r.psn = bth.psn();
+    r.pkey = bth.pkey();
+    r.bth_flags = u8::from(bth.solicited()) << 7 | u8::from(bth.mig_req()) << 6 | bth.pad_count() << 4 | bth.tver();
+    r.payload_len = p.payload_len().min(usize::from(u16::MAX)) as u16;
+    let bit = |on: bool, f: u16| if on { f } else { 0 };
+    r.flags |= bit(bth.ack_req(), flag::ACK_REQ) | bit(bth.fecn(), flag::FECN) | bit(bth.becn(), flag::BECN);
+    if let Some(reth) = p.reth() {
+        r.ext = reth.dma_len();
+        r.flags |= flag::RETH;
+    }
+    if let Some(aeth) = p.aeth() {
+        r.syndrome = aeth.syndrome_raw();
+        r.ext = aeth.msn();
+        r.flags |= flag::AETH;
+    }
+    if !meta.trimmed {
+        r.flags |= match wire::icrc::verify_frame(frame) {
+            Ok(true) => flag::ICRC_OK,
+            Ok(false) => flag::ICRC_BAD,
+            Err(_) => 0,
+        };
+    }
 }
 
 /// The IP header's ECN field as [`flag::CE`] / [`flag::ECT`].
