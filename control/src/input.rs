@@ -15,7 +15,7 @@ use trace::manifest::Manifest;
 use trace::mapped::MappedFile;
 use trace::reader::{verify_blocks, BlockFault, ShardReader};
 
-use crate::pcap::PcapRecords;
+use crate::pcap::{PcapRecords, MAX_CAPTURED};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -255,6 +255,13 @@ impl<'a> Iterator for Packets<'a> {
         match &mut self.inner {
             Inner::Failed(d) => d.take().map(Err),
             Inner::Pcapng(r) => match r.next()? {
+                // As in a classic pcap file: no frame is that long, and the block would
+                // not fit the output's chunks.
+                Ok(p) if p.data.len() > MAX_CAPTURED as usize => {
+                    let what = format!("captured length {} is beyond any frame ({MAX_CAPTURED})", p.data.len());
+                    self.inner = Inner::Failed(None);
+                    Some(Err(self.source.damage(p.offset, what)))
+                }
                 Ok(p) => Some(Ok(RawPacket {
                     offset: p.offset,
                     ts_ns: p.timestamp_ns,

@@ -143,3 +143,32 @@ fn a_dump_with_a_small_snap_length_is_read_whole() {
     assert_eq!(summary.packets, s.frames.len() as u64);
     assert_eq!(summary.mirrored as usize, s.seqs().len());
 }
+
+/// A pcapng input whose block holds more bytes than any frame (a damaged or hostile file)
+/// is damage at that block, like an oversized record in a classic pcap: reading that file
+/// stops there, and what came before it is in the trace. (Read on, a block larger than
+/// `spool::MAX_APPEND` could overflow a nearly full output chunk.)
+#[test]
+fn an_oversized_pcapng_block_is_damage_not_a_crash() {
+    use trace::pcapng::{shard_header, Epb};
+    fn epb(data: &[u8]) -> Epb<'_> {
+        Epb { interface_id: 0, timestamp_ns: 1, original_len: data.len() as u32, data, packet_id: 0, comment: &[] }
+    }
+    let mut file = shard_header(65_535, "eth0", "test", "test");
+    let before = 3;
+    for _ in 0..before {
+        epb(&[0u8; 200]).append_to(&mut file);
+    }
+    let huge_at = file.len() as u64;
+    epb(&vec![0u8; 600_000]).append_to(&mut file);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("capture.pcapng");
+    std::fs::write(&input, &file).unwrap();
+    let out = dir.path().join("out");
+    let s = control::reconstruct::reconstruct_to(&[input], &out, &Default::default()).unwrap();
+    assert_eq!(s.packets, before, "the frames before the damage are in the trace");
+    assert_eq!(s.issues.len(), 1, "{:?}", s.issues);
+    let issue = &s.issues[0];
+    assert_eq!((issue["kind"].as_str(), issue["offset"].as_u64()), (Some("damaged"), Some(huge_at)), "{issue}");
+    assert!(issue["what"].as_str().unwrap().contains("beyond any frame"), "{issue}");
+}
