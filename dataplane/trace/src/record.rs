@@ -154,8 +154,7 @@ impl Record {
     /// The record of a restored frame — its captured bytes, which may be shorter than
     /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`), all
     /// but its flow id (`u32::MAX` here), which needs the trace's flows in order
-    /// ([`RecordBuilder::flow_id`]). Everything else depends on the frame alone, so it can
-    /// be built by whichever thread holds the frame in cache.
+    /// ([`RecordBuilder::flow_id`]); everything else depends on the frame alone.
     pub fn of(frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
         let mut r = Record {
             seq: meta.seq,
