@@ -30,6 +30,11 @@ const QUEUE: usize = 4;
 /// `pcap::MAX_CAPTURED`) is well within it.
 pub const MAX_APPEND: usize = 512 << 10;
 
+/// A chunk: `chunk_size` and room for the append that fills it.
+fn new_chunk(chunk_size: usize) -> io::Result<Buffer> {
+    Buffer::new(chunk_size + MAX_APPEND)
+}
+
 enum Command {
     /// Writes `chunk.as_slice()[..len]` at the current position.
     Write { chunk: Buffer, len: usize },
@@ -70,7 +75,7 @@ impl Spool {
 
     fn start(writer: Writer, chunk_size: usize, direct: bool) -> io::Result<Spool> {
         let chunk_size = chunk_size.max(1);
-        let chunk = Buffer::new(chunk_size + MAX_APPEND)?;
+        let chunk = new_chunk(chunk_size)?;
         let (commands, queue) = sync_channel(QUEUE);
         let (give_back, spare) = sync_channel(QUEUE + 2);
         let thread = std::thread::Builder::new()
@@ -108,7 +113,7 @@ impl Spool {
         }
         let mut next = match self.spare.try_recv() {
             Ok(spare) => spare,
-            Err(_) => Buffer::new(self.chunk_size + MAX_APPEND)?,
+            Err(_) => new_chunk(self.chunk_size)?,
         };
         next.clear();
         next.put(&self.chunk.as_slice()[len..]);
