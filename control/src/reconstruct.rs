@@ -371,7 +371,7 @@ struct NotCopies {
 
 /// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy — at
 /// or below the last one, which the merge reports — fills its place in a missing range.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub struct Gaps {
     pub first: Option<u64>,
     pub last: Option<u64>,
@@ -419,6 +419,46 @@ impl Gaps {
         if seq < b {
             self.runs.insert(seq + 1, b);
         }
+    }
+
+    /// The gaps of a pass over the copies `self` saw and then those `later` saw: a seq
+    /// is missing when it lies between the lowest and highest seen and neither saw it.
+    pub fn join(self, later: Gaps) -> Gaps {
+        let (Some(a0), Some(a1)) = (self.first, self.last) else { return later };
+        let (Some(b0), Some(b1)) = (later.first, later.last) else { return self };
+        let (lo, hi) = (a0.min(b0), a1.max(b1));
+        let (unseen_a, unseen_b) = (self.unseen_within(lo, hi), later.unseen_within(lo, hi));
+        let (mut runs, mut total) = (std::collections::BTreeMap::new(), 0);
+        let (mut i, mut j) = (0, 0);
+        while i < unseen_a.len() && j < unseen_b.len() {
+            let ((a, b), (c, d)) = (unseen_a[i], unseen_b[j]);
+            let (first, last) = (a.max(c), b.min(d));
+            if first <= last {
+                runs.insert(first, last);
+                total += last - first + 1;
+            }
+            if b < d {
+                i += 1;
+            } else {
+                j += 1;
+            }
+        }
+        Gaps { first: Some(lo), last: Some(hi), runs, total }
+    }
+
+    /// The seqs in `lo..=hi` this pass did not see, as sorted disjoint ranges: its missing
+    /// runs and whatever lies outside its own first..=last.
+    fn unseen_within(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
+        let (first, last) = (self.first.unwrap_or(hi + 1), self.last.unwrap_or(lo));
+        let mut out = Vec::with_capacity(self.runs.len() + 2);
+        if lo < first {
+            out.push((lo, first - 1));
+        }
+        out.extend(self.runs.iter().map(|(&a, &b)| (a, b)));
+        if last < hi {
+            out.push((last + 1, hi));
+        }
+        out
     }
 
     /// The missing ranges in seq order, as wire seqs.
@@ -713,6 +753,18 @@ mod tests {
             proptest::prop_assert_eq!(&listed, &unseen);
             proptest::prop_assert_eq!(gaps.total, unseen.len() as u64);
             proptest::prop_assert_eq!((gaps.first, gaps.last), (Some(lo), Some(hi)));
+        }
+
+        /// Two passes over a trace cut anywhere, joined, find what one pass finds.
+        #[test]
+        fn joined_gaps_equal_one_pass(seqs in proptest::collection::vec(1u64..300, 0..120), cut in 0usize..120) {
+            let cut = cut.min(seqs.len());
+            let pass = |part: &[u64]| {
+                let mut gaps = Gaps::default();
+                part.iter().for_each(|&s| gaps.observe(s));
+                gaps
+            };
+            proptest::prop_assert_eq!(pass(&seqs[..cut]).join(pass(&seqs[cut..])), pass(&seqs));
         }
     }
 }
