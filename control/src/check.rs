@@ -223,9 +223,9 @@ impl Checker {
             return;
         }
         self.mirrored += 1;
-        self.gaps.observe(r.seq);
+        self.gaps.observe(r.seq());
         self.timestamps(at, r);
-        self.balance.observe(r.seq, r.source);
+        self.balance.observe(r.seq(), r.source);
     }
 
     /// Lumina checks that switch timestamps never decrease per direction.
@@ -247,7 +247,7 @@ impl Checker {
             }
             None => self.first[f] = Some((at, *r)),
         }
-        self.last_ts[f] = Some((r.switch_ts_ns, r.seq));
+        self.last_ts[f] = Some((r.switch_ts_ns, r.seq()));
     }
 
     /// Whether the load-balancing pattern is still being learned: until then the pass
@@ -716,13 +716,10 @@ mod tests {
                 };
                 let flow = (rand() % 9) as u32;
                 let step_back = rand() % 2000 == 0;
-                let mut r = Record {
-                    seq,
-                    switch_ts_ns: if step_back { i as u64 / 2 } else { 10 * i as u64 },
-                    flow: if flow == 8 { u32::MAX } else { flow },
-                    source: if i > LEARN && rand() % 5_000 == 0 { 2 } else { (seq % 3 % 2) as u16 },
-                    ..Record::default()
-                };
+                let mut r = Record::default().with_seq(seq);
+                r.switch_ts_ns = if step_back { i as u64 / 2 } else { 10 * i as u64 };
+                r.flow = if flow == 8 { u32::MAX } else { flow };
+                r.source = if i > LEARN && rand() % 5_000 == 0 { 2 } else { (seq % 3 % 2) as u16 };
                 if rand() % 100 != 0 {
                     r.flags |= flag::MIRRORED;
                 }
@@ -758,14 +755,18 @@ mod tests {
     /// A timestamp that steps back right at a cut is found by the join, in trace order.
     #[test]
     fn a_join_compares_each_flow_across_the_cut() {
-        let copy = |seq, ts, flow| Record { seq, switch_ts_ns: ts, flow, flags: flag::MIRRORED, ..Record::default() };
+        let copy = |seq, ts, flow| {
+            let mut r = Record::default().with_seq(seq);
+            (r.switch_ts_ns, r.flow, r.flags) = (ts, flow, flag::MIRRORED);
+            r
+        };
         let mut early = Checker::new(&[0]);
         [copy(1, 100, 0), copy(2, 200, 1), copy(3, 300, 0)].iter().for_each(|r| early.push(r));
         let mut late = early.fork();
         [copy(4, 400, 2), copy(5, 150, 1), copy(6, 250, 0), copy(7, 140, 1)].iter().for_each(|r| late.push(r));
         let joined = early.join(late);
         let found: Vec<(u64, u64, u64)> =
-            joined.regressions.iter().map(|g| (g.at, g.record.seq, g.previous_seq)).collect();
+            joined.regressions.iter().map(|g| (g.at, g.record.seq(), g.previous_seq)).collect();
         assert_eq!(found, [(4, 5, 2), (5, 6, 3), (6, 7, 5)]);
         assert_eq!(joined.last_ts[1], Some((140, 7)));
         assert_eq!((joined.packets, joined.mirrored, joined.gaps.total), (7, 7, 0));

@@ -30,6 +30,8 @@ pub enum ReconstructError {
     Write { path: PathBuf, source: std::io::Error },
     #[error("{path}: {what}")]
     Summary { path: PathBuf, what: String },
+    #[error("the mirror seq wrapped 512 times (2^40 unwrapped seqs), more than a record file holds; reconstruct the capture in parts")]
+    TooManyLaps,
 }
 
 #[derive(Debug, Clone)]
@@ -174,7 +176,11 @@ pub fn run(
             for (i, m) in packets.iter().enumerate() {
                 let (restored, info) = (frames.get(i), frames.info(i));
                 let meta = frame_meta(m, restored.len());
-                let record = Record { flow: flows[i], ..Record::of(restored, info.as_ref().ok(), &meta) };
+                if meta.seq >= trace::record::SEQ_LIMIT {
+                    return Err(ReconstructError::TooManyLaps);
+                }
+                let mut record = Record::of(restored, info.as_ref().ok(), &meta);
+                record.flow = flows[i];
                 tally.add(m, info.is_ok());
                 sink.packet(&record, m, info, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;

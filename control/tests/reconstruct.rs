@@ -15,7 +15,7 @@ fn two_dump_hosts_merge_into_the_switch_order() {
     let truth: Vec<_> = run.result.packets.iter().filter(|p| p.dump_host.is_some()).collect();
     assert_eq!(view.records.len(), truth.len());
     for (r, t) in view.records.iter().zip(&truth) {
-        assert_eq!((r.wire_seq(), r.switch_ts_ns, r.opcode), (t.seq, t.switch_ts_ns, t.opcode), "{t:?}");
+        assert_eq!((r.wire_seq(), r.switch_ts_ns, r.opcode()), (t.seq, t.switch_ts_ns, t.opcode), "{t:?}");
         assert_eq!(r.source as usize, t.dump_host.unwrap());
         assert!(r.has(flag::ICRC_OK), "restored copy seq {} must verify its ICRC", t.seq);
     }
@@ -74,7 +74,7 @@ fn a_copy_with_malformed_headers_keeps_its_seq_and_frames_are_counted_by_kind() 
     assert_eq!((src.mirrored, src.other, src.malformed), (copies.len() as u64, other as u64, malformed as u64));
     let view = a.view();
     let r = view.records.iter().find(|r| r.has(flag::MIRRORED) && r.wire_seq() == bad_seq).unwrap();
-    assert_eq!(r.class, trace::record::CLASS_MALFORMED);
+    assert_eq!(r.class(), trace::record::CLASS_MALFORMED);
     let seqs: Vec<u32> = view.records.iter().filter(|r| r.has(flag::MIRRORED)).map(|r| r.wire_seq()).collect();
     assert_eq!(seqs, s.seqs(), "copies in switch order, the malformed one in its place");
 }

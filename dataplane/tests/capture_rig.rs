@@ -93,7 +93,7 @@ fn shards_of_two_hosts_and_several_cores_reconstruct_the_switch_order() {
     assert_eq!(records.len(), r.packets.len());
     for (rec, truth) in records.iter().zip(&r.packets) {
         assert_eq!((rec.wire_seq(), rec.switch_ts_ns), (truth.seq, truth.switch_ts_ns));
-        assert_eq!((rec.opcode, rec.psn), (truth.opcode, truth.wire_psn), "seq {}", truth.seq);
+        assert_eq!((rec.opcode(), rec.psn()), (truth.opcode, truth.wire_psn), "seq {}", truth.seq);
         let event = truth.event.map_or(wire::mirror::Event::None, |e| e.mirror_event());
         assert_eq!(rec.event(), event, "seq {}", truth.seq);
         let host = &summary.sources[usize::from(rec.source)];

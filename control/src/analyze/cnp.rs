@@ -206,7 +206,7 @@ impl Egress {
 
 /// SEND and WRITE packets: the ones a Go-back-N responder sequences.
 fn is_send_write(r: &Record) -> bool {
-    r.kind() == Kind::Request && matches!(r.opcode & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
+    r.kind() == Kind::Request && matches!(r.opcode() & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
 }
 
 impl Scan {
@@ -227,7 +227,7 @@ impl Scan {
                 continue;
             }
             let Some(f) = input.view.flow(r) else { continue };
-            let Some(&(conn, role)) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp }) else { continue };
+            let Some(&(conn, role)) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
             let Some(c) = conns.get(conn as usize) else { continue };
             if !r.has(flag::MIRRORED) {
                 scan.unmirrored += 1;
@@ -237,7 +237,7 @@ impl Scan {
             let sender = c.end(role.other()).ip;
             if r.kind() == Kind::Cnp {
                 let np = role.other();
-                scan.cnps.push(Seen { idx: i as u32, seq: r.seq, ts_ns, conn, np, rp_ip: c.end(role).ip });
+                scan.cnps.push(Seen { idx: i as u32, seq: r.seq(), ts_ns, conn, np, rp_ip: c.end(role).ip });
             }
             // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers.
             let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
@@ -254,17 +254,17 @@ impl Scan {
             }
             let t = Trig {
                 idx: i as u32,
-                seq: r.seq,
+                seq: r.seq(),
                 ts_ns,
                 arrival_ps,
                 conn,
                 np: role,
                 rp_ip: sender,
                 cause: Cause::Ecn,
-                psn: r.psn,
+                psn: r.psn(),
                 nak_seq: None,
             };
-            let naks = |rx: &mut GbnReceiver<u32>| matches!(rx.arrive(r.psn), Arrival::Gap { .. });
+            let naks = |rx: &mut GbnReceiver<u32>| matches!(rx.arrive(r.psn()), Arrival::Gap { .. });
             if sequenced && role == Role::Responder && is_send_write(r) && naks(&mut receivers[conn as usize]) {
                 nak_cause[conn as usize] = Some(Trig { cause: Cause::Nak, ..t.clone() });
             }
@@ -280,20 +280,20 @@ impl Scan {
     /// NAK itself when the replayed receiver saw no gap (e.g. a copy missing from the trace).
     fn push_nak(&mut self, cause: Option<Trig>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
         let t = match cause {
-            Some(t) => Trig { nak_seq: Some(nak.seq), ..t },
+            Some(t) => Trig { nak_seq: Some(nak.seq()), ..t },
             None => {
                 self.naks_without_cause += 1;
                 Trig {
                     idx,
-                    seq: nak.seq,
+                    seq: nak.seq(),
                     ts_ns,
                     arrival_ps: ts_ns.saturating_mul(1_000),
                     conn,
                     np: Role::Responder,
                     rp_ip,
                     cause: Cause::Nak,
-                    psn: nak.psn,
-                    nak_seq: Some(nak.seq),
+                    psn: nak.psn(),
+                    nak_seq: Some(nak.seq()),
                 }
             }
         };

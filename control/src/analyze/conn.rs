@@ -109,7 +109,7 @@ impl Connections {
             if matches!(r.kind(), Kind::NotRoce) {
                 continue;
             }
-            let Some(dst) = view.flow(r).map(|f| End { ip: f.dst_ip(), qpn: r.dest_qp }) else { continue };
+            let Some(dst) = view.flow(r).map(|f| End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
             match by_end.get(&dst) {
                 Some(&(c, role)) => list[c as usize].packets.push((i as u32, role)),
                 None => unassigned += 1,
@@ -161,13 +161,13 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
             _ => continue,
         };
         let Some(f) = view.flow(r) else { continue };
-        let key = (f.src_ip(), End { ip: f.dst_ip(), qpn: r.dest_qp });
-        let d = table.entry(key).or_insert(Dir { first: r.psn, last: r.psn, order: i });
-        if psn::gt(r.psn, d.last) {
-            d.last = r.psn;
+        let key = (f.src_ip(), End { ip: f.dst_ip(), qpn: r.dest_qp() });
+        let d = table.entry(key).or_insert(Dir { first: r.psn(), last: r.psn(), order: i });
+        if psn::gt(r.psn(), d.last) {
+            d.last = r.psn();
         }
-        if psn::lt(r.psn, d.first) {
-            d.first = r.psn;
+        if psn::lt(r.psn(), d.first) {
+            d.first = r.psn();
         }
     }
     let mut reqs: Vec<_> = requests.into_iter().collect();
@@ -227,7 +227,7 @@ impl Iter {
 pub fn verb_of<'r>(requests: impl IntoIterator<Item = &'r Record>) -> Option<Verb> {
     let mut verb = None;
     for r in requests.into_iter().filter(|r| r.kind() == Kind::Request) {
-        match r.opcode & 0x1f {
+        match r.opcode() & 0x1f {
             0x0c => return Some(Verb::Read),
             0x00..=0x05 | 0x16 | 0x17 => verb = Some(Verb::Send),
             0x06..=0x0b => verb = verb.or(Some(Verb::Write)),
@@ -241,7 +241,7 @@ pub fn verb_of<'r>(requests: impl IntoIterator<Item = &'r Record>) -> Option<Ver
 /// requests, READ responses).
 pub fn is_data(r: &Record, verb: Verb) -> bool {
     match verb {
-        Verb::Read => r.kind() == Kind::Response && (0x0d..=0x10).contains(&(r.opcode & 0x1f)),
+        Verb::Read => r.kind() == Kind::Response && (0x0d..=0x10).contains(&(r.opcode() & 0x1f)),
         _ => r.kind() == Kind::Request,
     }
 }

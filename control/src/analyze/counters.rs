@@ -325,8 +325,8 @@ fn count_received(r: &Record, h: Role, d: &mut Derived) {
     if is_seq_nak(r) {
         d.add(h, Quantity::NaksReceived, 1);
     }
-    if r.kind() == Kind::Request && r.opcode < 0x20 {
-        match r.opcode {
+    if r.kind() == Kind::Request && r.opcode() < 0x20 {
+        match r.opcode() {
             0x0c => d.add(h, Quantity::ReadRequestsReceived, 1),
             0x06..=0x0b => d.add(h, Quantity::WriteRequestsReceived, 1),
             0x00..=0x05 | 0x16 | 0x17 => d.add(h, Quantity::SendRequestsReceived, 1),

@@ -242,7 +242,7 @@ struct Evidence {
 
 impl Evidence {
     fn of(r: &Record) -> Evidence {
-        Evidence { seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: r.psn, order: r.seq }
+        Evidence { seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: r.psn(), order: r.seq() }
     }
 }
 
@@ -447,14 +447,14 @@ impl Checker {
     }
 
     fn ack(&mut self, r: &Record) {
-        if let Some(prev) = self.last_ack.filter(|&a| psn::lt(r.psn, a)) {
-            let m = format!("ACK names PSN {} after an ACK named {prev}", r.psn);
+        if let Some(prev) = self.last_ack.filter(|&a| psn::lt(r.psn(), a)) {
+            let m = format!("ACK names PSN {} after an ACK named {prev}", r.psn());
             self.flag(ViolationKind::AckBackwards, Evidence::of(r), Some(prev), m);
         } else {
-            self.last_ack = Some(r.psn);
+            self.last_ack = Some(r.psn());
         }
         if delivered(r) {
-            self.acknowledged(r, psn::add(r.psn, 1));
+            self.acknowledged(r, psn::add(r.psn(), 1));
         }
     }
 
@@ -473,27 +473,30 @@ impl Checker {
     /// it); only a delivered one tells the sender anything.
     fn nak(&mut self, r: &Record) {
         let at = Evidence::of(r);
-        match self.answer_episode(r.psn) {
+        match self.answer_episode(r.psn()) {
             Answer::Matched => {}
             Answer::Wrong(e) => {
                 let m = format!(
                     "NAK names PSN {} but the first missing PSN was {} (out-of-sequence PSN {} at seq {})",
-                    r.psn, e.lost, e.cause.psn, e.cause.seq
+                    r.psn(),
+                    e.lost,
+                    e.cause.psn,
+                    e.cause.seq
                 );
                 self.flag(ViolationKind::NakWrongPsn, at, Some(e.lost), m);
             }
             Answer::AlreadyAnswered(lost) => {
-                let m = format!("second NAK (PSN {}) while the NAK for missing PSN {lost} is outstanding", r.psn);
+                let m = format!("second NAK (PSN {}) while the NAK for missing PSN {lost} is outstanding", r.psn());
                 self.flag(ViolationKind::MultipleOutstandingNaks, at, Some(lost), m);
             }
             Answer::NoEpisode => {
-                let m = format!("NAK for PSN {} without an out-of-sequence arrival to answer", r.psn);
+                let m = format!("NAK for PSN {} without an out-of-sequence arrival to answer", r.psn());
                 self.flag(ViolationKind::UnexpectedNak, at, self.rx.epsn(), m);
             }
         }
         if delivered(r) {
-            self.acknowledged(r, r.psn);
-            self.tx.nak_pending = Some(r.psn);
+            self.acknowledged(r, r.psn());
+            self.tx.nak_pending = Some(r.psn());
         }
     }
 
@@ -534,7 +537,7 @@ impl Checker {
 
     /// A delivered data packet at the data receiver.
     fn data_delivered(&mut self, r: &Record) {
-        let p = r.psn;
+        let p = r.psn();
         match self.rx.epsn() {
             Some(epsn) if self.p.verb != Verb::Read => self.count_request(p, epsn),
             _ => {}
@@ -575,7 +578,7 @@ impl Checker {
         if recent.len() == MAX_PENDING {
             recent.pop_front();
         }
-        recent.push_back((r.psn, r.switch_ts_ns));
+        recent.push_back((r.psn(), r.switch_ts_ns));
     }
 
     fn open_episode(&mut self, r: &Record, lost: u32) {
@@ -593,7 +596,7 @@ impl Checker {
 
     /// WRITE/SEND: a data packet as the requester sent it.
     fn data_sent(&mut self, r: &Record) {
-        let p = r.psn;
+        let p = r.psn();
         let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
             (self.tx.highest, self.tx.last) = (Some(p), Some(p));
             return;
@@ -627,7 +630,7 @@ impl Checker {
 
     /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
     fn go_back(&mut self, r: &Record) {
-        let answers_nak = self.tx.nak_pending == Some(r.psn);
+        let answers_nak = self.tx.nak_pending == Some(r.psn());
         if answers_nak {
             self.tx.nak_pending = None;
         }
@@ -678,7 +681,7 @@ impl Checker {
     /// repeat the other outstanding ranges in order.
     fn read_request(&mut self, r: &Record) {
         let count = self.read_count(r);
-        let q = r.psn;
+        let q = r.psn();
         let repeat = self.read.sent_end.is_some_and(|end| psn::lt(q, end));
         if repeat {
             self.stats.read_reissues += 1;
@@ -695,7 +698,7 @@ impl Checker {
         }
         self.read.last_end = count.map(|n| psn::add(q, n));
         if delivered(r) {
-            self.request_received(q, count, r.seq);
+            self.request_received(q, count, r.seq());
         }
     }
 
@@ -718,8 +721,8 @@ impl Checker {
         }
         self.count_go_back(r, answered.is_some());
         let Some(epsn) = self.rx.epsn() else { return };
-        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn && elapsed(ts, r.switch_ts_ns) < IN_FLIGHT_NS;
-        if r.psn == epsn || self.rx.recent.iter().any(seen_late) {
+        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && elapsed(ts, r.switch_ts_ns) < IN_FLIGHT_NS;
+        if r.psn() == epsn || self.rx.recent.iter().any(seen_late) {
             return;
         }
         let cause = answered.map_or(String::new(), |e| {
@@ -727,7 +730,7 @@ impl Checker {
         });
         let m = format!(
             "repeated READ request starts at PSN {} but the first missing response was PSN {epsn}{cause}",
-            r.psn
+            r.psn()
         );
         self.flag(ViolationKind::ReadWrongRestart, Evidence::of(r), Some(epsn), m);
     }
@@ -754,8 +757,8 @@ impl Checker {
     /// READ: a NAK from the responder (a READ request was lost) must name the request PSN
     /// it expected.
     fn read_responder_nak(&mut self, r: &Record) {
-        if let Some(epsn) = self.read.req_epsn.filter(|&e| e != r.psn) {
-            let m = format!("NAK names PSN {} but the responder expected request PSN {epsn}", r.psn);
+        if let Some(epsn) = self.read.req_epsn.filter(|&e| e != r.psn()) {
+            let m = format!("NAK names PSN {} but the responder expected request PSN {epsn}", r.psn());
             self.flag(ViolationKind::NakWrongPsn, Evidence::of(r), Some(epsn), m);
         }
     }
@@ -763,7 +766,7 @@ impl Checker {
     /// READ: a response as the responder sent it: the next of the request being answered,
     /// or the first of a request the responder received (a repeated request's re-response).
     fn read_response(&mut self, r: &Record) {
-        let p = r.psn;
+        let p = r.psn();
         if !self.continue_job(p) && !self.start_job(p) {
             let expected = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
             let m = match expected {
@@ -901,7 +904,8 @@ mod tests {
         }
         fn push(&mut self, opcode: u8, kind: Kind, p: u32, to: Role) -> &mut Record {
             let seq = self.packets.len() as u64 + 1;
-            let r = Record { seq, switch_ts_ns: GAP_NS * seq, psn: p, opcode, kind: kind as u8, ..Record::default() };
+            let mut r = Record::default().with_seq(seq).with_psn(p).with_opcode(opcode).with_kind(kind);
+            r.switch_ts_ns = GAP_NS * seq;
             self.packets.push((r, to));
             &mut self.packets.last_mut().unwrap().0
         }
@@ -913,12 +917,12 @@ mod tests {
             self.push(WRITE_ONLY, Kind::Request, p, Role::Responder)
         }
         fn dropped(&mut self, p: u32) {
-            self.data(p).event = Event::Drop as u8;
+            let r = self.data(p);
+            *r = r.with_event(Event::Drop);
         }
         fn aeth(&mut self, p: u32, syndrome: u8, to: Role) -> &mut Record {
             let r = self.push(ACK, Kind::Response, p, to);
-            r.flags |= flag::AETH;
-            r.syndrome = syndrome;
+            *r = r.with_aeth(syndrome, 0);
             r
         }
         fn ack(&mut self, p: u32) {
@@ -930,14 +934,14 @@ mod tests {
         /// READ request for `n` packets of 1024 B, requester → responder.
         fn read_request(&mut self, p: u32, n: u32) {
             let r = self.push(READ_REQUEST, Kind::Request, p, Role::Responder);
-            r.flags |= flag::RETH;
-            r.ext = n * 1024;
+            *r = r.with_reth(n * 1024);
         }
         fn response(&mut self, p: u32) -> &mut Record {
             self.push(READ_RESPONSE_ONLY, Kind::Response, p, Role::Requester)
         }
         fn dropped_response(&mut self, p: u32) {
-            self.response(p).event = Event::Drop as u8;
+            let r = self.response(p);
+            *r = r.with_event(Event::Drop);
         }
         fn check(&self, verb: Verb) -> (ConnStats, Vec<Violation>) {
             self.check_from(verb, IPSN)
@@ -1082,7 +1086,8 @@ mod tests {
         let mut t = Trace::new();
         t.dropped(100);
         t.data(101);
-        t.nak(100).event = Event::Drop as u8;
+        let r = t.nak(100);
+        *r = r.with_event(Event::Drop);
         t.data(100); // the sender never got the NAK: a timeout
         t.data(101);
         let (s, v) = t.check(Verb::Write);
@@ -1189,7 +1194,8 @@ mod tests {
         let mut t = Trace::new();
         t.read_request(100, 4);
         t.response(100);
-        t.response(101).event = Event::Corrupt as u8;
+        let r = t.response(101);
+        *r = r.with_event(Event::Corrupt);
         t.response(102);
         t.response(103);
         t.read_request(101, 3); // the READ "NAK"
@@ -1234,7 +1240,8 @@ mod tests {
         let mut t = Trace::new();
         t.read_request(100, 4);
         t.response(100);
-        t.response(101).event = Event::Drop as u8;
+        let r = t.response(101);
+        *r = r.with_event(Event::Drop);
         t.response(102);
         t.response(103);
         t.read_request(102, 2);
@@ -1249,7 +1256,8 @@ mod tests {
         let mut t = Trace::new();
         t.read_request(100, 2);
         t.response(100);
-        t.response(101).event = Event::Drop as u8; // tail loss: only a timeout recovers it
+        let r = t.response(101);
+        *r = r.with_event(Event::Drop); // tail loss: only a timeout recovers it
         t.read_request(101, 1);
         t.response(101);
         t.read_request(102, 2);
@@ -1263,7 +1271,8 @@ mod tests {
         let mut t = Trace::new();
         t.read_request(100, 2);
         t.response(100);
-        t.response(101).event = Event::Drop as u8;
+        let r = t.response(101);
+        *r = r.with_event(Event::Drop);
         t.read_request(100, 2);
         let (_, v) = t.check(Verb::Read);
         assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, 4)]);
@@ -1297,7 +1306,8 @@ mod tests {
     fn read_loss_never_repeated() {
         let mut t = Trace::new();
         t.read_request(100, 3);
-        t.response(100).event = Event::Drop as u8;
+        let r = t.response(100);
+        *r = r.with_event(Event::Drop);
         t.response(101);
         t.response(102);
         let (_, v) = t.check(Verb::Read);

@@ -227,7 +227,7 @@ struct Tracker {
 impl Tracker {
     fn run(input: &Input<'_>, c: &Connection, verb: Verb, mtu: u32) -> Vec<Message> {
         let records = input.view.records;
-        let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn);
+        let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn());
         let Some(ipsn) = c.ipsn.or(first) else { return Vec::new() };
         let mut t = Tracker {
             verb,
@@ -253,26 +253,26 @@ impl Tracker {
     }
 
     fn on_request(&mut self, r: &Record) {
-        if self.hi.is_some_and(|hi| psn::lt(r.psn, hi)) {
+        if self.hi.is_some_and(|hi| psn::lt(r.psn(), hi)) {
             return; // a retransmission
         }
-        let op = r.opcode;
+        let op = r.opcode();
         match self.verb {
             Verb::Read if op == 0x0c => {
                 let span = read_span(r, self.mtu);
-                self.push(r, Some(psn::add(r.psn, span - 1)), u64::from(r.dma_len()));
-                self.hi = Some(psn::add(r.psn, span));
+                self.push(r, Some(psn::add(r.psn(), span - 1)), u64::from(r.dma_len()));
+                self.hi = Some(psn::add(r.psn(), span));
             }
             Verb::Write | Verb::Send if op < 0x20 && is_data(r, self.verb) => {
                 self.on_data(r);
-                self.hi = Some(psn::add(r.psn, 1));
+                self.hi = Some(psn::add(r.psn(), 1));
             }
             _ => {}
         }
     }
 
     fn on_data(&mut self, r: &Record) {
-        let op = r.opcode;
+        let op = r.opcode();
         if starts_message(op) {
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
@@ -286,7 +286,7 @@ impl Tracker {
             m.bytes += u64::from(r.payload_len).saturating_sub(pad);
         }
         if ends_message(op) {
-            m.last_psn = Some(r.psn);
+            m.last_psn = Some(r.psn());
             self.open = false;
         }
     }
@@ -294,7 +294,7 @@ impl Tracker {
     fn push(&mut self, r: &Record, last_psn: Option<u32>, bytes: u64) {
         let ts = self.clock.ns(r);
         self.msgs.push(Message {
-            first_psn: r.psn,
+            first_psn: r.psn(),
             last_psn,
             bytes,
             first_packet_ns: ts,
@@ -306,15 +306,15 @@ impl Tracker {
 
     fn on_response(&mut self, r: &Record) {
         let ts = self.clock.ns(r);
-        if r.opcode == wire::bth::Opcode::RC_ACK.0 && r.has(flag::AETH) {
-            match r.syndrome >> 5 {
-                0b00 => self.progress(psn::add(r.psn, 1), ts),
+        if r.opcode() == wire::bth::Opcode::RC_ACK.0 && r.has(flag::AETH) {
+            match r.syndrome() >> 5 {
+                0b00 => self.progress(psn::add(r.psn(), 1), ts),
                 // A NAK-sequence-error acknowledges everything before its PSN.
-                0b11 if r.syndrome & 0x1f == 0 => self.progress(r.psn, ts),
+                0b11 if r.syndrome() & 0x1f == 0 => self.progress(r.psn(), ts),
                 _ => {}
             }
-        } else if is_data(r, Verb::Read) && r.psn == self.read_expect {
-            self.read_expect = psn::add(r.psn, 1);
+        } else if is_data(r, Verb::Read) && r.psn() == self.read_expect {
+            self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
         }
     }

@@ -473,7 +473,7 @@ impl Tracker {
     fn packet(&mut self, index: u32, r: &Record, to: Role) {
         let from = to.other();
         let roce = matches!(r.kind(), Kind::Request | Kind::Response);
-        let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn)).pos(r.psn) } else { 0 };
+        let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn())).pos(r.psn()) } else { 0 };
         let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn };
         if roce {
             match (self.s.verb, from) {
@@ -498,12 +498,12 @@ impl Tracker {
         }
         if self.s.verb != Verb::Read {
             self.timer.arm(p.switch_ts_ns);
-        } else if matches!(r.opcode & 0x1f, 0x0d | 0x0e) {
+        } else if matches!(r.opcode() & 0x1f, 0x0d | 0x0e) {
             // First and Middle READ responses carry exactly one MTU.
             self.mtu_seen = self.mtu_seen.max(u32::from(r.payload_len));
         }
         self.fill_total(p);
-        if ends_message(r.opcode) && p.psn >= self.una {
+        if ends_message(r.opcode()) && p.psn >= self.una {
             self.msg_ends.insert(p.psn);
         }
         if !delivered(r) {
@@ -968,17 +968,16 @@ mod tests {
         };
         let mut t = Tracker::new(&c, s);
         for (i, &(to, opcode, off, ts, event, aeth)) in packets.iter().enumerate() {
-            let r = Record {
-                seq: i as u64 + 1,
-                switch_ts_ns: ts,
-                psn: psn::add(psn::MASK, off),
-                opcode,
-                event,
-                kind: Kind::of(Some(opcode)) as u8,
-                flags: if aeth.is_some() { flag::AETH } else { 0 },
-                syndrome: aeth.unwrap_or(0),
-                ..Record::default()
-            };
+            let mut r = Record::default()
+                .with_seq(i as u64 + 1)
+                .with_psn(psn::add(psn::MASK, off))
+                .with_opcode(opcode)
+                .with_event(wire::mirror::Event::ALL[usize::from(event)])
+                .with_kind(Kind::of(Some(opcode)));
+            if let Some(syndrome) = aeth {
+                r = r.with_aeth(syndrome, 0);
+            }
+            r.switch_ts_ns = ts;
             t.packet(i as u32, &r, to);
         }
         t.finish()

@@ -31,22 +31,22 @@ pub fn delivered(r: &Record) -> bool {
 }
 
 pub fn is_read_request(r: &Record) -> bool {
-    r.kind() == Kind::Request && r.opcode & 0x1f == 0x0c
+    r.kind() == Kind::Request && r.opcode() & 0x1f == 0x0c
 }
 
 /// An RC Acknowledge packet (ACK or NAK).
 pub fn is_acknowledge(r: &Record) -> bool {
-    r.kind() == Kind::Response && r.opcode & 0x1f == 0x11 && r.has(flag::AETH)
+    r.kind() == Kind::Response && r.opcode() & 0x1f == 0x11 && r.has(flag::AETH)
 }
 
 /// A positive ACK (syndrome bits 6..5 = 00).
 pub fn is_ack(r: &Record) -> bool {
-    is_acknowledge(r) && r.syndrome >> 5 == 0
+    is_acknowledge(r) && r.syndrome() >> 5 == 0
 }
 
 /// A NAK-PSN-sequence-error, the Go-back-N NAK (other NAK codes are not loss recovery).
 pub fn is_seq_nak(r: &Record) -> bool {
-    is_acknowledge(r) && r.syndrome == NAK_SEQ_ERR
+    is_acknowledge(r) && r.syndrome() == NAK_SEQ_ERR
 }
 
 /// First or Only opcodes of RC SEND and WRITE: a message starts.
@@ -98,11 +98,11 @@ pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
 pub fn missing_copies(records: &[Record]) -> u64 {
     let mut prev: Option<u64> = None;
     let mut missing = 0;
-    for r in records.iter().filter(|r| r.seq != 0) {
+    for r in records.iter().filter(|r| r.seq() != 0) {
         if let Some(p) = prev {
-            missing += r.seq.saturating_sub(p).saturating_sub(1);
+            missing += r.seq().saturating_sub(p).saturating_sub(1);
         }
-        prev = Some(prev.map_or(r.seq, |p| p.max(r.seq)));
+        prev = Some(prev.map_or(r.seq(), |p| p.max(r.seq())));
     }
     missing
 }
@@ -238,7 +238,9 @@ mod tests {
     use super::*;
 
     fn at(ts: u64) -> Record {
-        Record { switch_ts_ns: ts, flags: flag::MIRRORED, ..Record::default() }
+        let mut r = Record::default();
+        (r.switch_ts_ns, r.flags) = (ts, flag::MIRRORED);
+        r
     }
 
     #[test]
@@ -272,7 +274,7 @@ mod tests {
 
     #[test]
     fn missing_copies_are_the_gaps() {
-        let recs: Vec<Record> = [1u64, 2, 5, 6, 0, 9].iter().map(|&seq| Record { seq, ..Record::default() }).collect();
+        let recs: Vec<Record> = [1u64, 2, 5, 6, 0, 9].iter().map(|&seq| Record::default().with_seq(seq)).collect();
         assert_eq!(missing_copies(&recs), 4);
     }
 
@@ -300,7 +302,7 @@ mod tests {
 
     #[test]
     fn read_requests_cover_their_dma_length() {
-        let r = Record { flags: flag::RETH, ext: 2049, ..Record::default() };
+        let r = Record::default().with_reth(2049);
         assert_eq!((read_span(&r, 1024), read_span(&r, 4096), read_span(&Record::default(), 1024)), (3, 1, 1));
     }
 

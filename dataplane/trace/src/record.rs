@@ -1,10 +1,10 @@
 //! The record file: one fixed-size [`Record`] per packet of a reconstructed trace, in
 //! trace order, plus the table of 5-tuples the records point into. Every analyzer reads
-//! it memory-mapped, as a `&[Record]`, so a pass over 50 M packets touches 2.4 GB of
+//! it memory-mapped, as a `&[Record]`, so a pass over 50 M packets touches 2 GB of
 //! sequential memory and no parser. Layout (little-endian; docs/formats.md §6):
 //!
 //! ```text
-//! [Header 64 B][Record 48 B] × count [Flow 40 B] × flows
+//! [Header 64 B][Record 40 B] × count [Flow 40 B] × flows
 //! ```
 //!
 //! Records are built from restored frames by [`RecordBuilder`], which also assigns flow
@@ -19,9 +19,9 @@ use wire::mirror::Event;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 pub const MAGIC: [u8; 8] = *b"RSCPREC\0";
-/// 2: 48-byte records (version 1 had 64: a host timestamp, the IPv4 ID, and separate
-/// MSN and DMA-length fields).
-pub const VERSION: u32 = 2;
+/// 3: 40-byte records, narrow fields packed (version 2 had 48 bytes; version 1 had 64,
+/// with a host timestamp, the IPv4 ID, and separate MSN and DMA-length fields).
+pub const VERSION: u32 = 3;
 pub const HEADER_LEN: usize = 64;
 pub const RECORD_LEN: usize = std::mem::size_of::<Record>();
 pub const FLOW_LEN: usize = std::mem::size_of::<Flow>();
@@ -109,23 +109,26 @@ pub mod flag {
     pub const AETH: u16 = 1 << 10;
 }
 
-/// One packet. 48 bytes, naturally aligned, no implicit padding.
+/// One packet. 40 bytes, naturally aligned, no implicit padding. Fields narrower than
+/// their type share a word (seq and destination QP, PSN and opcode, event, class and
+/// kind): every byte of the file is written once per reconstruction and read by every
+/// `check` and `analyze`, so their accessors unpack them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub struct Record {
-    /// Mirror sequence number, unwrapped: the first lap is 1..=0x7fffffff as on the wire,
-    /// each wrap adds 0x7fffffff. 0 = not a mirrored copy.
-    pub seq: u64,
+    /// Bits 0..40: the mirror sequence number, unwrapped ([`Record::seq`]); bits 40..64:
+    /// the BTH destination QP.
+    seq_qp: u64,
     /// Switch ingress timestamp, ns (48-bit switch clock) for mirrored copies; capture
     /// time for anything else.
     pub switch_ts_ns: u64,
     /// Index into the flow table (the 5-tuple); `u32::MAX` when not IP/UDP.
     pub flow: u32,
-    pub dest_qp: u32,
-    pub psn: u32,
-    /// The RETH DMA length (with [`flag::RETH`]) or the AETH MSN (with [`flag::AETH`]):
-    /// no opcode carries both headers. Read it through [`Record::dma_len`] / [`Record::msn`].
-    pub ext: u32,
+    /// Bits 0..24: BTH PSN; bits 24..32: BTH opcode.
+    psn_opcode: u32,
+    /// The RETH DMA length (with [`flag::RETH`]), or the AETH syndrome (bits 0..8) and
+    /// MSN (bits 8..32) (with [`flag::AETH`]): no opcode carries both headers.
+    ext: u32,
     /// Frame length on the wire (saturating at 65535).
     pub frame_len: u16,
     /// RoCE payload bytes (after headers, before ICRC), from the frame length.
@@ -135,38 +138,39 @@ pub struct Record {
     pub source: u16,
     pub flags: u16,
     pub pkey: u16,
-    pub opcode: u8,
-    /// AETH syndrome, with [`flag::AETH`].
-    pub syndrome: u8,
     /// BTH byte 1 as sent: SE (bit 7), MigReq (6), pad count (5..4), TVer (3..0).
     pub bth_flags: u8,
-    /// Lumina event (`wire::mirror::Event` index): 0 none, 1 drop, 2 ecn, 3 corrupt.
-    pub event: u8,
-    /// [`Kind`] as u8.
-    pub kind: u8,
-    /// `FrameClass as u8`, or [`CLASS_MALFORMED`].
-    pub class: u8,
+    /// Bits 0..2: Lumina event (`wire::mirror::Event` index: 0 none, 1 drop, 2 ecn, 3
+    /// corrupt); bits 2..5: `FrameClass as u8`, 7 = malformed; bits 5..8: [`Kind`].
+    event_class_kind: u8,
 }
 
-const _: () = assert!(RECORD_LEN == 48);
+const _: () = assert!(RECORD_LEN == 40);
+
+/// Unwrapped seqs are below this (512 laps of the wire's 31-bit seq): 40 bits of a
+/// record hold them.
+pub const SEQ_LIMIT: u64 = 1 << 40;
+const QP_MASK: u32 = 0xff_ffff;
+const CLASS_BITS_MALFORMED: u8 = 7;
 
 impl Record {
     /// The record of a restored frame — its captured bytes, which may be shorter than
     /// `meta.wire_len`; `info` is its classification — or of a malformed one (`None`), all
     /// but its flow id (`u32::MAX` here), which needs the trace's flows in order
     /// ([`RecordBuilder::flow_id`]); everything else depends on the frame alone.
+    /// `meta.seq` must be below [`SEQ_LIMIT`] (higher bits are dropped).
     pub fn of(frame: &[u8], info: Option<&FrameInfo>, meta: &FrameMeta) -> Record {
         let mut r = Record {
-            seq: meta.seq,
             switch_ts_ns: meta.switch_ts_ns,
             flow: u32::MAX,
             frame_len: meta.wire_len.min(u32::from(u16::MAX)) as u16,
             source: meta.source,
-            event: meta.event.index() as u8,
-            class: CLASS_MALFORMED,
-            kind: Kind::NotRoce as u8,
             ..Record::default()
-        };
+        }
+        .with_seq(meta.seq)
+        .with_event(meta.event)
+        .with_class(CLASS_MALFORMED)
+        .with_kind(Kind::NotRoce);
         if meta.mirrored {
             r.flags |= flag::MIRRORED;
         }
@@ -174,7 +178,7 @@ impl Record {
             r.flags |= flag::TRIMMED;
         }
         let Some(info) = info else { return r };
-        r.class = info.class as u8;
+        r = r.with_class(info.class as u8);
         if info.l4_offset != 0 {
             r.flags |= ecn_flags(frame, info);
         }
@@ -184,11 +188,32 @@ impl Record {
         r
     }
 
+    /// Mirror sequence number, unwrapped: the first lap is 1..=0x7fffffff as on the wire,
+    /// each wrap adds 0x7fffffff. 0 = not a mirrored copy.
+    pub fn seq(&self) -> u64 {
+        self.seq_qp & (SEQ_LIMIT - 1)
+    }
+    pub fn dest_qp(&self) -> u32 {
+        (self.seq_qp >> 40) as u32
+    }
+    pub fn psn(&self) -> u32 {
+        self.psn_opcode & QP_MASK
+    }
+    pub fn opcode(&self) -> u8 {
+        (self.psn_opcode >> 24) as u8
+    }
     pub fn kind(&self) -> Kind {
-        Kind::from_u8(self.kind)
+        Kind::from_u8(self.event_class_kind >> 5)
     }
     pub fn event(&self) -> Event {
-        Event::ALL.get(self.event as usize).copied().unwrap_or(Event::None)
+        Event::ALL.get(usize::from(self.event_class_kind & 0b11)).copied().unwrap_or(Event::None)
+    }
+    /// `FrameClass as u8`, or [`CLASS_MALFORMED`].
+    pub fn class(&self) -> u8 {
+        match (self.event_class_kind >> 2) & 0b111 {
+            CLASS_BITS_MALFORMED => CLASS_MALFORMED,
+            c => c,
+        }
     }
     pub fn has(&self, f: u16) -> bool {
         self.flags & f != 0
@@ -201,10 +226,18 @@ impl Record {
             0
         }
     }
+    /// AETH syndrome; 0 without an AETH.
+    pub fn syndrome(&self) -> u8 {
+        if self.has(flag::AETH) {
+            self.ext as u8
+        } else {
+            0
+        }
+    }
     /// AETH MSN (24 bits); 0 without an AETH.
     pub fn msn(&self) -> u32 {
         if self.has(flag::AETH) {
-            self.ext
+            self.ext >> 8
         } else {
             0
         }
@@ -214,15 +247,62 @@ impl Record {
     }
     /// The mirror sequence number as on the wire (1..=0x7fffffff), 0 if not mirrored.
     pub fn wire_seq(&self) -> u32 {
-        if self.seq == 0 {
-            0
-        } else {
-            ((self.seq - 1) % u64::from(wire::mirror::SEQ_MAX) + 1) as u32
+        match self.seq() {
+            0 => 0,
+            seq => ((seq - 1) % u64::from(wire::mirror::SEQ_MAX) + 1) as u32,
         }
     }
     /// AETH syndrome is a NAK (bits 6..5 = 11).
     pub fn is_nak(&self) -> bool {
-        self.has(flag::AETH) && self.syndrome >> 5 == 0b11
+        self.has(flag::AETH) && self.syndrome() >> 5 == 0b11
+    }
+
+    // Builders for the packed fields (the others are public).
+
+    /// Keeps the low 40 bits ([`SEQ_LIMIT`]).
+    pub fn with_seq(mut self, seq: u64) -> Record {
+        self.seq_qp = self.seq_qp & !(SEQ_LIMIT - 1) | seq & (SEQ_LIMIT - 1);
+        self
+    }
+    /// Keeps the low 24 bits, as a BTH does.
+    pub fn with_dest_qp(mut self, qp: u32) -> Record {
+        self.seq_qp = self.seq_qp & (SEQ_LIMIT - 1) | u64::from(qp & QP_MASK) << 40;
+        self
+    }
+    /// Keeps the low 24 bits, as a BTH does.
+    pub fn with_psn(mut self, psn: u32) -> Record {
+        self.psn_opcode = self.psn_opcode & !QP_MASK | psn & QP_MASK;
+        self
+    }
+    pub fn with_opcode(mut self, opcode: u8) -> Record {
+        self.psn_opcode = self.psn_opcode & QP_MASK | u32::from(opcode) << 24;
+        self
+    }
+    pub fn with_kind(mut self, kind: Kind) -> Record {
+        self.event_class_kind = self.event_class_kind & 0b1_1111 | (kind as u8) << 5;
+        self
+    }
+    pub fn with_event(mut self, event: Event) -> Record {
+        self.event_class_kind = self.event_class_kind & !0b11 | event.index() as u8 & 0b11;
+        self
+    }
+    /// `FrameClass as u8` (0..=4), or [`CLASS_MALFORMED`].
+    pub fn with_class(mut self, class: u8) -> Record {
+        let bits = if class == CLASS_MALFORMED { CLASS_BITS_MALFORMED } else { class & 0b111 };
+        self.event_class_kind = self.event_class_kind & !0b1_1100 | bits << 2;
+        self
+    }
+    /// A RETH: sets [`flag::RETH`].
+    pub fn with_reth(mut self, dma_len: u32) -> Record {
+        self.ext = dma_len;
+        self.flags |= flag::RETH;
+        self
+    }
+    /// An AETH: sets [`flag::AETH`]; the MSN keeps its low 24 bits.
+    pub fn with_aeth(mut self, syndrome: u8, msn: u32) -> Record {
+        self.ext = (msn & QP_MASK) << 8 | u32::from(syndrome);
+        self.flags |= flag::AETH;
+        self
     }
 }
 
@@ -385,23 +465,18 @@ fn roce_fields(frame: &[u8], info: &FrameInfo, meta: &FrameMeta, r: &mut Record)
     let Some(bytes) = frame.get(bth_at..) else { return };
     let Ok(p) = wire::roce::Packet::new_trimmed(bytes, wire_len) else { return };
     let bth = p.bth();
-    r.opcode = bth.opcode().0;
-    r.kind = Kind::of(Some(r.opcode)) as u8;
-    r.dest_qp = bth.dest_qp();
-    r.psn = bth.psn();
+    let opcode = bth.opcode().0;
+    *r = r.with_opcode(opcode).with_kind(Kind::of(Some(opcode))).with_dest_qp(bth.dest_qp()).with_psn(bth.psn());
     r.pkey = bth.pkey();
     r.bth_flags = u8::from(bth.solicited()) << 7 | u8::from(bth.mig_req()) << 6 | bth.pad_count() << 4 | bth.tver();
     r.payload_len = p.payload_len().min(usize::from(u16::MAX)) as u16;
     let bit = |on: bool, f: u16| if on { f } else { 0 };
     r.flags |= bit(bth.ack_req(), flag::ACK_REQ) | bit(bth.fecn(), flag::FECN) | bit(bth.becn(), flag::BECN);
     if let Some(reth) = p.reth() {
-        r.ext = reth.dma_len();
-        r.flags |= flag::RETH;
+        *r = r.with_reth(reth.dma_len());
     }
     if let Some(aeth) = p.aeth() {
-        r.syndrome = aeth.syndrome_raw();
-        r.ext = aeth.msn();
-        r.flags |= flag::AETH;
+        *r = r.with_aeth(aeth.syndrome_raw(), aeth.msn());
     }
     if !meta.trimmed {
         r.flags |= match wire::icrc::verify_frame(frame) {
@@ -557,6 +632,31 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Each packed field reads back what was put in it, whatever its neighbours hold.
+        #[test]
+        fn packed_fields_read_back_and_leave_their_neighbours_alone(
+            seq in 0u64..SEQ_LIMIT, qp in 0u32..1 << 24, psn in 0u32..1 << 24, opcode: u8,
+            kind in 0u8..5, event in 0usize..4, class in proptest::sample::select(vec![0u8, 1, 2, 3, 4, CLASS_MALFORMED]),
+            aeth: bool, ext: u32, syndrome: u8, noise: [u8; RECORD_LEN],
+        ) {
+            let (kind, event) = (Kind::from_u8(kind), Event::ALL[event]);
+            let mut r = Record::read_from_bytes(&noise).unwrap();
+            r.flags &= !(flag::RETH | flag::AETH);
+            r = r.with_event(event).with_seq(seq).with_class(class).with_psn(psn).with_kind(kind);
+            r = r.with_opcode(opcode).with_dest_qp(qp);
+            r = if aeth { r.with_aeth(syndrome, ext) } else { r.with_reth(ext) };
+            proptest::prop_assert_eq!((r.seq(), r.dest_qp(), r.psn(), r.opcode()), (seq, qp, psn, opcode));
+            proptest::prop_assert_eq!((r.kind(), r.event(), r.class()), (kind, event, class));
+            if aeth {
+                proptest::prop_assert_eq!((r.syndrome(), r.msn(), r.dma_len()), (syndrome, ext & 0xff_ffff, 0));
+            } else {
+                proptest::prop_assert_eq!((r.syndrome(), r.msn(), r.dma_len()), (0, 0, ext));
+            }
+            let plain = Record::read_from_bytes(&noise).unwrap();
+            proptest::prop_assert_eq!((r.switch_ts_ns, r.flow, r.frame_len, r.payload_len), (plain.switch_ts_ns, plain.flow, plain.frame_len, plain.payload_len));
+            proptest::prop_assert_eq!((r.source, r.pkey, r.bth_flags), (plain.source, plain.pkey, plain.bth_flags));
+        }
+
         /// The IPv4 key read straight from the headers is the one packed from the Flow.
         #[test]
         fn the_v4_key_packs_what_flow_of_reads(src: [u8; 4], dst: [u8; 4], sport: u16, tcp: bool) {
@@ -610,9 +710,9 @@ mod tests {
         };
         let mut b = RecordBuilder::new();
         let r = b.record(&frame, Some(&info), &meta);
-        assert_eq!((r.seq, r.switch_ts_ns, r.source), (7, 99, 3));
+        assert_eq!((r.seq(), r.switch_ts_ns, r.source), (7, 99, 3));
         assert_eq!((r.dma_len(), r.msn()), (4096, 0));
-        assert_eq!((r.opcode, r.dest_qp, r.psn), (Opcode::RC_WRITE_FIRST.0, 0x12345, 0xfffffe));
+        assert_eq!((r.opcode(), r.dest_qp(), r.psn()), (Opcode::RC_WRITE_FIRST.0, 0x12345, 0xfffffe));
         assert_eq!(r.kind(), Kind::Request);
         assert_eq!(r.event(), Event::Ecn);
         assert!(r.has(flag::RETH) && r.has(flag::ICRC_OK) && r.has(flag::ECT) && r.has(flag::MIRRORED));
@@ -652,7 +752,7 @@ mod tests {
 
     #[test]
     fn files_round_trip_and_damage_is_typed() {
-        let recs: Vec<Record> = (1..=5u64).map(|i| Record { seq: i, psn: i as u32 * 3, ..Record::default() }).collect();
+        let recs: Vec<Record> = (1..=5u64).map(|i| Record::default().with_seq(i).with_psn(i as u32 * 3)).collect();
         let flows = vec![Flow { src_port: 1, dst_port: 4791, ip_version: 4, protocol: 17, ..Flow::default() }];
         let mut w = RecordWriter::new(std::io::Cursor::new(Vec::new())).unwrap();
         for r in &recs {
@@ -685,7 +785,7 @@ mod tests {
     fn wire_seq_undoes_the_unwrapping() {
         let max = u64::from(wire::mirror::SEQ_MAX);
         for (seq, wire) in [(0, 0), (1, 1), (max, wire::mirror::SEQ_MAX), (max + 1, 1), (2 * max + 5, 5)] {
-            assert_eq!(Record { seq, ..Record::default() }.wire_seq(), wire);
+            assert_eq!(Record::default().with_seq(seq).wire_seq(), wire);
         }
     }
 }
