@@ -26,6 +26,7 @@ DIR=${2:-/tmp/reconbench}
 REPS=${REPS:-3}
 BIN=${BIN:-target/release}
 TIMEFORMAT='%R %U %S'
+declare -A ratios
 
 "$BIN/rocescope-rig" scale --packets "$PACKETS" -o "$DIR/run" --force >&2
 cat "$DIR"/run/dump-*.pcap >/dev/null # into the page cache, as for every step after
@@ -51,7 +52,15 @@ for rep in $(seq 1 "$REPS"); do
         gb=$(calc "$(bytes "$DIR"/out/*) / 1e9")
         read -r cw cu cs < <(timed "$BIN/rocescope" check "$DIR/out")
         "$BIN/rocescope" check "$DIR/out" >&2 || true
-        echo "| $rep | $n | $mw ($mgb) | $mode, $gb GB | $rw ($(calc "$ru + $rs")) | $cw ($(calc "$cu + $cs")) | $(calc "$n / ($rw + $cw) / 1e6") | $(calc "$mw / ($rw + $cw)") | $(calc "$n / max($cu + $cs, 0.001) / 1e6") |"
+        ratio=$(calc "$mw / ($rw + $cw)")
+        ratios[$mode]+="$ratio "
+        echo "| $rep | $n | $mw ($mgb) | $mode, $gb GB | $rw ($(calc "$ru + $rs")) | $cw ($(calc "$cu + $cs")) | $(calc "$n / ($rw + $cw) / 1e6") | $ratio | $(calc "$n / max($cu + $cs, 0.001) / 1e6") |"
     done
 done
 rm -rf "$DIR/out"
+# One line per output over all repetitions: on a noisy host the median says more than any
+# one repetition.
+echo
+for mode in pcapng+records records-only; do
+    python3 -c 'import statistics,sys; r=sorted(map(float, sys.argv[2:])); print(f"{sys.argv[1]}: vs mergecap min {r[0]:.2f}, median {statistics.median(r):.2f}, max {r[-1]:.2f} over {len(r)} repetitions")' "$mode" ${ratios[$mode]}
+done
