@@ -1,5 +1,6 @@
 //! `rocescope`: the control CLI.
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -177,13 +178,22 @@ fn analyze(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow:
     let analysis = control::analyze::Analysis::load(&dir)?;
     let report = analysis.run();
     let path = dir.join(control::analyze::REPORT_FILE);
-    std::fs::write(&path, serde_json::to_vec_pretty(&report)?)?;
+    write_json(&path, &report).with_context(|| format!("writing {}", path.display()))?;
     print!("{}", report.render());
     for plot in report.plots(&dir)? {
         println!("plot: {}", plot.display());
     }
     println!("report: {}", path.display());
     Ok(verdict(report.problems() == 0))
+}
+
+/// Streams `value` into `path`: a long trace's report runs to hundreds of MB, which need
+/// not be held in memory first.
+fn write_json(path: &std::path::Path, value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+    serde_json::to_writer_pretty(&mut out, value)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(())
 }
 
 fn verdict(good: bool) -> ExitCode {

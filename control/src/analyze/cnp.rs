@@ -35,11 +35,12 @@
 //! The arrival model uses the NIC's default link rate (a rig `link-gbps` override is not in
 //! the configuration the analyzers read); only queueing differences depend on it.
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::io;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
 use trace::record::{flag, Kind, Record};
 use wire::mirror::Event;
 
@@ -212,7 +213,7 @@ fn is_send_write(r: &Record) -> bool {
 impl Scan {
     fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
         let conns = &input.conns.list;
-        let ends: HashMap<End, (u32, Role)> = conns
+        let ends: FxHashMap<End, (u32, Role)> = conns
             .iter()
             .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
             .collect();
@@ -399,8 +400,8 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
         unexplained: 0,
         ambiguous: 0,
     };
-    let mut last: HashMap<Group, usize> = HashMap::new();
-    let mut pending: HashMap<(u32, Role), VecDeque<usize>> = HashMap::new();
+    let mut last: FxHashMap<Group, usize> = FxHashMap::default();
+    let mut pending: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
     for step in steps {
         match *step {
             Step::Trigger(i) => {
@@ -490,7 +491,7 @@ fn intervals(scan: &Scan, hosts: &[NpHost; 2], scope: Scope) -> [u64; 2] {
 
 /// (NP, gap in ns) between consecutive observed CNPs of each group.
 fn observed_gaps(scan: &Scan, scope: Scope) -> impl Iterator<Item = (Role, u64)> + '_ {
-    let mut last: HashMap<Group, u64> = HashMap::new();
+    let mut last: FxHashMap<Group, u64> = FxHashMap::default();
     scan.cnps.iter().filter_map(move |c| {
         let prev = last.insert(Group::of(scope, c.np, c.rp_ip, c.conn), c.ts_ns)?;
         Some((c.np, c.ts_ns.saturating_sub(prev)))
@@ -846,7 +847,7 @@ fn trigger_report(scan: &Scan, o: &Outcome, i: usize, t: &Trig) -> TriggerReport
 }
 
 fn cnp_reports(scan: &Scan, o: &Outcome) -> Vec<CnpReport> {
-    let mut last: HashMap<Group, u64> = HashMap::new();
+    let mut last: FxHashMap<Group, u64> = FxHashMap::default();
     scan.cnps
         .iter()
         .enumerate()
@@ -918,7 +919,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
 
 /// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers.
 fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
-    let mut balance: HashMap<(u32, Role), i64> = HashMap::new();
+    let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
     for step in steps {
         match *step {
             Step::Trigger(i) if counts(&scan.triggers[i], hosts) => {
@@ -947,7 +948,7 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
 /// Consecutive CNPs of one group closer than the configured interval, on the NP's arrival
 /// clock when both have triggers, else on the switch clock.
 fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Finding>) {
-    let mut last: HashMap<Group, usize> = HashMap::new();
+    let mut last: FxHashMap<Group, usize> = FxHashMap::default();
     for (k, c) in scan.cnps.iter().enumerate() {
         let Some(p) = last.insert(Group::of(o.scope, c.np, c.rp_ip, c.conn), k) else { continue };
         let Some(interval) = hosts[c.np.index()].interval_ps() else { continue };

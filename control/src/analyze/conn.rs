@@ -4,10 +4,9 @@
 //! info (`switch_message_snapshot.yml`) when the run has it, else from the trace alone (a
 //! response direction pairs with the request direction whose PSNs it acknowledges).
 //! PSN arithmetic is 24-bit with wraparound throughout (`wire::psn`).
-
-use std::collections::HashMap;
 use std::net::IpAddr;
 
+use rustc_hash::FxHashMap;
 use trace::record::{Kind, Record, RecordView};
 use wire::psn;
 
@@ -99,7 +98,7 @@ impl Connections {
         } else {
             qp_info.iter().enumerate().map(|(i, q)| from_qp_info(i as u32, q, verb)).collect()
         };
-        let mut by_end: HashMap<End, (u32, Role)> = HashMap::new();
+        let mut by_end: FxHashMap<End, (u32, Role)> = FxHashMap::default();
         for c in &list {
             by_end.insert(c.requester, (c.id, Role::Requester));
             by_end.insert(c.responder, (c.id, Role::Responder));
@@ -152,8 +151,8 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
         last: u32,
         order: usize,
     }
-    let mut requests: HashMap<(IpAddr, End), Dir> = HashMap::new();
-    let mut responses: HashMap<(IpAddr, End), Dir> = HashMap::new();
+    let mut requests: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
+    let mut responses: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
     for (i, r) in view.records.iter().enumerate() {
         let table = match r.kind() {
             Kind::Request => &mut requests,

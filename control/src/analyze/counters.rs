@@ -18,9 +18,10 @@
 //! When mirror copies are missing from the trace (gaps in the mirror sequence), every
 //! derived value may be off by up to the number missing; that is the tolerance then.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
+use rustc_hash::FxHashMap;
 use trace::record::{Kind, Record};
 use wire::mirror::Event;
 
@@ -164,9 +165,28 @@ pub struct NotChecked {
 /// Compares the counter dumps with the trace; `gbn` is the Go-back-N replay of the same
 /// trace ([`gbn::analyze`]).
 pub fn analyze(input: &Input<'_>, gbn: &gbn::Report) -> Report {
-    let hosts = Hosts::of(input);
-    let missing = missing_copies(input.view.records);
-    let mut derived = count_frames(input, &hosts);
+    analyze_counted(input, Frames::count(input), gbn)
+}
+
+/// What the trace alone says about each host's counters: the pass over every frame, which
+/// needs no transport replay and so can run beside [`gbn::analyze`].
+pub struct Frames {
+    hosts: Hosts,
+    missing: u64,
+    derived: Derived,
+}
+
+impl Frames {
+    pub fn count(input: &Input<'_>) -> Frames {
+        let hosts = Hosts::of(input);
+        let derived = count_frames(input, &hosts);
+        Frames { hosts, missing: missing_copies(input.view.records), derived }
+    }
+}
+
+/// [`analyze`] with the frames already counted.
+pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> Report {
+    let Frames { hosts, missing, mut derived } = frames;
     // A replay needs every packet: one missing copy can turn all later ones into gaps.
     let no_replay = if !gbn.unknown_verb.is_empty() {
         Some(unknown_verb_note(gbn.unknown_verb.len(), "no transport replay"))
@@ -238,12 +258,12 @@ fn mismatch_message(name: &str, nic: i64, trace: u64, q: Quantity) -> String {
 /// Which host an IP address belongs to: the configuration's IP lists, and the ends of
 /// every connection.
 struct Hosts {
-    by_ip: HashMap<IpAddr, Role>,
+    by_ip: FxHashMap<IpAddr, Role>,
 }
 
 impl Hosts {
     fn of(input: &Input<'_>) -> Hosts {
-        let mut by_ip = HashMap::new();
+        let mut by_ip = FxHashMap::default();
         if let Some(c) = &input.ctx.config {
             for role in [Role::Requester, Role::Responder] {
                 for ip in &c.host(role).ips {

@@ -93,9 +93,19 @@ impl Analysis {
     }
 }
 
-/// Runs every analyzer over `input`, the records of the reconstruction in `trace`.
+/// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
+/// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
-    let gbn = gbn::analyze(input);
+    let (gbn, counters, retransmission, cnp, interop, goodput) = std::thread::scope(|s| {
+        let retransmission = s.spawn(|| retrans::analyze(input));
+        let cnp = s.spawn(|| cnp::analyze(input));
+        let goodput = s.spawn(|| goodput::analyze(input));
+        let interop = s.spawn(|| interop::analyze(input));
+        let frames = s.spawn(|| counters::Frames::count(input));
+        let gbn = gbn::analyze(input);
+        let counters = counters::analyze_counted(input, joined(frames), &gbn);
+        (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput))
+    });
     Report {
         format: REPORT_FORMAT.into(),
         version: 1,
@@ -106,13 +116,18 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
         context_problems: input.ctx.problems.clone(),
-        counters: counters::analyze(input, &gbn),
+        counters,
         gbn,
-        retransmission: retrans::analyze(input),
-        cnp: cnp::analyze(input),
-        interop: interop::analyze(input),
-        goodput: goodput::analyze(input),
+        retransmission,
+        cnp,
+        interop,
+        goodput,
     }
+}
+
+/// An analyzer thread's result; a panic there is a bug, and goes on as one here.
+fn joined<T>(t: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    t.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 #[derive(Debug, serde::Serialize)]

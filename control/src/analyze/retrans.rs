@@ -31,9 +31,10 @@
 //! it can be shorter than the timer: go-back-N resends do not restart the timer);
 //! `timer_elapsed_ns` runs from the timer's (re)start as the trace shows it.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
+use rustc_hash::FxHashMap;
 use trace::record::{flag, Kind, Record};
 use wire::psn;
 
@@ -437,7 +438,7 @@ struct Tracker {
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
     awaiting_data: VecDeque<(usize, u64)>,
     /// Drafts waiting for the retransmission of their lost packet, by its PSN.
-    awaiting_total: HashMap<u64, Vec<usize>>,
+    awaiting_total: FxHashMap<u64, Vec<usize>>,
     /// Last packet sent by the requester / the responder.
     last_tx: [Option<PacketRef>; 2],
     drafts: Vec<Draft>,
@@ -464,7 +465,7 @@ impl Tracker {
             requests: Requests::default(),
             mtu_seen: 0,
             awaiting_data: VecDeque::new(),
-            awaiting_total: HashMap::new(),
+            awaiting_total: FxHashMap::default(),
             last_tx: [None; 2],
             drafts: Vec::new(),
         }
