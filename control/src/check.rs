@@ -204,6 +204,10 @@ const MAX_LISTED_REGRESSIONS: usize = 1000;
 impl Checker {
     /// `hosts[source]`: the capture host of each source.
     pub fn new(hosts: &[usize]) -> Checker {
+        Checker::with_balance(BalanceInference::new(hosts))
+    }
+
+    fn with_balance(balance: BalanceInference) -> Checker {
         Checker {
             packets: 0,
             mirrored: 0,
@@ -211,7 +215,7 @@ impl Checker {
             last_ts: Vec::new(),
             first: Vec::new(),
             regressions: Vec::new(),
-            balance: BalanceInference::new(hosts),
+            balance,
         }
     }
 
@@ -258,19 +262,11 @@ impl Checker {
 
     /// A checker for the records that follow this one's, to be [`join`](Self::join)ed.
     pub fn fork(&self) -> Checker {
-        Checker {
-            packets: 0,
-            mirrored: 0,
-            gaps: Gaps::default(),
-            last_ts: Vec::new(),
-            first: Vec::new(),
-            regressions: Vec::new(),
-            balance: BalanceInference {
-                hosts: self.balance.hosts.clone(),
-                learn: Vec::new(),
-                candidates: self.balance.candidates.clone(),
-            },
-        }
+        Checker::with_balance(BalanceInference {
+            hosts: self.balance.hosts.clone(),
+            learn: Vec::new(),
+            candidates: self.balance.candidates.clone(),
+        })
     }
 
     /// The pass over this checker's records followed by `later`'s.
