@@ -261,6 +261,8 @@ impl Checker {
     }
 
     /// A checker for the records that follow this one's, to be [`join`](Self::join)ed.
+    /// Fork once [`learning`](Self::learning) is over: each part verifies the pattern
+    /// learned before it, and a join does not merge two learning phases.
     pub fn fork(&self) -> Checker {
         Checker::with_balance(BalanceInference {
             hosts: self.balance.hosts.clone(),
