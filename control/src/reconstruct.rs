@@ -455,7 +455,7 @@ impl Gaps {
     /// The seqs in `lo..=hi` this pass did not see, as sorted disjoint ranges: its missing
     /// runs and whatever lies outside its own first..=last.
     fn unseen_within(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
-        let (first, last) = (self.first.unwrap_or(hi + 1), self.last.unwrap_or(lo));
+        let (Some(first), Some(last)) = (self.first, self.last) else { return vec![(lo, hi)] };
         let mut out = Vec::with_capacity(self.runs.len() + 2);
         if lo < first {
             out.push((lo, first - 1));

@@ -150,7 +150,8 @@ const _: () = assert!(RECORD_LEN == 40);
 /// Unwrapped seqs are below this (512 laps of the wire's 31-bit seq): 40 bits of a
 /// record hold them.
 pub const SEQ_LIMIT: u64 = 1 << 40;
-const QP_MASK: u32 = 0xff_ffff;
+/// A BTH's 24-bit fields (QPN, PSN) and the AETH MSN.
+const MASK_24: u32 = 0xff_ffff;
 const CLASS_BITS_MALFORMED: u8 = 7;
 
 impl Record {
@@ -197,7 +198,7 @@ impl Record {
         (self.seq_qp >> 40) as u32
     }
     pub fn psn(&self) -> u32 {
-        self.psn_opcode & QP_MASK
+        self.psn_opcode & MASK_24
     }
     pub fn opcode(&self) -> u8 {
         (self.psn_opcode >> 24) as u8
@@ -266,16 +267,16 @@ impl Record {
     }
     /// Keeps the low 24 bits, as a BTH does.
     pub fn with_dest_qp(mut self, qp: u32) -> Record {
-        self.seq_qp = self.seq_qp & (SEQ_LIMIT - 1) | u64::from(qp & QP_MASK) << 40;
+        self.seq_qp = self.seq_qp & (SEQ_LIMIT - 1) | u64::from(qp & MASK_24) << 40;
         self
     }
     /// Keeps the low 24 bits, as a BTH does.
     pub fn with_psn(mut self, psn: u32) -> Record {
-        self.psn_opcode = self.psn_opcode & !QP_MASK | psn & QP_MASK;
+        self.psn_opcode = self.psn_opcode & !MASK_24 | psn & MASK_24;
         self
     }
     pub fn with_opcode(mut self, opcode: u8) -> Record {
-        self.psn_opcode = self.psn_opcode & QP_MASK | u32::from(opcode) << 24;
+        self.psn_opcode = self.psn_opcode & MASK_24 | u32::from(opcode) << 24;
         self
     }
     pub fn with_kind(mut self, kind: Kind) -> Record {
@@ -300,7 +301,7 @@ impl Record {
     }
     /// An AETH: sets [`flag::AETH`]; the MSN keeps its low 24 bits.
     pub fn with_aeth(mut self, syndrome: u8, msn: u32) -> Record {
-        self.ext = (msn & QP_MASK) << 8 | u32::from(syndrome);
+        self.ext = (msn & MASK_24) << 8 | u32::from(syndrome);
         self.flags |= flag::AETH;
         self
     }
