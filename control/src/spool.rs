@@ -209,6 +209,16 @@ impl Write for Spool {
         Ok(buf.len())
     }
 
+    /// A record at a time on the hot path: one append, and with the length known where it
+    /// is inlined, no call to copy it.
+    #[inline]
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        if buf.len() <= MAX_APPEND {
+            return self.append(|c| c.put(buf));
+        }
+        self.write(buf).map(|_| ())
+    }
+
     fn flush(&mut self) -> io::Result<()> {
         self.ask(Command::Sync)
     }

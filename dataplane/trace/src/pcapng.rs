@@ -18,18 +18,17 @@ pub const IF_NAME: u16 = 2;
 pub const IF_DESCRIPTION: u16 = 3;
 pub const IF_TSRESOL: u16 = 9;
 pub const SHB_USERAPPL: u16 = 4;
-pub const EPB_FLAGS: u16 = 2;
 pub const EPB_PACKETID: u16 = 5;
 
 /// LINKTYPE_ETHERNET.
 pub const LINKTYPE_ETHERNET: u16 = 1;
-/// `epb_flags` value: direction inbound.
-pub const EPB_FLAG_INBOUND: u32 = 0b01;
 
 /// EPB bytes besides the packet data and the comment option: block header (8), fixed
-/// fields (20), flags option (8), packet id option (12), end-of-options (4), trailing
-/// length (4).
-pub const EPB_OVERHEAD: usize = 8 + 20 + 8 + 12 + 4 + 4;
+/// fields (20), packet id option (12), end-of-options (4), trailing length (4).
+///
+/// No `epb_flags`: its one fact, "inbound", holds for every frame of every trace (all are
+/// received on a mirror port), and 8 bytes a block are 4 % of a trimmed trace.
+pub const EPB_OVERHEAD: usize = 8 + 20 + 12 + 4 + 4;
 
 /// Longest comment the dataplane writes; keeps [`epb_len`] bounded.
 pub const MAX_COMMENT: usize = 64;
@@ -123,14 +122,11 @@ impl Epb<'_> {
         out.put(&head);
         let data_at = out.len();
         put_padded(out, self.data);
-        let mut opts = [0u8; 20];
-        opts[0..2].copy_from_slice(&EPB_FLAGS.to_le_bytes());
-        opts[2..4].copy_from_slice(&4u16.to_le_bytes());
-        opts[4..8].copy_from_slice(&EPB_FLAG_INBOUND.to_le_bytes());
-        opts[8..10].copy_from_slice(&EPB_PACKETID.to_le_bytes());
-        opts[10..12].copy_from_slice(&8u16.to_le_bytes());
-        opts[12..20].copy_from_slice(&self.packet_id.to_le_bytes());
-        out.put(&opts);
+        let mut packet_id = [0u8; 12];
+        packet_id[0..2].copy_from_slice(&EPB_PACKETID.to_le_bytes());
+        packet_id[2..4].copy_from_slice(&8u16.to_le_bytes());
+        packet_id[4..12].copy_from_slice(&self.packet_id.to_le_bytes());
+        out.put(&packet_id);
         if !comment.is_empty() {
             let mut head = [0u8; 4];
             head[0..2].copy_from_slice(&OPT_COMMENT.to_le_bytes());
@@ -138,6 +134,7 @@ impl Epb<'_> {
             out.put(&head);
             put_padded(out, comment);
         }
+        // End of options, then the trailing length.
         let mut tail = [0u8; 8];
         tail[4..8].copy_from_slice(&len.to_le_bytes());
         out.put(&tail);
@@ -235,6 +232,35 @@ mod tests {
                 assert_eq!(&out[at..at + caplen], &data[..]);
                 let trailing = u32::from_le_bytes(out[out.len() - 4..].try_into().unwrap());
                 assert_eq!(trailing as usize, out.len());
+            }
+        }
+    }
+
+    /// A reused direct buffer holds the last chunk's bytes: every byte of a block, padding
+    /// and end-of-options included, must be written over, so that the block equals the one
+    /// encoded into a fresh `Vec`.
+    #[test]
+    fn a_block_overwrites_whatever_a_reused_buffer_held() {
+        let mut buf = crate::direct::Buffer::new(4096).unwrap();
+        for caplen in 0..9 {
+            for clen in [0, 1, 3, 4, 5, MAX_COMMENT] {
+                let (data, comment) = (vec![0xAB; caplen], vec![b'c'; clen]);
+                let epb = Epb {
+                    interface_id: 3,
+                    timestamp_ns: 0x0102_0304_0506_0708,
+                    original_len: 1000,
+                    data: &data,
+                    packet_id: 0x7fff_fffe,
+                    comment: &comment,
+                };
+                buf.clear();
+                buf.put(&[0xEE; 4096]);
+                buf.clear();
+                buf.put(b"lead");
+                let at = epb.append_to(&mut buf);
+                let mut fresh = b"lead".to_vec();
+                assert_eq!(epb.append_to(&mut fresh), at);
+                assert_eq!(buf.as_slice(), &fresh[..], "caplen {caplen}, comment {clen}");
             }
         }
     }

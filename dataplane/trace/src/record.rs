@@ -516,6 +516,7 @@ impl<W: Write + Seek> RecordWriter<W> {
         Ok(RecordWriter { out, count: 0 })
     }
 
+    #[inline]
     pub fn push(&mut self, r: &Record) -> std::io::Result<()> {
         self.count += 1;
         self.out.write_all(r.as_bytes())
