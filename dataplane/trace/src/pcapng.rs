@@ -26,8 +26,8 @@ pub const LINKTYPE_ETHERNET: u16 = 1;
 /// EPB bytes besides the packet data and the comment option: block header (8), fixed
 /// fields (20), packet id option (12), end-of-options (4), trailing length (4).
 ///
-/// No `epb_flags`: its one fact, "inbound", holds for every frame of every trace (all are
-/// received on a mirror port), and 8 bytes a block are 4 % of a trimmed trace.
+/// No `epb_flags`: its one fact, "inbound", holds for every frame of every shard and trace
+/// (the capture port only receives), and 8 bytes a block are 4 % of a trimmed trace.
 pub const EPB_OVERHEAD: usize = 8 + 20 + 12 + 4 + 4;
 
 /// Longest comment the dataplane writes; keeps [`epb_len`] bounded.
