@@ -202,6 +202,9 @@ impl Writer {
 }
 
 impl Write for Spool {
+    /// Takes all of `buf`. Inlined, as `write_all`: a record at a time is the hot path, and
+    /// with its length known there its copy needs no call.
+    #[inline]
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         for piece in buf.chunks(MAX_APPEND) {
             self.append(|c| c.put(piece))?;
@@ -209,13 +212,9 @@ impl Write for Spool {
         Ok(buf.len())
     }
 
-    /// A record at a time on the hot path: one append, and with the length known where it
-    /// is inlined, no call to copy it.
+    /// `write` always takes everything, so there is nothing to loop over.
     #[inline]
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        if buf.len() <= MAX_APPEND {
-            return self.append(|c| c.put(buf));
-        }
         self.write(buf).map(|_| ())
     }
 
