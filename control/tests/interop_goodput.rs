@@ -82,11 +82,14 @@ fn compare_with_generator(label: &str, run: &RigRun, max_rel: f64) -> (f64, f64)
     let r = goodput::analyze(&a.input());
     let qps = &run.result.qps;
     assert_eq!(r.connections.len(), qps.len(), "{label}");
+    let sum = |f: fn(&rig::rig::QpLog) -> u64| qps.iter().map(f).sum::<u64>();
+    assert_eq!((r.overall.completed, r.overall.bytes), (sum(|q| q.completed), sum(|q| q.bytes)), "{label}");
+    assert_eq!(r.overall.messages, sum(|q| q.posted), "{label}");
     let (mut worst_mct, mut worst_goodput) = (0.0f64, 0.0f64);
     for (c, q) in r.connections.iter().zip(qps) {
         assert_eq!(c.conn, q.conn);
-        assert_eq!((c.completed, c.bytes), (q.completed, q.bytes), "{label} conn {}", c.conn);
-        assert_eq!(c.messages, q.posted, "{label} conn {}: every posted message was sent", c.conn);
+        assert_eq!((c.totals.completed, c.totals.bytes), (q.completed, q.bytes), "{label} conn {}", c.conn);
+        assert_eq!(c.totals.messages, q.posted, "{label} conn {}: every posted message was sent", c.conn);
         let mcts: Vec<f64> = c.per_message.iter().filter_map(|m| m.mct_ns).map(|n| n as f64 / 1e3).collect();
         assert_eq!(mcts.len(), q.mct_us.len(), "{label}");
         for (i, (t, g)) in mcts.iter().zip(&q.mct_us).enumerate() {
@@ -95,7 +98,7 @@ fn compare_with_generator(label: &str, run: &RigRun, max_rel: f64) -> (f64, f64)
             worst_mct = worst_mct.max(d);
         }
         if q.completed > 0 {
-            let g = c.goodput_gbps.expect("completed messages have a goodput");
+            let g = c.totals.goodput_gbps.expect("completed messages have a goodput");
             let what = format!("{label} conn {}: trace {g:.4} Gb/s, generator {:.4} Gb/s", c.conn, q.goodput_gbps);
             // The spans (first post → last completion) differ by the same sub-µs shifts.
             let span_ns = |gbps: f64| q.bytes as f64 * 8.0 / gbps;
@@ -156,7 +159,7 @@ fn a_failed_qp_counts_only_what_completed() {
     let a = analysis(&run);
     let r = goodput::analyze(&a.input());
     let c = &r.connections[0];
-    assert_eq!((c.messages, c.completed), (2, 1), "message 2 was sent, never completed");
+    assert_eq!((c.totals.messages, c.totals.completed), (2, 1), "message 2 was sent, never completed");
     assert!(c.per_message[1].completed_ns.is_none() && c.per_message[1].mct_ns.is_none());
     let mut out = String::new();
     r.render(&mut out);

@@ -47,7 +47,7 @@ use wire::mirror::Event;
 use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
 use super::transport::{ce_marked, corrupt, Arrival, GbnReceiver, SwitchClock};
-use super::Input;
+use super::{render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
 /// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
@@ -992,18 +992,19 @@ impl Report {
             let _ = writeln!(out, "  {line}");
         }
         let show_all = self.connections.len() <= 4;
-        for c in self.connections.iter().filter(|c| show_all || c.counts.missing + c.counts.unexplained > 0) {
+        let shown = self.connections.iter().filter(|c| show_all || c.counts.missing + c.counts.unexplained > 0);
+        render_capped(out, shown, |out, c| {
             let n = &c.counts;
             let _ = writeln!(
                 out,
                 "  conn {}: {} observed / {} expected, {} suppressed, {} ECN + {} NAK triggers",
                 c.conn, n.observed, n.expected, n.suppressed, n.ecn_triggers, n.nak_triggers
             );
-        }
+        });
         let label = if self.confirmed { "PROBLEM" } else { "finding (unconfirmed: no test configuration)" };
-        for f in &self.findings {
+        render_capped(out, &self.findings, |out, f| {
             let _ = writeln!(out, "  {label} {:?} conn {} seq {}: {}", f.kind, f.conn, f.seq, f.detail);
-        }
+        });
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }

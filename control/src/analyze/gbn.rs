@@ -40,7 +40,7 @@ use super::context::Verb;
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_seq_nak, later, path_mtu, Arrival, GbnReceiver,
 };
-use super::Input;
+use super::{render_capped, Input};
 
 /// Episodes still waiting for their NAK, READ requests not yet answered, and the other
 /// queues are bounded: a trace that overflows them is already full of violations.
@@ -55,8 +55,6 @@ pub const IN_FLIGHT_NS: u64 = 10_000;
 /// receiver back to the switch (switch latency, links, serialisation): a go-back sooner
 /// than this after an ACK's copy may have left before the ACK arrived.
 pub const DELIVERY_NS: u64 = 1_000;
-/// Lines of violations [`Report::render`] prints.
-const RENDER_LINES: usize = 20;
 
 /// What rule a packet broke.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -855,7 +853,7 @@ impl Report {
         if !self.unknown_verb.is_empty() {
             let _ = writeln!(out, "  not checked, verb unknown: connections {:?}", self.unknown_verb);
         }
-        for v in self.violations.iter().take(RENDER_LINES) {
+        render_capped(out, &self.violations, |out, v| {
             let _ = writeln!(
                 out,
                 "  conn {} seq {} ts {}: {}: {}",
@@ -865,10 +863,7 @@ impl Report {
                 v.kind.name(),
                 v.message
             );
-        }
-        if self.violations.len() > RENDER_LINES {
-            let _ = writeln!(out, "  ... and {} more", self.violations.len() - RENDER_LINES);
-        }
+        });
     }
 
     pub fn problems(&self) -> usize {
@@ -1344,6 +1339,7 @@ mod tests {
 
     #[test]
     fn render_caps_its_lines() {
+        use crate::analyze::RENDER_LINES;
         let v = Violation {
             conn: 0,
             kind: ViolationKind::AckBackwards,
@@ -1359,7 +1355,7 @@ mod tests {
         report.render(&mut out);
         assert!(out.starts_with("Go-back-N logic: 1 connections, 25 violations"));
         assert_eq!(out.lines().count(), 1 + RENDER_LINES + 1);
-        assert!(out.ends_with("... and 5 more\n"));
+        assert!(out.ends_with("... 5 more in report.json\n"));
         assert_eq!(report.problems(), 25);
         let json = serde_json::to_value(&report.violations[0]).unwrap();
         assert_eq!(json["kind"], "ack-backwards");

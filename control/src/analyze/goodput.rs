@@ -25,16 +25,20 @@
 //! completion minus that of the posting completion — about zero for later messages, and
 //! under a µs (switch transit + link + serialisation) for the first `tx-depth` ones.
 
+use std::cmp::Reverse;
+
 use trace::record::{flag, Kind, Record};
 use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{delivered, ends_message, path_mtu, read_span, starts_message, SwitchClock};
-use super::Input;
+use super::{render_capped, Input, RENDER_LINES};
 
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
+    /// Every connection's messages together.
+    pub overall: Totals,
     pub connections: Vec<ConnGoodput>,
     /// How posts were estimated: `per-qp` or `barrier`.
     pub posting: Posting,
@@ -56,23 +60,67 @@ pub enum Posting {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct ConnGoodput {
     pub conn: u32,
+    #[serde(flatten)]
+    pub totals: Totals,
+    pub per_message: Vec<Message>,
+}
+
+/// A set of messages (a connection's, or all of them) summed up.
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Totals {
     /// Messages whose first transmission is in the trace.
     pub messages: u64,
     pub completed: u64,
     /// Bytes of the completed messages.
     pub bytes: u64,
-    /// Completed bytes × 8 ÷ (last completion − estimated first post), Gb/s.
+    /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s.
     pub goodput_gbps: Option<f64>,
     pub mct_ns: Summary,
-    pub per_message: Vec<Message>,
 }
 
-/// Min / mean / max of the completed messages' completion times, ns.
-#[derive(Debug, Default, Clone, Copy, serde::Serialize)]
+impl Totals {
+    fn of<'m>(msgs: impl Iterator<Item = &'m Message> + Clone, run_start: Option<u64>) -> Totals {
+        let done = msgs.clone().filter(|m| m.completed_ns.is_some());
+        let bytes = done.clone().map(|m| m.bytes).sum();
+        let last = done.clone().filter_map(|m| m.completed_ns).max();
+        let goodput_gbps = match (run_start, last) {
+            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
+            _ => None,
+        };
+        Totals {
+            messages: msgs.count() as u64,
+            completed: done.clone().count() as u64,
+            bytes,
+            goodput_gbps,
+            mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
+        }
+    }
+}
+
+/// The completed messages' completion times, ns. Median and 99th percentile by nearest
+/// rank (the lower median of an even count), so each is an observed time.
+#[derive(Debug, Default, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Summary {
     pub min: Option<u64>,
+    pub median: Option<u64>,
+    pub p99: Option<u64>,
     pub mean: Option<f64>,
     pub max: Option<u64>,
+}
+
+impl Summary {
+    fn of(mut mcts: Vec<u64>) -> Summary {
+        mcts.sort_unstable();
+        let n = mcts.len();
+        let rank = |q: usize| mcts.get((n * q).div_ceil(100).max(1) - 1).copied();
+        Summary {
+            min: mcts.first().copied(),
+            median: mcts.get(n.saturating_sub(1) / 2).copied(),
+            p99: rank(99),
+            mean: (n > 0).then(|| mcts.iter().sum::<u64>() as f64 / n as f64),
+            max: mcts.last().copied(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -111,41 +159,20 @@ pub fn analyze(input: &Input<'_>) -> Report {
         }
     }
     let run_start = run_start(&lists_of(&per_conn));
-    let connections = per_conn.into_iter().map(|(conn, msgs)| summarise(conn, msgs, run_start)).collect();
+    let overall = Totals::of(per_conn.iter().flat_map(|(_, msgs)| msgs), run_start);
+    let connections = per_conn
+        .into_iter()
+        .map(|(conn, msgs)| ConnGoodput { conn, totals: Totals::of(msgs.iter(), run_start), per_message: msgs })
+        .collect();
     let mut notes = Vec::new();
     if unknown > 0 {
         notes.push(unknown_verb_note(unknown, "no messages"));
     }
-    Report { connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
+    Report { overall, connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
 }
 
 fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
     per_conn.iter().map(|(_, m)| m.as_slice()).collect()
-}
-
-fn summarise(conn: u32, msgs: Vec<Message>, run_start: Option<u64>) -> ConnGoodput {
-    let done: Vec<&Message> = msgs.iter().filter(|m| m.completed_ns.is_some()).collect();
-    let bytes = done.iter().map(|m| m.bytes).sum();
-    let last = done.iter().filter_map(|m| m.completed_ns).max();
-    let goodput_gbps = match (run_start, last) {
-        (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
-        _ => None,
-    };
-    let mcts: Vec<u64> = done.iter().filter_map(|m| m.mct_ns).collect();
-    let mct_ns = Summary {
-        min: mcts.iter().min().copied(),
-        mean: (!mcts.is_empty()).then(|| mcts.iter().sum::<u64>() as f64 / mcts.len() as f64),
-        max: mcts.iter().max().copied(),
-    };
-    ConnGoodput {
-        conn,
-        messages: msgs.len() as u64,
-        completed: done.len() as u64,
-        bytes,
-        goodput_gbps,
-        mct_ns,
-        per_message: msgs,
-    }
 }
 
 /// The first post of the run: its first message's first packet at the switch.
@@ -336,6 +363,26 @@ impl Tracker {
     }
 }
 
+impl Totals {
+    /// One terminal line: counts, goodput and completion times.
+    fn line(&self) -> String {
+        let gbps = self.goodput_gbps.map_or("-".to_string(), |g| format!("{g:.3} Gb/s"));
+        let mct = &self.mct_ns;
+        let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.2}", v as f64 / 1e3));
+        let mean = mct.mean.map_or("-".to_string(), |v| format!("{:.2}", v / 1e3));
+        format!(
+            "{}/{} messages completed, {} bytes, {gbps}, MCT µs min {} median {} p99 {} max {} mean {mean}",
+            self.completed,
+            self.messages,
+            self.bytes,
+            us(mct.min),
+            us(mct.median),
+            us(mct.p99),
+            us(mct.max),
+        )
+    }
+}
+
 impl Report {
     pub fn render(&self, out: &mut String) {
         use std::fmt::Write as _;
@@ -350,21 +397,19 @@ impl Report {
             self.connections.len(),
             self.tx_depth
         );
-        for c in &self.connections {
-            let gbps = c.goodput_gbps.map_or("-".to_string(), |g| format!("{g:.3} Gb/s"));
-            let us = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{:.2}", v / 1e3));
-            let _ = writeln!(
-                out,
-                "  conn {}: {}/{} messages completed, {} bytes, {gbps}, MCT µs min {} mean {} max {}",
-                c.conn,
-                c.completed,
-                c.messages,
-                c.bytes,
-                us(c.mct_ns.min.map(|v| v as f64)),
-                us(c.mct_ns.mean),
-                us(c.mct_ns.max.map(|v| v as f64)),
-            );
+        let _ = writeln!(out, "  all: {}", self.overall.line());
+        let mut shown: Vec<&ConnGoodput> = self.connections.iter().collect();
+        if shown.len() > RENDER_LINES {
+            // Too many to read: the ones to look at first, those that left messages
+            // undone, then the slowest.
+            let _ = writeln!(out, "  connections with messages not completed first, then by p99 MCT:");
+            shown.sort_by_key(|c| {
+                (Reverse(c.totals.messages - c.totals.completed), Reverse(c.totals.mct_ns.p99), c.conn)
+            });
         }
+        render_capped(out, shown, |out, c| {
+            let _ = writeln!(out, "  conn {}: {}", c.conn, c.totals.line());
+        });
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }
@@ -400,6 +445,60 @@ mod tests {
         let lists: Vec<&[Message]> = vec![&early, &b];
         assert!(!is_barrier(&lists, 1));
         assert_eq!(estimate_posts(&lists, 1, Posting::Barrier), vec![vec![1, 11], vec![1, 30]]);
+    }
+
+    #[test]
+    fn percentiles_are_observed_times() {
+        let s = Summary::of((1..=200).rev().collect());
+        assert_eq!((s.min, s.median, s.p99, s.max), (Some(1), Some(100), Some(198), Some(200)));
+        assert_eq!(s.mean, Some(100.5));
+        // Nearest rank: with fewer than 100 times the 99th percentile is the largest.
+        let s = Summary::of(vec![7, 3]);
+        assert_eq!((s.min, s.median, s.p99, s.max), (Some(3), Some(3), Some(7), Some(7)));
+        assert_eq!(Summary::of(Vec::new()), Summary::default());
+    }
+
+    #[test]
+    fn totals_span_every_connection() {
+        let done = |first, mct: u64, bytes| Message {
+            bytes,
+            completed_ns: Some(first + mct),
+            mct_ns: Some(mct),
+            ..msg(first, None)
+        };
+        let a = [done(100, 50, 1000), msg(400, None)];
+        let b = [done(110, 90, 3000), done(300, 10, 1000)];
+        let o = Totals::of(a.iter().chain(&b), Some(100));
+        assert_eq!((o.messages, o.completed, o.bytes), (4, 3, 5000));
+        // 5000 bytes from the first post (100) to the last completion (310).
+        assert_eq!(o.goodput_gbps, Some(5000.0 * 8.0 / 210.0));
+        assert_eq!((o.mct_ns.min, o.mct_ns.median, o.mct_ns.max), (Some(10), Some(50), Some(90)));
+    }
+
+    #[test]
+    fn a_long_summary_shows_the_worst_connections() {
+        let conn = |conn: u32, completed, p99| ConnGoodput {
+            conn,
+            totals: Totals {
+                messages: 10,
+                completed,
+                mct_ns: Summary { p99: Some(p99), ..Summary::default() },
+                ..Totals::default()
+            },
+            ..ConnGoodput::default()
+        };
+        let mut connections: Vec<ConnGoodput> = (0..100).map(|c| conn(c, 10, 1000 + u64::from(c))).collect();
+        connections[42].totals.completed = 7;
+        let report = Report { connections, ..Report::default() };
+        let mut out = String::new();
+        report.render(&mut out);
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("goodput: 100 connections"), "{out}");
+        assert!(lines[1].starts_with("  all: "), "{out}");
+        assert!(lines[3].starts_with("  conn 42: 7/10 messages completed"), "{out}");
+        assert!(lines[4].starts_with("  conn 99: ") && lines[5].starts_with("  conn 98: "), "{out}");
+        assert_eq!(lines.len(), 3 + RENDER_LINES + 1, "{out}");
+        assert_eq!(lines.last(), Some(&"  ... 80 more in report.json"));
     }
 
     #[test]

@@ -21,7 +21,7 @@
 use trace::record::{Kind, Record};
 
 use super::conn::{Connection, Role};
-use super::Input;
+use super::{render_capped, Input};
 
 /// Example seqs kept per finding.
 const EXAMPLES: usize = 3;
@@ -275,12 +275,11 @@ impl Report {
             self.connections.len(),
             self.problems()
         );
-        for c in &self.connections {
-            for f in &c.findings {
-                let tag = if f.problem { "problem" } else { "note" };
-                let _ = writeln!(out, "  conn {}: {tag}: {} (e.g. seq {:?})", c.conn, f.message, f.examples);
-            }
-        }
+        let findings = self.connections.iter().flat_map(|c| c.findings.iter().map(move |f| (c.conn, f)));
+        render_capped(out, findings, |out, (conn, f)| {
+            let tag = if f.problem { "problem" } else { "note" };
+            let _ = writeln!(out, "  conn {conn}: {tag}: {} (e.g. seq {:?})", f.message, f.examples);
+        });
     }
 
     pub fn problems(&self) -> usize {

@@ -39,6 +39,30 @@ use context::{RunContext, Verb};
 pub const REPORT_FILE: &str = "report.json";
 pub const REPORT_FORMAT: &str = "rocescope-report";
 
+/// Lines of one list an analyzer prints on the terminal; report.json has them all. A
+/// trace of thousands of connections must still give a summary one can read.
+pub(crate) const RENDER_LINES: usize = 20;
+
+/// Writes the first [`RENDER_LINES`] of `items` with `line`, then how many more
+/// report.json holds (the rest are counted, not formatted).
+pub(crate) fn render_capped<T>(
+    out: &mut String,
+    items: impl IntoIterator<Item = T>,
+    mut line: impl FnMut(&mut String, T),
+) {
+    let mut n = 0usize;
+    for item in items {
+        if n < RENDER_LINES {
+            line(out, item);
+        }
+        n += 1;
+    }
+    if n > RENDER_LINES {
+        use std::fmt::Write as _;
+        let _ = writeln!(out, "  ... {} more in report.json", n - RENDER_LINES);
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum AnalyzeError {
     #[error(transparent)]

@@ -43,12 +43,10 @@ use super::context::Verb;
 use super::transport::{
     delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak, Arrival, GbnReceiver,
 };
-use super::Input;
+use super::{render_capped, Input};
 
 pub const PLOT_GENERATION: &str = "retrans-nack-generation.svg";
 pub const PLOT_REACTION: &str = "retrans-nack-reaction.svg";
-/// Recovery rows printed on the terminal; report.json has them all.
-const RENDER_ROWS: usize = 20;
 /// Pending NAKs, gaps and sender holes kept per connection: a trace that never resolves
 /// them (damaged, or a misbehaving NIC) must not grow memory.
 const PENDING_CAP: usize = 64;
@@ -803,7 +801,7 @@ impl Report {
                 "try"
             );
         }
-        for r in self.recoveries.iter().take(RENDER_ROWS) {
+        render_capped(out, &self.recoveries, |out, r| {
             let t = r.timeout.as_ref();
             let _ = writeln!(
                 out,
@@ -821,12 +819,9 @@ impl Report {
                 us(t.and_then(|t| t.observed_ns)),
                 t.map_or("-".into(), |t| t.attempt.to_string()),
             );
-        }
-        if self.recoveries.len() > RENDER_ROWS {
-            let _ = writeln!(out, "  ... {} more in report.json", self.recoveries.len() - RENDER_ROWS);
-        }
-        for r in self.recoveries.iter().filter(|r| r.timeout.as_ref().is_some_and(|t| t.early)) {
-            let t = r.timeout.as_ref().expect("filtered");
+        });
+        let early = self.recoveries.iter().filter_map(|r| Some((r, r.timeout.as_ref().filter(|t| t.early)?)));
+        render_capped(out, early, |out, (r, t)| {
             let _ = writeln!(
                 out,
                 "  PROBLEM: conn {} timeout retransmission seq {} after {} µs, configured {} µs (adaptive off)",
@@ -835,7 +830,7 @@ impl Report {
                 us(t.timer_elapsed_ns),
                 us(t.configured_ns)
             );
-        }
+        });
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }
