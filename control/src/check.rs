@@ -668,9 +668,7 @@ impl CheckReport {
             };
             let _ = writeln!(out, "    missing seq {}..{} ({}){at}", m.range.first, m.range.last, m.range.count);
         }
-        if self.missing.len() > 20 {
-            let _ = writeln!(out, "    ... {} more ranges in the JSON report", self.missing.len() - 20);
-        }
+        more(&mut out, self.missing.len(), 20, "ranges");
         if let Some(b) = &self.balance {
             let _ = writeln!(out, "  load balancing: period {} by {}, pattern {:?}", b.period, b.level, b.pattern);
         }
@@ -681,10 +679,20 @@ impl CheckReport {
                 t.src, t.dst, t.seq, t.switch_ts_ns, t.previous_seq, t.previous_ts_ns
             );
         }
+        more(&mut out, self.timestamp_regressions.len(), 10, "timestamp regressions");
         for i in self.reconstruction_issues.iter().take(10) {
             let _ = writeln!(out, "    {i}");
         }
+        more(&mut out, self.reconstruction_issues.len(), 10, "reconstruction issues");
         out
+    }
+}
+
+/// Says how many of `len` items the summary left out after showing `shown`.
+fn more(out: &mut String, len: usize, shown: usize, what: &str) {
+    if len > shown {
+        use std::fmt::Write as _;
+        let _ = writeln!(out, "    ... {} more {what} (`check --json` lists them all)", len - shown);
     }
 }
 
