@@ -245,7 +245,7 @@ impl Checker {
         }
         match self.last_ts[f] {
             Some((ts, seq)) => {
-                if r.switch_ts_ns < ts && self.regressions.len() < MAX_LISTED_REGRESSIONS {
+                if steps_back(r.switch_ts_ns, ts) && self.regressions.len() < MAX_LISTED_REGRESSIONS {
                     self.regressions.push(Regression { at, record: *r, previous_ts: ts, previous_seq: seq });
                 }
             }
@@ -281,7 +281,7 @@ impl Checker {
         for (f, first) in later.first.iter().enumerate() {
             let Some((at, r)) = *first else { continue };
             match self.last_ts.get(f).copied().flatten() {
-                Some((ts, seq)) if r.switch_ts_ns < ts => {
+                Some((ts, seq)) if steps_back(r.switch_ts_ns, ts) => {
                     boundary.push(Regression { at: offset + at, record: r, previous_ts: ts, previous_seq: seq })
                 }
                 Some(_) => {}
@@ -311,9 +311,11 @@ impl Checker {
         let names = &ctx.source_names;
         let missing: Vec<Missing> = self
             .gaps
-            .missing()
-            .into_iter()
-            .map(|r| Missing { range: r, expected_at: expected_at(&r, balance.as_ref(), names) })
+            .missing_unwrapped()
+            .map(|(first, last)| Missing {
+                range: SeqRange::of_unwrapped(first, last),
+                expected_at: expected_at(first, last, balance.as_ref(), names),
+            })
             .collect();
         let regressions = self
             .regressions
@@ -462,6 +464,9 @@ fn capture_problems(dirs: &[PathBuf]) -> Vec<String> {
         if m.status != trace::manifest::RunStatus::Complete {
             out.push(format!("{name}: capture did not finish (status running)"));
         }
+        if let Some(why @ ("write_error" | "lcore_failed")) = m.stop_reason.as_deref() {
+            out.push(format!("{name}: capture stopped on a failure ({why})"));
+        }
         for (what, n) in
             [("NIC imissed", m.port.imissed), ("NIC rx_nombuf", m.port.rx_nombuf), ("NIC ierrors", m.port.ierrors)]
         {
@@ -474,11 +479,17 @@ fn capture_problems(dirs: &[PathBuf]) -> Vec<String> {
             if drops > 0 {
                 out.push(format!("{name}: dispatcher ring drops {drops}"));
             }
+            if d.over_limit > 0 {
+                out.push(format!("{name}: dispatcher over limit {}", d.over_limit));
+            }
         }
         for c in &m.cores {
-            for (what, n) in
-                [("buffer drops", c.buffer_drops), ("write failures", c.write_failed), ("over limit", c.over_limit)]
-            {
+            for (what, n) in [
+                ("NIC queue errors", c.nic_queue_errors.unwrap_or(0)),
+                ("buffer drops", c.buffer_drops),
+                ("write failures", c.write_failed),
+                ("over limit", c.over_limit),
+            ] {
                 if n > 0 {
                     out.push(format!("{name} core {}: {what} {n}", c.core));
                 }
@@ -581,14 +592,21 @@ impl BalanceInference {
     }
 }
 
-/// Who should have had the seqs of `r`: the sources the pattern assigns them to.
-fn expected_at(r: &SeqRange, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
+/// Whether switch time `ts` lies before `previous`. The switch clock has 48 bits and
+/// wraps (every ~78 hours): a step back by more than half its range is the wrap, forward.
+fn steps_back(ts: u64, previous: u64) -> bool {
+    const HALF: u64 = 1 << 47;
+    ts < previous && previous - ts < HALF
+}
+
+/// Who should have had the unwrapped seqs `first..=last`: the sources the pattern assigns
+/// them to. The pattern was learned on unwrapped seqs, so it is applied to them too (a lap
+/// is 0x7fffffff seqs, no multiple of the period).
+fn expected_at(first: u64, last: u64, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
     let Some(b) = balance else { return Vec::new() };
     let mut seen = std::collections::BTreeSet::new();
-    let mut seq = u64::from(r.first);
-    for _ in 0..r.count.min(b.period) {
+    for seq in first..=last.min(first + b.period - 1) {
         seen.insert(b.pattern[(seq % b.period) as usize]);
-        seq = u64::from(wire::mirror::next_seq(seq as u32));
     }
     seen.into_iter()
         .map(|s| match b.level.as_str() {

@@ -70,6 +70,13 @@ pub struct SeqRange {
     pub count: u64,
 }
 
+impl SeqRange {
+    /// The unwrapped seqs `first..=last`.
+    pub fn of_unwrapped(first: u64, last: u64) -> SeqRange {
+        SeqRange { first: wire_of(first), last: wire_of(last), count: last - first + 1 }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SourceSummary {
     pub name: String,
@@ -469,7 +476,12 @@ impl Gaps {
 
     /// The missing ranges in seq order, as wire seqs.
     pub fn missing(&self) -> Vec<SeqRange> {
-        self.runs.iter().map(|(&a, &b)| SeqRange { first: wire_of(a), last: wire_of(b), count: b - a + 1 }).collect()
+        self.missing_unwrapped().map(|(a, b)| SeqRange::of_unwrapped(a, b)).collect()
+    }
+
+    /// The missing ranges in seq order, as unwrapped `(first, last)`.
+    pub fn missing_unwrapped(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.runs.iter().map(|(&a, &b)| (a, b))
     }
 }
 

@@ -20,9 +20,13 @@ fn condition(r: &CheckReport, prefix: &str) -> Option<bool> {
     r.conditions.iter().find(|c| c.name.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}")).holds
 }
 
-/// The missing seqs, expanded from the ranges.
+/// The missing seqs, expanded from the ranges (which may cross the wrap), in seq order.
 fn missing_seqs(r: &CheckReport) -> Vec<u32> {
-    r.missing.iter().flat_map(|m| (0..m.range.count).map(move |i| m.range.first + i as u32)).collect()
+    let wire = |first: u32, i: u64| ((u64::from(first) - 1 + i) % 0x7fff_ffff + 1) as u32;
+    let mut seqs: Vec<u32> =
+        r.missing.iter().flat_map(|m| (0..m.range.count).map(move |i| wire(m.range.first, i))).collect();
+    seqs.sort_unstable();
+    seqs
 }
 
 #[test]
@@ -38,23 +42,37 @@ fn a_complete_run_passes_every_condition() {
 
 #[test]
 fn every_lost_copy_is_found_with_its_range_and_dump_host() {
-    let faults =
-        "    lose-mirror-copies:\n    - {dump-host: 0, count: 4}\n    - {dump-host: 1, count: 5}\n".to_string();
-    let run = rig_run("check-lost", &Knobs { faults, ..two_hosts() });
-    let lost = &run.result.truth.faults.lost_mirror_copies;
-    assert_eq!(lost.len(), 9);
-    let r = check(&run);
-    assert!(!r.complete);
-    assert_eq!(missing_seqs(&r), *lost, "{}", r.render());
-    assert_eq!(condition(&r, "1."), Some(false));
-    assert_eq!(condition(&r, "2."), Some(false), "the switch sent copies the trace lacks");
-    assert_eq!(condition(&r, "3."), Some(false));
-    // Which host should have had each: the one the emulator lost it on.
-    let on_host = |seq: u32| run.result.packets.iter().find(|p| p.seq == seq).map(|p| p.dump_host);
-    for m in &r.missing {
-        let host = on_host(m.range.first).expect("seq was sent").map(|h| format!("run/dump-{h}.pcap"));
-        assert!(m.range.count > 1 || m.expected_at == vec![host.clone().unwrap()], "{m:?} vs {host:?}");
+    // From seq 1, and across the wrap: the round robin goes on over it, but a lap
+    // (0x7fffffff seqs) is no multiple of its period.
+    for (name, first) in [("check-lost", None), ("check-lost-wrap", Some(0x7fff_ffff - 20))] {
+        let faults =
+            "    lose-mirror-copies:\n    - {dump-host: 0, count: 4}\n    - {dump-host: 1, count: 5}\n".to_string();
+        let extra_rig = first.map_or(String::new(), |s| format!("  first-mirror-seq: {s}\n"));
+        let run = rig_run(name, &Knobs { faults, extra_rig, ..two_hosts() });
+        let mut lost = run.result.truth.faults.lost_mirror_copies.clone();
+        lost.sort_unstable();
+        assert_eq!(lost.len(), 9);
+        let r = check(&run);
+        assert!(!r.complete);
+        assert_eq!(missing_seqs(&r), lost, "{name}: {}", r.render());
+        assert_eq!(condition(&r, "1."), Some(false));
+        assert_eq!(condition(&r, "2."), Some(false), "the switch sent copies the trace lacks");
+        assert_eq!(condition(&r, "3."), Some(false));
+        // Which host should have had each: the one the emulator lost it on.
+        let on_host = |seq: u32| run.result.packets.iter().find(|p| p.seq == seq).map(|p| p.dump_host);
+        for m in &r.missing {
+            let host = on_host(m.range.first).expect("seq was sent").map(|h| format!("run/dump-{h}.pcap"));
+            assert!(m.range.count > 1 || m.expected_at == vec![host.clone().unwrap()], "{name}: {m:?} vs {host:?}");
+        }
     }
+}
+
+#[test]
+fn a_complete_run_passes_when_the_switch_clock_wraps() {
+    let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 2_000);
+    let run = rig_run("check-clock-wrap", &Knobs { extra_rig, ..two_hosts() });
+    let r = check(&run);
+    assert!(r.complete && r.timestamp_regressions.is_empty(), "{}", r.render());
 }
 
 #[test]

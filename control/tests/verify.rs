@@ -1,5 +1,6 @@
 //! `rocescope verify` on run directories built with the shard encoder, intact and damaged
-//! in each way it must detect. No DPDK needed.
+//! in each way it must detect, and the capture drops their manifests report to `check`.
+//! No DPDK needed.
 
 use control::verify::verify_run;
 use std::path::{Path, PathBuf};
@@ -142,6 +143,27 @@ fn truncation_and_appended_bytes_are_found() {
     std::fs::write(shard(dir.path()), &longer).unwrap();
     let p = problems(dir.path());
     assert!(p.iter().any(|x| x.contains(&format!("12 bytes from offset {}", bytes.len()))), "{p:?}");
+}
+
+#[test]
+fn check_fails_on_every_drop_a_manifest_reports() {
+    let (dir, mut m) = make_run("drops", 7);
+    let check = |m: &Manifest| {
+        m.store(dir.path()).unwrap();
+        let out = dir.path().join("out");
+        control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &Default::default()).unwrap();
+        control::check::check_dir(&out, None).unwrap()
+    };
+    let r = check(&m);
+    assert!(r.capture_problems.is_empty(), "{:?}", r.capture_problems);
+    m.cores[0].nic_queue_errors = Some(5);
+    m.stop_reason = Some("lcore_failed".into());
+    let r = check(&m);
+    let name = dir.path().display();
+    let want =
+        [format!("{name}: capture stopped on a failure (lcore_failed)"), format!("{name} core 0: NIC queue errors 5")];
+    assert_eq!(r.capture_problems, want);
+    assert!(!r.complete, "{}", r.render());
 }
 
 #[test]
