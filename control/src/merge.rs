@@ -15,7 +15,7 @@
 //! seq (each source follows its own laps; all sources start from a common reference).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use crate::tournament::{Tournament, EMPTY};
 
@@ -184,7 +184,9 @@ pub enum MergeIssue {
     /// A source could not be read to its end (truncated, bad block, bad record).
     Damaged(Damage),
     /// Two copies with the same seq; the second is left out of the trace.
-    DuplicateSeq { seq: u32, kept: Location, dropped: Location },
+    /// `kept` is `None` when the first copy left the window long before (the merge keeps
+    /// no location of every seq).
+    DuplicateSeq { seq: u32, kept: Option<Location>, dropped: Location },
     /// A copy further out of order in its file than the window: emitted late, out of order.
     Late { seq: u32, at: Location, after_seq: u32 },
     /// A seq that precedes the merge's starting point across a wrap.
@@ -208,6 +210,8 @@ pub struct Merger<'a> {
     /// Unwrapped seq, source and offset of the last copy emitted (a Location is built only
     /// when an issue names it: its source name would cost an allocation per packet).
     last_emitted: Option<(u64, u16, u64)>,
+    /// The seqs below the last emitted that no copy has had yet.
+    holes: Holes,
     pub issues: Vec<MergeIssue>,
 }
 
@@ -237,6 +241,7 @@ impl<'a> Merger<'a> {
             cfg,
             reference: None,
             last_emitted: None,
+            holes: Holes::new(HOLES_KEPT),
             issues,
         };
         m.reference = m.find_reference();
@@ -365,22 +370,77 @@ impl<'a> Iterator for Merger<'a> {
             if !m.mirrored {
                 return Some(m);
             }
-            if let Some((last, source, offset)) = self.last_emitted {
-                let wire = wire_of(m.key.seq);
-                if m.key.seq == last {
-                    let (kept, dropped) = (self.location_at(source, offset), self.location(&m));
-                    self.issues.push(MergeIssue::DuplicateSeq { seq: wire, kept, dropped });
+            let seq = m.key.seq;
+            match self.last_emitted {
+                Some((last, source, offset)) if seq == last => {
+                    let (kept, dropped) = (Some(self.location_at(source, offset)), self.location(&m));
+                    self.issues.push(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
                     continue;
                 }
-                if m.key.seq < last {
+                Some((last, ..)) if seq < last => {
+                    if !self.holes.fill(seq) {
+                        let dropped = self.location(&m);
+                        self.issues.push(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept: None, dropped });
+                        continue;
+                    }
                     let at = self.location(&m);
-                    self.issues.push(MergeIssue::Late { seq: wire, at, after_seq: wire_of(last) });
+                    self.issues.push(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
                     return Some(m);
                 }
+                Some((last, ..)) if seq > last + 1 => self.holes.add(last + 1, seq - 1),
+                None if seq > 1 => self.holes.add(1, seq - 1),
+                _ => {}
             }
-            self.last_emitted = Some((m.key.seq, m.key.source, m.raw.offset));
+            self.last_emitted = Some((seq, m.key.source, m.raw.offset));
             return Some(m);
         }
+    }
+}
+
+/// Missing ranges the merge remembers to tell a late copy from a repeated one (~50 MB at
+/// most: a dump host that captured nothing leaves a hole at every few seqs).
+const HOLES_KEPT: usize = 1 << 20;
+
+/// The seqs below the last one emitted that no copy has had yet, as `first → last`: a
+/// late copy fills one of them, or it repeats a seq already emitted. At most `kept`
+/// ranges; below `forgotten` (the oldest ones dropped) the merge no longer knows.
+struct Holes {
+    ranges: BTreeMap<u64, u64>,
+    kept: usize,
+    forgotten: u64,
+}
+
+impl Holes {
+    fn new(kept: usize) -> Holes {
+        Holes { ranges: BTreeMap::new(), kept: kept.max(1), forgotten: 0 }
+    }
+
+    fn add(&mut self, first: u64, last: u64) {
+        self.ranges.insert(first, last);
+        if self.ranges.len() > self.kept {
+            let (_, last) = self.ranges.pop_first().expect("not empty");
+            self.forgotten = last;
+        }
+    }
+
+    /// Takes `seq` out of the holes. False when no hole holds it (it was emitted); true
+    /// too when `seq` is older than the holes kept (taken as late, as without this).
+    fn fill(&mut self, seq: u64) -> bool {
+        if seq <= self.forgotten {
+            return true;
+        }
+        let Some((&first, &last)) = self.ranges.range(..=seq).next_back() else { return false };
+        if seq > last {
+            return false;
+        }
+        self.ranges.remove(&first);
+        if first < seq {
+            self.ranges.insert(first, seq - 1);
+        }
+        if seq < last {
+            self.ranges.insert(seq + 1, last);
+        }
+        true
     }
 }
 
@@ -439,6 +499,21 @@ mod tests {
         assert_eq!(signed_seq_distance(5, 9), 4);
         assert_eq!(signed_seq_distance(9, 5), -4);
         assert_eq!(signed_seq_distance(SEQ_MAX - 2, 3), 5);
+    }
+
+    #[test]
+    fn holes_tell_a_late_copy_from_a_repeated_one() {
+        let mut h = Holes::new(2);
+        h.add(3, 5); // 1, 2, 6 emitted, 3..=5 not
+        assert!(!h.fill(2) && !h.fill(6));
+        assert!(h.fill(4) && !h.fill(4));
+        assert!(h.fill(3) && h.fill(5) && !h.fill(5));
+        // Beyond `kept` the oldest ranges are forgotten: a copy from there is taken late.
+        h.add(10, 10);
+        h.add(20, 21);
+        h.add(30, 30);
+        assert!(h.fill(9) && h.fill(10), "forgotten");
+        assert!(!h.fill(22) && h.fill(21) && h.fill(30) && !h.fill(30));
     }
 
     fn packet(seq: u64, offset: u64) -> Merged<'static> {

@@ -112,6 +112,39 @@ fn copies_further_out_of_order_than_the_window_are_kept_and_reported_late() {
     assert_eq!(s.missing_total, 0, "a late copy is not a missing one");
 }
 
+/// Appends a copy of the `index`th record to a classic pcap (as the emulator writes it:
+/// 24-byte header, 16-byte record headers).
+fn repeat_record(file: &std::path::Path, index: usize) {
+    let mut bytes = std::fs::read(file).unwrap();
+    let mut at = 24;
+    for _ in 0..index {
+        at += 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    }
+    let len = 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    bytes.extend_from_within(at..at + len);
+    std::fs::write(file, bytes).unwrap();
+}
+
+#[test]
+fn a_copy_repeated_beyond_the_window_is_a_duplicate_not_a_second_copy() {
+    // Seq 20 is lost, and a copy from the file's start comes again at its end: the trace
+    // must still lack one copy, not have them all.
+    let faults = "    lose-mirror-copies:\n    - {dump-host: 0, seqs: [20]}\n".to_string();
+    let run = rig_run("check-late-duplicate", &Knobs { faults, dump_hosts: vec![1], ..two_hosts() });
+    repeat_record(&run.dir.join("dump-0.pcap"), 3);
+    let out = out_dir(&run);
+    let opts = control::reconstruct::Options { window: 4, ..Default::default() };
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &opts).unwrap();
+    assert_eq!(s.mirrored, run.result.stats.mirrored - 1, "{:?}", s.issues);
+    let kinds: Vec<&str> = s.issues.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["duplicate-seq"]);
+    assert_eq!(s.issues[0]["seq"], 4);
+    assert!(s.issues[0]["kept"].is_null() && s.issues[0]["dropped"]["source"] == "run/dump-0.pcap");
+    let r = check_dir(&out, None).unwrap();
+    assert_eq!(missing_seqs(&r), [20]);
+    assert_eq!(condition(&r, "2."), Some(false), "{}", r.render());
+}
+
 #[test]
 fn a_truncated_dump_file_is_reported_at_its_offset() {
     let run = rig_run("check-truncated", &two_hosts());
