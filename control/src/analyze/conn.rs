@@ -145,11 +145,36 @@ fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
 /// connection; a response direction (dst → src, dest QPN = requester's QPN) joins the one
 /// whose request PSN range holds its first response PSN. Unpaired requesters get QPN 0.
 fn infer(view: &RecordView<'_>) -> Vec<Connection> {
-    #[derive(Default)]
+    /// A direction's PSNs, unwrapped packet to packet: a connection's PSNs can span more
+    /// than half the 24-bit space, where comparing each with the first stops working.
     struct Dir {
         first: u32,
         last: u32,
+        prev: u32,
+        at: i64,
+        lo: i64,
+        hi: i64,
         order: usize,
+    }
+    impl Dir {
+        fn new(psn: u32, order: usize) -> Dir {
+            Dir { first: psn, last: psn, prev: psn, at: 0, lo: 0, hi: 0, order }
+        }
+        fn add(&mut self, psn: u32) {
+            self.at += i64::from(psn::signed_distance(self.prev, psn));
+            self.prev = psn;
+            if self.at < self.lo {
+                (self.lo, self.first) = (self.at, psn);
+            }
+            if self.at > self.hi {
+                (self.hi, self.last) = (self.at, psn);
+            }
+        }
+        /// Whether `psn` lies in the span this direction covered.
+        fn holds(&self, psn: u32) -> bool {
+            self.hi - self.lo >= i64::from(psn::MODULUS) - 1
+                || psn::distance(self.first, psn) <= psn::distance(self.first, self.last)
+        }
     }
     let mut requests: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
     let mut responses: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
@@ -161,13 +186,7 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
         };
         let Some(f) = view.flow(r) else { continue };
         let key = (f.src_ip(), End { ip: f.dst_ip(), qpn: r.dest_qp() });
-        let d = table.entry(key).or_insert(Dir { first: r.psn(), last: r.psn(), order: i });
-        if psn::gt(r.psn(), d.last) {
-            d.last = r.psn();
-        }
-        if psn::lt(r.psn(), d.first) {
-            d.first = r.psn();
-        }
+        table.entry(key).or_insert_with(|| Dir::new(r.psn(), i)).add(r.psn());
     }
     let mut reqs: Vec<_> = requests.into_iter().collect();
     reqs.sort_by_key(|(_, d)| d.order);
@@ -188,10 +207,7 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
     resps.sort_by_key(|(_, d)| d.order);
     for ((src, requester), d) in resps {
         let candidate = list.iter_mut().zip(&reqs).find(|(c, (_, rd))| {
-            c.requester.qpn == 0
-                && c.requester.ip == requester.ip
-                && c.responder.ip == src
-                && psn::distance(rd.first, d.first) <= psn::distance(rd.first, rd.last)
+            c.requester.qpn == 0 && c.requester.ip == requester.ip && c.responder.ip == src && rd.holds(d.first)
         });
         if let Some((c, _)) = candidate {
             c.requester = requester;
@@ -255,6 +271,38 @@ mod tests {
         let mut it = Iter::new(1);
         let got: Vec<u32> = [1, 2, 3, 4, 2, 3, 4, 3, 4].iter().map(|&p| it.observe(p)).collect();
         assert_eq!(got, [1, 1, 1, 1, 2, 2, 2, 3, 3]);
+    }
+
+    #[test]
+    fn inferred_ipsn_holds_past_half_the_psn_space() {
+        use trace::record::Flow;
+        let v4 = |a: u8| {
+            let mut b = [0u8; 16];
+            (b[10], b[11], b[15]) = (0xff, 0xff, a);
+            b
+        };
+        let flows = [
+            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
+            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
+        ];
+        let record = |seq: u64, psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32| {
+            let mut r = Record::default().with_seq(seq).with_psn(psn).with_opcode(opcode).with_kind(kind);
+            r = r.with_dest_qp(dest_qp);
+            r.flow = flow;
+            r
+        };
+        // A WRITE connection from IPSN 0x10 that has sent more than 2^23 packets, then 2^24
+        // (the PSNs in between are left out: only their order matters), with one go-back;
+        // its first ACK arrives after the first packets.
+        let psns = [0x10, 0x40_0000, 0x80_0001, 0x7f_0000, 0xc0_0000, 0x00_0001, 0x20];
+        let mut recs: Vec<Record> =
+            psns.iter().enumerate().map(|(i, &p)| record(i as u64 + 1, p, 0x0a, Kind::Request, 7, 0)).collect();
+        recs.insert(1, record(100, 0x10, 0x11, Kind::Response, 9, 1));
+        let view = RecordView { records: &recs, flows: &flows };
+        let conns = Connections::track(&view, &[], None);
+        assert_eq!(conns.list.len(), 1);
+        assert_eq!(conns.list[0].ipsn, Some(0x10));
+        assert_eq!(conns.list[0].requester.qpn, 9, "the ACKs pair with the requests");
     }
 
     #[test]
