@@ -174,49 +174,58 @@ pub struct Damage {
 pub struct OpenSource {
     pub spec: SourceSpec,
     map: MappedFile,
+    /// Manifest blocks whose CRC or extent is wrong, checked once when opened.
+    damage: Vec<Damage>,
+    /// How much of the file is read: a shard up to its first damaged block.
+    readable: usize,
 }
 
 impl OpenSource {
     pub fn open(spec: SourceSpec) -> Result<OpenSource, InputError> {
         let map = MappedFile::open(&spec.path).map_err(|source| InputError::Io { path: spec.path.clone(), source })?;
-        Ok(OpenSource { spec, map })
+        let mut source = OpenSource { spec, map, damage: Vec::new(), readable: 0 };
+        source.readable = source.bytes().len();
+        if !source.spec.blocks.is_empty() {
+            let faults = verify_blocks(source.bytes(), &source.spec.blocks);
+            source.readable = faults.iter().map(|f| intact_before(f) as usize).fold(source.readable, usize::min);
+            source.damage = faults.into_iter().map(|f| source.describe(f)).collect();
+        }
+        Ok(source)
     }
 
     pub fn bytes(&self) -> &[u8] {
         self.map.bytes()
     }
 
-    /// Manifest blocks whose CRC or extent is wrong: each becomes a [`Damage`].
+    /// Manifest blocks whose CRC or extent is wrong: each is a [`Damage`], and reading
+    /// stops at the first (a damaged block's packets cannot be trusted, nor can the
+    /// position of those after it).
     pub fn block_damage(&self) -> Vec<Damage> {
-        if self.spec.blocks.is_empty() {
-            return Vec::new();
-        }
-        verify_blocks(self.bytes(), &self.spec.blocks)
-            .into_iter()
-            .map(|f| {
-                let (offset, what) = match f {
-                    BlockFault::Missing { index, offset, len, file_len } => {
-                        (offset, format!("block {index} ({len} bytes) extends past the end of the file ({file_len} bytes): truncated"))
-                    }
-                    BlockFault::Crc { index, offset, len, expected, actual } => (
-                        offset,
-                        format!("block {index} ({len} bytes): CRC-32C {actual:#010x}, manifest says {expected:#010x}"),
-                    ),
-                    BlockFault::Gap { index, expected_offset, offset } => {
-                        (offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
-                    }
-                    BlockFault::Unaccounted { offset, len } => {
-                        (offset, format!("{len} bytes after the last block the manifest lists"))
-                    }
-                };
-                Damage { source: self.spec.name.clone(), offset, what }
-            })
-            .collect()
+        self.damage.clone()
+    }
+
+    fn describe(&self, f: BlockFault) -> Damage {
+        let (offset, what) = match f {
+            BlockFault::Missing { index, offset, len, file_len } => (
+                offset,
+                format!("block {index} ({len} bytes) extends past the end of the file ({file_len} bytes): truncated"),
+            ),
+            BlockFault::Crc { index, offset, len, expected, actual } => {
+                (offset, format!("block {index} ({len} bytes): CRC-32C {actual:#010x}, manifest says {expected:#010x}"))
+            }
+            BlockFault::Gap { index, expected_offset, offset } => {
+                (offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
+            }
+            BlockFault::Unaccounted { offset, len } => {
+                (offset, format!("{len} bytes after the last block the manifest lists"))
+            }
+        };
+        self.damage(offset, what)
     }
 
     /// The packets, in file order; the iterator ends with one `Err` if the file is damaged.
     pub fn packets(&self) -> Packets<'_> {
-        let bytes = self.bytes();
+        let bytes = &self.bytes()[..self.readable];
         let inner = match self.spec.format {
             Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
             Format::Pcap => match PcapRecords::new(bytes) {
@@ -288,6 +297,16 @@ impl<'a> Iterator for Packets<'a> {
                 })
             }
         }
+    }
+}
+
+/// Where the intact part of a shard ends, by one fault of its blocks.
+fn intact_before(f: &BlockFault) -> u64 {
+    match *f {
+        BlockFault::Gap { expected_offset, .. } => expected_offset,
+        BlockFault::Missing { offset, .. }
+        | BlockFault::Crc { offset, .. }
+        | BlockFault::Unaccounted { offset, .. } => offset,
     }
 }
 

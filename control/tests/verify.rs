@@ -124,6 +124,24 @@ fn a_flipped_byte_is_located_to_its_block() {
 }
 
 #[test]
+fn reconstruct_reads_a_shard_only_up_to_its_first_damaged_block() {
+    let (dir, m) = make_run("flip-reconstruct", 7);
+    let blocks = &m.cores[0].blocks;
+    let victim = blocks[2];
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
+    bytes[victim.offset as usize + 40] ^= 0x01;
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let out = dir.path().join("out");
+    let s = control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &Default::default()).unwrap();
+    // Block 0 is the section header: the packets of block 1 only.
+    assert_eq!(s.packets, blocks[1].packets, "{:?}", s.issues);
+    assert_eq!(s.issues.len(), 1, "{:?}", s.issues);
+    assert_eq!((&s.issues[0]["kind"], &s.issues[0]["offset"]), (&"damaged".into(), &victim.offset.into()));
+    let r = control::check::check_dir(&out, None).unwrap();
+    assert!(!r.complete, "{}", r.render());
+}
+
+#[test]
 fn truncation_and_appended_bytes_are_found() {
     let (dir, m) = make_run("truncate", 7);
     let bytes = std::fs::read(shard(dir.path())).unwrap();
