@@ -136,16 +136,27 @@ fn display_name(path: &Path) -> String {
     path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
 
+/// A file's format from its first bytes. A pcapng file that rocescope wrote (a dataplane
+/// shard, or a reconstruction's trace.pcapng) is read as a shard: its copies are restored
+/// and say their seq in their annotations. A file too short to tell, named `.pcap` or
+/// `.pcapng`, is taken for what its name says, so that it is reported damaged rather than
+/// stopping the whole reconstruction.
 fn sniff(path: &Path) -> Result<Format, InputError> {
     use std::io::Read;
-    let mut magic = [0u8; 4];
-    let mut f = std::fs::File::open(path).map_err(|source| InputError::Io { path: path.into(), source })?;
-    let n = f.read(&mut magic).map_err(|source| InputError::Io { path: path.into(), source })?;
-    match u32::from_le_bytes(magic) {
-        _ if n < 4 => Err(InputError::UnknownFormat { path: path.into(), magic: magic[..n].to_vec() }),
-        trace::pcapng::BT_SECTION_HEADER => Ok(Format::Pcapng),
-        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 => Ok(Format::Pcap),
-        _ => Err(InputError::UnknownFormat { path: path.into(), magic: magic.to_vec() }),
+    let mut head = Vec::with_capacity(4096);
+    let f = std::fs::File::open(path).map_err(|source| InputError::Io { path: path.into(), source })?;
+    f.take(4096).read_to_end(&mut head).map_err(|source| InputError::Io { path: path.into(), source })?;
+    let magic = head.get(..4).map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
+    let named = path.extension().and_then(|e| e.to_str());
+    match (magic, named) {
+        (Some(trace::pcapng::BT_SECTION_HEADER), _) => {
+            let ours = trace::reader::section_application(&head).is_some_and(|app| app.starts_with(b"rocescope"));
+            Ok(if ours { Format::Shard } else { Format::Pcapng })
+        }
+        (Some(0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1), _) => Ok(Format::Pcap),
+        (None, Some("pcap")) => Ok(Format::Pcap),
+        (None, Some("pcapng")) => Ok(Format::Pcapng),
+        _ => Err(InputError::UnknownFormat { path: path.into(), magic: head[..head.len().min(4)].to_vec() }),
     }
 }
 

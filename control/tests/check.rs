@@ -161,6 +161,17 @@ fn a_truncated_dump_file_is_reported_at_its_offset() {
 }
 
 #[test]
+fn a_dump_file_too_short_for_a_header_is_damage_not_an_error() {
+    let run = rig_run("check-stub", &two_hosts());
+    std::fs::write(run.dir.join("dump-1.pcap"), [0xd4, 0xc3]).unwrap();
+    let r = check(&run);
+    assert!(!r.complete);
+    let issue = r.reconstruction_issues.iter().find(|i| i["kind"] == "damaged").expect("damage reported");
+    assert_eq!((&issue["source"], &issue["offset"]), (&"run/dump-1.pcap".into(), &0.into()));
+    assert!(!r.missing.is_empty(), "dump-1's copies are missing");
+}
+
+#[test]
 fn a_file_given_twice_is_reported_as_duplicates_not_merged_twice() {
     let run = rig_run("check-duplicate", &Knobs { dump_hosts: vec![1], ..two_hosts() });
     let out = out_dir(&run);

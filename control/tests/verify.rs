@@ -15,7 +15,7 @@ use trace::pcapng::{shard_header, Epb, MAX_COMMENT};
 fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
     let dir = tempfile::Builder::new().prefix(&format!("rs-verify-{name}-")).tempdir().unwrap();
     let s = rocescope_tests::scenario::Scenario::lumina();
-    let mut file = shard_header(128, "port0", "test", "test");
+    let mut file = shard_header(128, "port0", "test", "rocescope-dataplane test");
     let mut blocks =
         vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: trace::manifest::block_crc(&file), packets: 0 }];
     let mut core = CoreRecord { shard: "shard-000.pcapng".into(), ..Default::default() };
@@ -139,6 +139,28 @@ fn reconstruct_reads_a_shard_only_up_to_its_first_damaged_block() {
     assert_eq!((&s.issues[0]["kind"], &s.issues[0]["offset"]), (&"damaged".into(), &victim.offset.into()));
     let r = control::check::check_dir(&out, None).unwrap();
     assert!(!r.complete, "{}", r.render());
+}
+
+#[test]
+fn a_shard_or_a_trace_given_as_a_file_is_read_by_its_annotations() {
+    let (dir, m) = make_run("shard-file", 7);
+    let copies = m.cores[0].classes["mirrored_roce"];
+    let reconstruct = |input: PathBuf, out: &str| {
+        let out = dir.path().join(out);
+        let s = control::reconstruct::reconstruct_to(&[input], &out, &Default::default()).unwrap();
+        (s, out)
+    };
+    let (whole, out) = reconstruct(dir.path().to_path_buf(), "out-run");
+    assert_eq!(whole.mirrored, copies);
+    // The shard alone (no manifest, so no block check), then the reconstruction's own
+    // trace.pcapng: the same copies, in the same order, none missing.
+    let (shard, _) = reconstruct(shard(dir.path()), "out-shard");
+    let (again, _) = reconstruct(out.join(control::reconstruct::TRACE_FILE), "out-trace");
+    for s in [&shard, &again] {
+        assert_eq!(s.sources[0].format, control::input::Format::Shard);
+        assert_eq!((s.packets, s.mirrored, s.missing_total), (whole.packets, copies, 0), "{:?}", s.issues);
+        assert_eq!((s.first_seq, s.last_seq), (whole.first_seq, whole.last_seq));
+    }
 }
 
 #[test]

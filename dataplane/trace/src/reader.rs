@@ -212,6 +212,20 @@ impl<'a> Iterator for Options<'a> {
     }
 }
 
+/// The `shb_userappl` of the little-endian section header that `bytes` start with: which
+/// program wrote the file (`rocescope-dataplane …` for a shard).
+pub fn section_application(bytes: &[u8]) -> Option<&[u8]> {
+    let word = |at: usize| Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?));
+    if word(0)? != BT_SECTION_HEADER || word(8)? != BYTE_ORDER_MAGIC {
+        return None;
+    }
+    let len = word(4)? as usize;
+    // Type, length, byte order, version and section length come before the options; the
+    // trailing length after them.
+    let options = bytes.get(24..len.checked_sub(4)?)?;
+    Options::new(options).find(|&(code, _)| code == SHB_USERAPPL).map(|(_, value)| value)
+}
+
 /// A block of the manifest that does not match the shard's bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BlockFault {
@@ -268,6 +282,17 @@ fn le64(b: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_section_says_which_program_wrote_it() {
+        let header = section_header("rocescope reconstruct 1.0");
+        assert_eq!(section_application(&header), Some(&b"rocescope reconstruct 1.0"[..]));
+        assert_eq!(section_application(&header[..header.len() - 8]), None, "cut short");
+        let mut other = header.clone();
+        other[8] ^= 0xff;
+        assert_eq!(section_application(&other), None, "not little-endian");
+        assert_eq!(section_application(&[]), None);
+    }
 
     fn shard(packets: &[(u64, &[u8], u64, &[u8])]) -> Vec<u8> {
         let mut out = shard_header(128, "port0", "test", "rocescope test");

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use trace::annotation::Annotation;
 use trace::pcapng::{shard_header, Epb, MAX_COMMENT};
-use trace::reader::{verify_blocks, ShardReader};
+use trace::reader::{section_application, verify_blocks, ShardReader};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2048))]
@@ -13,6 +13,7 @@ proptest! {
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
         let n = ShardReader::new(&bytes).count();
         prop_assert!(n <= bytes.len() / 12 + 1);
+        let _ = section_application(&bytes);
         let _ = Annotation::parse(&bytes);
     }
 
@@ -29,6 +30,7 @@ proptest! {
         for p in ShardReader::new(&bytes).flatten() {
             let _ = p.annotation();
         }
+        let _ = section_application(&bytes);
     }
 
     #[test]
