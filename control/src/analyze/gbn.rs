@@ -38,7 +38,8 @@ use wire::psn;
 use super::conn::{is_data, Connection, Role};
 use super::context::Verb;
 use super::transport::{
-    delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_seq_nak, later, path_mtu, Arrival, GbnReceiver,
+    delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, later, path_mtu, Arrival,
+    GbnReceiver,
 };
 use super::{render_capped, Input};
 
@@ -130,6 +131,10 @@ pub struct ConnStats {
     /// Go-backs by timeout — Lumina's `num_timeouts`: with the timeout known, those the
     /// timer could have fired; without it, those no NAK explains.
     pub timeout_retransmissions: u64,
+    /// RNR NAKs the responder sent (WRITE/SEND: no receive WQE ready), and the resends
+    /// that answered them.
+    pub rnr_naks: u64,
+    pub rnr_retransmissions: u64,
     /// Loss episodes the data receiver saw (first out-of-sequence arrival after in-order
     /// data) — Lumina's `num_oos_data_pkts`. READ: not counting arrivals while a repeated
     /// request already asks for the missing PSN.
@@ -279,6 +284,8 @@ struct Sender {
     last: Option<u32>,
     /// The PSN of the last NAK delivered to the sender that no go-back has answered yet.
     nak_pending: Option<u32>,
+    /// The same for an RNR NAK: its resend is neither a NAK's go-back nor a timeout's.
+    rnr_pending: Option<u32>,
     /// Everything before this PSN has been acknowledged to the sender (ACK PSN + 1, NAK PSN).
     ack_una: Option<u32>,
     /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
@@ -435,6 +442,8 @@ impl Checker {
     fn ack_or_nak(&mut self, r: &Record) {
         if is_ack(r) {
             self.ack(r);
+        } else if is_rnr_nak(r) && self.p.verb != Verb::Read {
+            self.rnr_nak(r);
         } else if is_seq_nak(r) {
             self.stats.naks += 1;
             match self.p.verb {
@@ -495,6 +504,18 @@ impl Checker {
         if delivered(r) {
             self.acknowledged(r, r.psn());
             self.tx.nak_pending = Some(r.psn());
+        }
+    }
+
+    /// WRITE/SEND: an RNR NAK. The responder did not accept its PSN (nor what followed),
+    /// so it expects that PSN again; the sender resends from it after the RNR timer.
+    fn rnr_nak(&mut self, r: &Record) {
+        self.stats.rnr_naks += 1;
+        self.rx.gbn.reject(r.psn());
+        self.rx.open = None;
+        if delivered(r) {
+            self.acknowledged(r, r.psn());
+            self.tx.rnr_pending = Some(r.psn());
         }
     }
 
@@ -628,6 +649,12 @@ impl Checker {
 
     /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
     fn go_back(&mut self, r: &Record) {
+        if self.tx.rnr_pending == Some(r.psn()) {
+            self.tx.rnr_pending = None;
+            self.stats.rnr_retransmissions += 1;
+            self.timer.restart(r);
+            return;
+        }
         let answers_nak = self.tx.nak_pending == Some(r.psn());
         if answers_nak {
             self.tx.nak_pending = None;
@@ -1335,6 +1362,36 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn an_rnr_nak_turns_its_psn_away_and_its_resend_is_no_recovery() {
+        // SEND: 101 is RNR-NAKed (not accepted; 102, already on its way, neither). The
+        // resend of 101 is dropped, so 102 arrives out of sequence: the responder NAKs 101.
+        let mut t = Trace::new();
+        for p in [100, 101, 102] {
+            t.data(p);
+        }
+        t.aeth(101, 0x2e, Role::Requester); // RNR NAK, timer code 14
+        t.dropped(101);
+        t.data(102);
+        let cause = t.last_seq();
+        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None };
+        compliant.nak(101);
+        for p in [101, 102] {
+            compliant.data(p);
+        }
+        compliant.ack(102);
+        let (s, v) = compliant.check(Verb::Send);
+        assert_eq!(v, [], "{s:?}");
+        assert_eq!((s.rnr_naks, s.rnr_retransmissions, s.nak_retransmissions, s.timeout_retransmissions), (1, 1, 1, 0));
+        // Without that NAK the out-of-sequence 102 went unanswered.
+        for p in [101, 102] {
+            t.data(p);
+        }
+        t.ack(102);
+        let (_, v) = t.check(Verb::Send);
+        assert_eq!(kinds(&v), [(ViolationKind::MissingNak, cause)]);
     }
 
     #[test]

@@ -41,7 +41,8 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{
-    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_seq_nak, Arrival, GbnReceiver,
+    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, Arrival,
+    GbnReceiver,
 };
 use super::{render_capped, Input};
 
@@ -431,6 +432,8 @@ struct Tracker {
     timed_out: Option<u64>,
     gaps: Vec<Gap>,
     naks: Vec<PendingNak>,
+    /// PSN of an RNR NAK whose resend has not come yet.
+    rnr_pending: Option<u64>,
     requests: Requests,
     mtu_seen: u32,
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
@@ -460,6 +463,7 @@ impl Tracker {
             timed_out: None,
             gaps: Vec::new(),
             naks: Vec::new(),
+            rnr_pending: None,
             requests: Requests::default(),
             mtu_seen: 0,
             awaiting_data: VecDeque::new(),
@@ -534,6 +538,12 @@ impl Tracker {
     fn ack(&mut self, p: PacketRef, r: &Record) {
         if is_ack(r) {
             self.progress(p.psn + 1, p.switch_ts_ns);
+        } else if is_rnr_nak(r) && self.s.verb != Verb::Read {
+            // Not accepted: the responder expects the PSN again, and the requester resends
+            // from it after the RNR timer, which is no loss recovery.
+            self.progress(p.psn, p.switch_ts_ns);
+            self.rx.reject(p.psn);
+            self.rnr_pending = Some(p.psn);
         } else if is_seq_nak(r) {
             // A NAK acknowledges everything before the PSN it names. The responder NAKs
             // each gap once, in order: this NAK is the oldest gap's.
@@ -573,6 +583,10 @@ impl Tracker {
     /// pending NAK naming a PSN at or before the go-back is this one's (several are
     /// pending only after out-of-order data, a GBN violation).
     fn data_go_back(&mut self, first: PacketRef) {
+        if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
+            self.timer.arm(first.switch_ts_ns);
+            return;
+        }
         let nak = self.naks.iter().position(|n| n.nak.psn <= first.psn);
         match nak {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
@@ -1025,6 +1039,26 @@ mod tests {
             let report = Report { overall: Stats::of(got.iter(), 0, 1), ..Report::default() };
             assert_eq!(report.problems(), usize::from(early));
         }
+    }
+
+    #[test]
+    fn an_rnr_resend_is_no_timeout() {
+        use Role::{Requester as Req, Responder as Resp};
+        const SEND_ONLY: u8 = 0x04;
+        const RNR_NAK: u8 = 0x2e; // timer code 14
+        // SEND 1 is RNR-NAKed and resent 100 µs later, long before the 67 ms timeout.
+        let got = replay(
+            write(Some(false)),
+            &[
+                (Resp, SEND_ONLY, 0, 1_000, 0, None),
+                (Resp, SEND_ONLY, 1, 1_100, 0, None),
+                (Req, ACK, 0, 3_000, 0, Some(0x1f)),
+                (Req, ACK, 1, 3_100, 0, Some(RNR_NAK)),
+                (Resp, SEND_ONLY, 1, 103_100, 0, None),
+                (Req, ACK, 1, 105_000, 0, Some(0x1f)),
+            ],
+        );
+        assert!(got.is_empty(), "{got:#?}");
     }
 
     #[test]

@@ -49,6 +49,13 @@ pub fn is_seq_nak(r: &Record) -> bool {
     is_acknowledge(r) && r.syndrome() == NAK_SEQ_ERR
 }
 
+/// An RNR NAK (syndrome bits 6..5 = 01): the responder had no receive WQE for the PSN and
+/// did not accept it; the requester resends from that PSN when the RNR timer expires
+/// (IBA 9.7.5.2.8). Not loss recovery: neither a NAK's go-back nor a timeout.
+pub fn is_rnr_nak(r: &Record) -> bool {
+    is_acknowledge(r) && r.syndrome() >> 5 == 0b01
+}
+
 /// First or Only opcodes of RC SEND and WRITE: a message starts.
 pub fn starts_message(opcode: u8) -> bool {
     matches!(opcode & 0x1f, 0x00 | 0x04 | 0x05 | 0x17 | 0x06 | 0x0a | 0x0b)
@@ -213,6 +220,12 @@ impl<P: Psn> GbnReceiver<P> {
     /// calls for no new NAK.
     pub fn recovering(&mut self) {
         self.nak_outstanding = true;
+    }
+
+    /// The receiver turned `p` away (RNR NAK): it expects `p` again, and what arrived
+    /// after it was not accepted either.
+    pub fn reject(&mut self, p: P) {
+        (self.expected, self.nak_outstanding) = (Some(p), false);
     }
 
     pub fn arrive(&mut self, p: P) -> Arrival<P> {
