@@ -144,6 +144,25 @@ fn adaptive_timeouts_are_measured_not_flagged() {
     assert_eq!(report.problems(), 0);
 }
 
+/// A tail packet dropped on every try: NVIDIA's adaptive mode tries more often than
+/// `retry_cnt` 7 allows (§6.3), measured, not flagged; the IBA mode stops at 7.
+#[test]
+fn tries_beyond_retry_cnt_are_measured_in_adaptive_mode_only() {
+    for adaptive in [true, false] {
+        let events = (1..=14).map(|i| drop(32, i)).collect();
+        let knobs = Knobs { nic: NicKind::Cx6Dx, adaptive, events, ..Knobs::default() };
+        let (_, report) = check(&format!("retrans-retry-cnt-{adaptive}"), &knobs);
+        assert_eq!(report.retry_cnt, Some(7));
+        let o = &report.overall;
+        if adaptive {
+            assert!(o.max_attempt > 7 && o.beyond_retry_cnt == o.max_attempt as usize - 7, "{o:?}");
+        } else {
+            assert_eq!((o.max_attempt, o.beyond_retry_cnt), (7, 0));
+        }
+        assert_eq!(report.problems(), 0);
+    }
+}
+
 #[test]
 fn plots_are_svg_with_a_point_per_recovery() {
     // Each go-back starts a new ITER (Lumina §3.3), so later events name the next one.

@@ -130,6 +130,10 @@ pub struct TimeoutDetail {
     /// The timer fired before the configured timeout with adaptive retransmission off: a
     /// misbehaviour.
     pub early: bool,
+    /// More tries than the configured `retry_cnt` allows (IBA: the QP errors instead).
+    /// A misbehaviour with adaptive retransmission off; NVIDIA's adaptive mode is known
+    /// to make 8–13 tries for 7 (§6.3), measured then, not flagged.
+    pub beyond_retry_cnt: bool,
 }
 
 /// min / median / max of one latency, ns. The median is the lower one of an even count,
@@ -164,6 +168,8 @@ pub struct Stats {
     /// Highest retry attempt seen.
     pub max_attempt: u32,
     pub early_timeouts: usize,
+    /// Timeouts beyond the configured `retry_cnt` (of any adaptive mode).
+    pub beyond_retry_cnt: usize,
     /// Data packets with a drop or corrupt event.
     pub lost_packets: u64,
     /// Data packets sent again.
@@ -187,6 +193,7 @@ impl Stats {
             timeouts: count(RecoveryKind::Timeout),
             max_attempt: timeouts().map(|t| t.attempt).max().unwrap_or(0),
             early_timeouts: timeouts().filter(|t| t.early).count(),
+            beyond_retry_cnt: timeouts().filter(|t| t.beyond_retry_cnt).count(),
             lost_packets: lost,
             retransmitted_packets: retransmitted,
             generation: collect(|r| r.generation_ns),
@@ -210,6 +217,8 @@ pub struct Report {
     /// IBA timeout exponent `t` and 4.096 µs × 2^t, from the configuration.
     pub timeout_exponent: Option<u8>,
     pub configured_timeout_ns: Option<u64>,
+    /// IBA `retry_cnt`, from the configuration.
+    pub retry_cnt: Option<u8>,
     /// The requester's `adaptive-retrans` (NVIDIA: shorter, varying timeouts, §6.3).
     pub adaptive_retrans: Option<bool>,
     /// Every recovery, in trace order of the first retransmission.
@@ -224,6 +233,7 @@ pub struct Report {
 struct Settings {
     verb: Verb,
     configured_ns: Option<u64>,
+    retry_cnt: Option<u8>,
     adaptive: Option<bool>,
     mtu: Option<u32>,
 }
@@ -235,6 +245,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         verb: input.verb,
         timeout_exponent: exponent,
         configured_timeout_ns: exponent.map(iba_timeout_ns),
+        retry_cnt: config.and_then(|c| c.max_retransmit_retry),
         adaptive_retrans: config.and_then(|c| c.requester.adaptive_retrans),
         ..Report::default()
     };
@@ -253,6 +264,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let settings = Settings {
             verb,
             configured_ns: report.configured_timeout_ns,
+            retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
             mtu: config.and_then(|c| c.mtu),
         };
@@ -687,6 +699,7 @@ impl Tracker {
             configured_ns,
             ratio: observed_ns.zip(configured_ns).filter(|&(_, t)| t > 0).map(|(o, t)| o as f64 / t as f64),
             early,
+            beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.start = None;
@@ -834,6 +847,17 @@ impl Report {
                 t.map_or("-".into(), |t| t.attempt.to_string()),
             );
         });
+        if let (Some(n), true) = (self.retry_cnt, self.overall.beyond_retry_cnt > 0) {
+            let (label, why) = match self.adaptive_retrans {
+                Some(false) => ("PROBLEM: ", "with adaptive retransmission off"),
+                _ => ("", "(adaptive retransmission may retry more, §6.3)"),
+            };
+            let _ = writeln!(
+                out,
+                "  {label}{} timeout retransmissions beyond retry_cnt {n}, up to attempt {} {why}",
+                self.overall.beyond_retry_cnt, self.overall.max_attempt
+            );
+        }
         let early = self.recoveries.iter().filter_map(|r| Some((r, r.timeout.as_ref().filter(|t| t.early)?)));
         render_capped(out, early, |out, (r, t)| {
             let _ = writeln!(
@@ -852,9 +876,11 @@ impl Report {
 
     /// Timeout retransmissions that came before the configured timeout had elapsed since
     /// the timer's (re)start, with adaptive retransmission explicitly off — the IBA timer
-    /// never fires early. Everything else here is a measurement, not a problem.
+    /// never fires early — and, then too, those beyond the configured `retry_cnt`.
+    /// Everything else here is a measurement, not a problem.
     pub fn problems(&self) -> usize {
-        self.overall.early_timeouts
+        let beyond = if self.adaptive_retrans == Some(false) { self.overall.beyond_retry_cnt } else { 0 };
+        self.overall.early_timeouts + beyond
     }
 
     /// Figures 8–9: NACK generation and reaction latency against the relative PSN of the
@@ -998,7 +1024,7 @@ mod tests {
     const NAK_SEQ: u8 = 0b0110_0000;
 
     fn write(adaptive: Option<bool>) -> Settings {
-        Settings { verb: Verb::Write, configured_ns: Some(iba_timeout_ns(14)), adaptive, mtu: None }
+        Settings { verb: Verb::Write, configured_ns: Some(iba_timeout_ns(14)), retry_cnt: Some(7), adaptive, mtu: None }
     }
 
     #[test]
@@ -1042,11 +1068,37 @@ mod tests {
     }
 
     #[test]
+    fn tries_beyond_retry_cnt_are_flagged_with_adaptive_retransmission_off() {
+        use Role::Responder as Resp;
+        // The tail packet is resent 9 times, a timeout (67 ms) apart: retry_cnt 7 allows 7.
+        let mut packets = vec![(Resp, SEND_ONLY, 0, 1_000, 0, None)];
+        let timeout = iba_timeout_ns(14);
+        packets.extend((1..=9).map(|k| (Resp, SEND_ONLY, 0, 1_000 + k * (timeout + 1), 0, None)));
+        for adaptive in [Some(false), Some(true)] {
+            let got = replay(write(adaptive), &packets);
+            let beyond: Vec<u32> = got
+                .iter()
+                .filter_map(|r| r.timeout.as_ref())
+                .filter(|t| t.beyond_retry_cnt)
+                .map(|t| t.attempt)
+                .collect();
+            assert_eq!(beyond, [8, 9]);
+            let overall = Stats::of(got.iter(), 0, 9);
+            let report = Report { overall, retry_cnt: Some(7), adaptive_retrans: adaptive, ..Report::default() };
+            assert_eq!(report.problems(), usize::from(adaptive == Some(false)) * 2);
+            let mut text = String::new();
+            report.render(&mut text);
+            assert!(text.contains("2 timeout retransmissions beyond retry_cnt 7, up to attempt 9"), "{text}");
+        }
+    }
+
+    const SEND_ONLY: u8 = 0x04;
+
+    #[test]
     fn an_rnr_resend_is_no_timeout() {
         use Role::{Requester as Req, Responder as Resp};
-        const SEND_ONLY: u8 = 0x04;
         const RNR_NAK: u8 = 0x2e; // timer code 14
-        // SEND 1 is RNR-NAKed and resent 100 µs later, long before the 67 ms timeout.
+                                  // SEND 1 is RNR-NAKed and resent 100 µs later, long before the 67 ms timeout.
         let got = replay(
             write(Some(false)),
             &[
