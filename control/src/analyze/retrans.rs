@@ -24,7 +24,12 @@
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
 //!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
 //!   after out-of-order data (a GBN violation: two NAKs whose go-backs the NIC may fire in
-//!   either order — the recoveries are right, their latencies may be swapped).
+//!   either order — the recoveries are right, their latencies may be swapped);
+//! - WRITE/SEND: a NAK answers the gap at the PSN it names, and a gap before the PSN the
+//!   requester has had acknowledged is settled (a timeout recovered it), so a gap no NAK
+//!   answered does not pair with a later loss's NAK. A pending NAK is not dropped that
+//!   way: NICs schedule one go-back per NAK and fire it even when an acknowledgement
+//!   got there first.
 //!
 //! Latencies are differences of 48-bit switch timestamps of mirrored copies. A timeout's
 //! *observed* value runs from the last packet the retransmitting end sent before it (so
@@ -557,10 +562,12 @@ impl Tracker {
             self.rx.reject(p.psn);
             self.rnr_pending = Some(p.psn);
         } else if is_seq_nak(r) {
-            // A NAK acknowledges everything before the PSN it names. The responder NAKs
-            // each gap once, in order: this NAK is the oldest gap's.
+            // A NAK acknowledges everything before the PSN it names, and answers the gap
+            // expecting that PSN; the responder NAKs each gap once, in order, so failing
+            // that (the PSN unknown to us) it is the oldest gap's.
             self.progress(p.psn, p.switch_ts_ns);
-            let gap = (!self.gaps.is_empty()).then(|| self.gaps.remove(0));
+            let named = self.gaps.iter().position(|g| g.expected == p.psn);
+            let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
             push_capped(&mut self.naks, PendingNak { nak: p, gap });
         }
     }
@@ -579,6 +586,11 @@ impl Tracker {
         }
         self.data.acked(una);
         self.timer.start = (una < self.sent_end()).then_some(ts);
+        if self.s.verb != Verb::Read {
+            // A gap before `una` was recovered (a timeout's go-back) without a NAK; a
+            // READ gap stays, as its "NACK" (a request go-back) is still scheduled (§6.1).
+            self.gaps.retain(|g| g.expected >= una);
+        }
     }
 
     /// The requester's PSNs sent so far end before this.
@@ -1093,6 +1105,33 @@ mod tests {
     }
 
     const SEND_ONLY: u8 = 0x04;
+
+    #[test]
+    fn a_gap_no_nak_answered_does_not_pair_with_a_later_loss() {
+        use Role::{Requester as Req, Responder as Resp};
+        let t0 = 100_000_000; // after the 67 ms timeout
+        let got = replay(
+            write(Some(false)),
+            &[
+                (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+                (Resp, WRITE_MIDDLE, 1, 1_100, 1, None), // dropped
+                (Resp, WRITE_MIDDLE, 2, 1_200, 0, None), // reveals a gap no NAK answers
+                (Resp, WRITE_MIDDLE, 1, t0, 0, None),    // the timeout's go-back
+                (Resp, WRITE_MIDDLE, 2, t0 + 100, 0, None),
+                (Req, ACK, 2, t0 + 2_000, 0, Some(0x1f)),
+                (Resp, WRITE_MIDDLE, 3, t0 + 3_000, 0, None),
+                (Resp, WRITE_MIDDLE, 4, t0 + 3_100, 1, None), // seq 8, dropped
+                (Resp, WRITE_MIDDLE, 5, t0 + 3_200, 0, None), // seq 9 reveals it
+                (Req, ACK, 4, t0 + 5_200, 0, Some(NAK_SEQ)),  // NAK 2 µs later
+                (Resp, WRITE_MIDDLE, 4, t0 + 9_200, 0, None), // go-back 4 µs after it
+                (Resp, WRITE_MIDDLE, 5, t0 + 9_300, 0, None),
+            ],
+        );
+        assert_eq!(got.iter().map(|r| r.kind).collect::<Vec<_>>(), [RecoveryKind::Timeout, RecoveryKind::Nack]);
+        let nack = &got[1];
+        assert_eq!((nack.lost.map(|p| p.seq), nack.revealing.map(|p| p.seq)), (Some(8), Some(9)));
+        assert_eq!((nack.generation_ns, nack.reaction_ns, nack.total_ns), (Some(2_000), Some(4_000), Some(6_100)));
+    }
 
     #[test]
     fn an_rnr_resend_is_no_timeout() {
