@@ -19,7 +19,8 @@
 # had freed. Times are wall and CPU (user+sys) seconds from bash's
 # `time`; rates are records per second. "vs mergecap" is mergecap's wall time over
 # reconstruct+check's. Binaries: $BIN (default target/release, built with fat LTO by
-# `cargo build --release -p control -p rocescope-rig`).
+# `cargo build --release -p control -p rocescope-rig`). Lines before and after the table give
+# the host's state: how fast it wrote fresh and reused page cache, and the disk.
 set -euo pipefail
 PACKETS=${1:-50000000}
 DIR=${2:-/tmp/reconbench}
@@ -33,9 +34,22 @@ cat "$DIR"/run/dump-*.pcap >/dev/null # into the page cache, as for every step a
 records() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$1"; }
 timed() { sync; sleep "${SETTLE:-5}"; { time "$@" >/dev/null 2>&1; } 2>&1 | tail -1; }
 calc() { python3 -c "print(f'{$1:.2f}')"; }
+# The host's state, which moves every figure below (docs/benchmarks.md, "Why the pause"):
+# 2 GB written into the page cache after the pause (memory the host has taken back), then
+# again at once (memory just freed), and 2 GB written with O_DIRECT (the disk alone).
+host_state() {
+    local f="$DIR/host-state" fresh warm direct
+    rate() { dd if=/dev/zero of="$f" bs=1M count=2048 "$@" 2>&1 | awk '/copied/ {print $(NF-1), $NF}'; }
+    rm -f "$f"; sync; sleep "${SETTLE:-5}"
+    fresh=$(rate); rm -f "$f"; sync
+    warm=$(rate); rm -f "$f"; sync
+    direct=$(rate oflag=direct); rm -f "$f"
+    echo "host: writing 2 GB into fresh page cache $fresh, into just-freed page cache $warm, to the disk with O_DIRECT $direct"
+}
 bytes() { du -cb "$@" | tail -1 | cut -f1; }
 
 echo "input: $(calc "$(bytes "$DIR"/run/dump-*.pcap) / 1e9") GB in $(ls "$DIR"/run/dump-*.pcap | wc -l) dump pcaps"
+host_state
 echo
 echo "| rep | records | mergecap wall s (GB out) | output | reconstruct wall s (CPU s) | check wall s (CPU s) | reconstruct+check M rec/s | vs mergecap | check M rec/s/core |"
 echo "|---|---|---|---|---|---|---|---|---|"
@@ -58,6 +72,8 @@ for rep in $(seq 1 "$REPS"); do
     done
 done
 rm -rf "$DIR/out"
+echo
+host_state
 # One line per output over all repetitions: on a noisy host the median says more than any
 # one repetition.
 echo
