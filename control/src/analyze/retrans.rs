@@ -603,15 +603,19 @@ impl Tracker {
     }
 
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
-    /// requester schedules one go-back per NAK, and they fire in NAK order: the oldest
-    /// pending NAK naming a PSN at or before the go-back is this one's (several are
-    /// pending only after out-of-order data, a GBN violation).
+    /// requester schedules one go-back per NAK, from the PSN it names: the pending NAK
+    /// naming the go-back's PSN is this one's, else the oldest naming one before it
+    /// (several are pending after out-of-order data, a GBN violation, or when the timer
+    /// overtook a NAK whose go-back never came).
     fn data_go_back(&mut self, first: PacketRef) {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
             self.timer.arm(first.switch_ts_ns);
             return;
         }
-        let nak = self.naks.iter().position(|n| n.nak.psn <= first.psn);
+        // A NAK-sequence-error go-back resends from the PSN the NAK named; failing that, the
+        // oldest NAK naming a PSN at or before it.
+        let exact = self.naks.iter().position(|n| n.nak.psn == first.psn);
+        let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
                 let n = self.naks.remove(i);
@@ -1130,6 +1134,35 @@ mod tests {
         assert_eq!(got.iter().map(|r| r.kind).collect::<Vec<_>>(), [RecoveryKind::Timeout, RecoveryKind::Nack]);
         let nack = &got[1];
         assert_eq!((nack.lost.map(|p| p.seq), nack.revealing.map(|p| p.seq)), (Some(8), Some(9)));
+        assert_eq!((nack.generation_ns, nack.reaction_ns, nack.total_ns), (Some(2_000), Some(4_000), Some(6_100)));
+    }
+
+    #[test]
+    fn a_nak_the_timer_overtook_does_not_pair_with_a_later_go_back() {
+        use Role::{Requester as Req, Responder as Resp};
+        let t0 = 100_000_000; // after the 67 ms timeout
+        let got = replay(
+            write(Some(false)),
+            &[
+                (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+                (Resp, WRITE_MIDDLE, 1, 1_100, 1, None), // dropped
+                (Resp, WRITE_MIDDLE, 2, 1_200, 0, None),
+                (Req, ACK, 1, 1_300, 0, Some(NAK_SEQ)), // its go-back never comes
+                (Resp, WRITE_MIDDLE, 1, t0, 0, None),   // the timer's
+                (Resp, WRITE_MIDDLE, 2, t0 + 100, 0, None),
+                (Req, ACK, 2, t0 + 2_000, 0, Some(0x1f)),
+                (Resp, WRITE_MIDDLE, 3, t0 + 3_000, 0, None),
+                (Resp, WRITE_MIDDLE, 4, t0 + 3_100, 1, None), // seq 9, dropped
+                (Resp, WRITE_MIDDLE, 5, t0 + 3_200, 0, None), // seq 10 reveals it
+                (Req, ACK, 4, t0 + 5_200, 0, Some(NAK_SEQ)),
+                (Resp, WRITE_MIDDLE, 4, t0 + 9_200, 0, None),
+                (Resp, WRITE_MIDDLE, 5, t0 + 9_300, 0, None),
+            ],
+        );
+        assert_eq!(got.iter().map(|r| r.kind).collect::<Vec<_>>(), [RecoveryKind::Timeout, RecoveryKind::Nack]);
+        let nack = &got[1];
+        assert_eq!(nack.nak.map(|p| p.seq), Some(11));
+        assert_eq!((nack.lost.map(|p| p.seq), nack.revealing.map(|p| p.seq)), (Some(9), Some(10)));
         assert_eq!((nack.generation_ns, nack.reaction_ns, nack.total_ns), (Some(2_000), Some(4_000), Some(6_100)));
     }
 
