@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use trace::record::{flag, Record, RecordView};
+use wire::mirror::SEQ_MAX;
 
 use crate::reconstruct::{Gaps, SeqRange, Summary};
 
@@ -44,6 +45,16 @@ pub struct RigPorts {
     pub responder: Option<PortDetail>,
     #[serde(default)]
     pub mirrors: Vec<PortDetail>,
+    /// The first and last mirror seq the switch gave (its seq register), which names the
+    /// copies lost at either end of a trace; Lumina's own dump lacks it.
+    #[serde(default)]
+    pub mirror_seq: Option<SeqSpan>,
+}
+
+#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
+pub struct SeqSpan {
+    pub first: u32,
+    pub last: u32,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -150,8 +161,15 @@ pub struct CheckReport {
     pub mirrored: u64,
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
+    /// Missing ranges in seq order, with those before the first and after the last copy
+    /// when the switch's seq range is known.
     pub missing: Vec<Missing>,
     pub missing_total: u64,
+    /// Copies the switch counters say it sent beyond the seqs the trace spans, lost before
+    /// its first copy or after its last; where exactly is unknown without the switch's seq
+    /// range (Lumina's dump has only counters). At least this many: a copy a full mirror
+    /// buffer dropped took a seq but is not counted as sent.
+    pub missing_at_ends: u64,
     /// The load-balancing pattern: period and, per seq residue, the source.
     pub balance: Option<Balance>,
     pub timestamp_regressions: Vec<TimestampRegression>,
@@ -309,14 +327,22 @@ impl Checker {
     pub fn finish(self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
         let balance = self.balance.result();
         let names = &ctx.source_names;
-        let missing: Vec<Missing> = self
-            .gaps
-            .missing_unwrapped()
+        let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
+        let ends = span.and_then(|s| ends_lost(&self.gaps, s));
+        let (head, tail) = ends.unwrap_or_default();
+        let unwrapped = |(a, b): (u64, u64)| (i128::from(a), i128::from(b));
+        let missing: Vec<Missing> = head
+            .into_iter()
+            .chain(self.gaps.missing_unwrapped().map(unwrapped))
+            .chain(tail)
             .map(|(first, last)| Missing {
-                range: SeqRange::of_unwrapped(first, last),
+                range: seq_range(first, last),
                 expected_at: expected_at(first, last, balance.as_ref(), names),
             })
             .collect();
+        let at_ends = |r: Option<(i128, i128)>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
+        let missing_total = self.gaps.total + at_ends(head) + at_ends(tail);
+        let missing_at_ends = if ends.is_some() { 0 } else { unplaced(&self.gaps, ctx) };
         let regressions = self
             .regressions
             .iter()
@@ -332,14 +358,21 @@ impl Checker {
                 }
             })
             .collect::<Vec<_>>();
+        let (first, last) = (wire_or(self.gaps.first), wire_or(self.gaps.last));
+        let mut evidence = if missing_total == 0 {
+            format!("{} copies, seq {first} to {last}", self.mirrored)
+        } else {
+            format!("{missing_total} seqs missing in {} ranges", missing.len())
+        };
+        if missing_at_ends > 0 {
+            evidence.push_str(&format!(
+                "; {missing_at_ends} more copies the switch sent lie before seq {first} or after seq {last}"
+            ));
+        }
         let mut conditions = vec![Condition {
             name: "1. consecutive mirror sequence numbers".into(),
-            holds: Some(self.gaps.total == 0),
-            evidence: if self.gaps.total == 0 {
-                format!("{} copies, seq {} to {}", self.mirrored, wire_or(self.gaps.first), wire_or(self.gaps.last))
-            } else {
-                format!("{} seqs missing in {} ranges", self.gaps.total, missing.len())
-            },
+            holds: Some(missing_total == 0 && missing_at_ends == 0),
+            evidence,
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));
         conditions.push(Condition {
@@ -371,7 +404,8 @@ impl Checker {
             first_seq: self.gaps.first.map(crate::merge::wire_of),
             last_seq: self.gaps.last.map(crate::merge::wire_of),
             missing,
-            missing_total: self.gaps.total,
+            missing_total,
+            missing_at_ends,
             balance,
             timestamp_regressions: regressions,
             port_roles: ctx.roles.clone(),
@@ -379,6 +413,42 @@ impl Checker {
             reconstruction_issues: ctx.reconstruction_issues.clone(),
         }
     }
+}
+
+/// How many copies the switch counters say were sent beyond the seqs a trace spans.
+fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
+    let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else { return 0 };
+    let sent: u64 = roles.mirror_ports.iter().map(|p| snap.counter.egress.get(p).copied().unwrap_or(0)).sum();
+    let buffer_drops: u64 = snap.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum());
+    // Every seq from the first copy to the last was given once: those copies or gaps.
+    let spanned = gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1);
+    (sent + buffer_drops).saturating_sub(spanned)
+}
+
+/// The copies lost before the trace's first copy and after its last, which no gap between
+/// copies shows, as unwrapped seq ranges: from the first and last seq the switch gave.
+/// None when that range does not hold the trace's (the counters belong to another run).
+fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<(i128, i128)>, Option<(i128, i128)>)> {
+    let steps = |a: u32, b: u32| i128::from(wire::mirror::seq_distance(a, b));
+    let total = steps(span.first, span.last);
+    let (Some(f), Some(l)) = (gaps.first, gaps.last) else {
+        let first = i128::from(span.first);
+        return Some((None, Some((first, first + total))));
+    };
+    let (f, l) = (i128::from(f), i128::from(l));
+    let head = steps(span.first, crate::merge::wire_of(f as u64));
+    let tail = steps(crate::merge::wire_of(l as u64), span.last);
+    if head + (l - f) + tail != total {
+        return None;
+    }
+    Some(((head > 0).then_some((f - head, f - 1)), (tail > 0).then_some((l + 1, l + tail))))
+}
+
+/// The wire seqs of the unwrapped `first..=last`, which may lie below the trace's
+/// reference lap (copies lost before the first one).
+fn seq_range(first: i128, last: i128) -> SeqRange {
+    let wire = |u: i128| ((u - 1).rem_euclid(i128::from(SEQ_MAX)) + 1) as u32;
+    SeqRange { first: wire(first), last: wire(last), count: (last - first + 1) as u64 }
 }
 
 fn wire_or(s: Option<u64>) -> String {
@@ -602,11 +672,12 @@ fn steps_back(ts: u64, previous: u64) -> bool {
 /// Who should have had the unwrapped seqs `first..=last`: the sources the pattern assigns
 /// them to. The pattern was learned on unwrapped seqs, so it is applied to them too (a lap
 /// is 0x7fffffff seqs, no multiple of the period).
-fn expected_at(first: u64, last: u64, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
+fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
     let Some(b) = balance else { return Vec::new() };
+    let period = i128::from(b.period);
     let mut seen = std::collections::BTreeSet::new();
-    for seq in first..=last.min(first + b.period - 1) {
-        seen.insert(b.pattern[(seq % b.period) as usize]);
+    for seq in first..=last.min(first + period - 1) {
+        seen.insert(b.pattern[seq.rem_euclid(period) as usize]);
     }
     seen.into_iter()
         .map(|s| match b.level.as_str() {

@@ -68,6 +68,47 @@ fn every_lost_copy_is_found_with_its_range_and_dump_host() {
 }
 
 #[test]
+fn copies_lost_at_either_end_are_named_from_the_switch_seq_range() {
+    // The first two copies and the last one, which no gap between copies shows: from seq
+    // 1, and with the first two just before the wrap.
+    for (name, first) in [("check-ends", None), ("check-ends-wrap", Some(0x7fff_ffff - 1))] {
+        let extra_rig = first.map_or(String::new(), |s| format!("  first-mirror-seq: {s}\n"));
+        let clean = rig_run(&format!("{name}-clean"), &Knobs { extra_rig: extra_rig.clone(), ..two_hosts() });
+        let sent: Vec<u32> = clean.result.packets.iter().map(|p| p.seq).collect();
+        let mut lost = vec![sent[0], sent[1], sent[sent.len() - 1]];
+        let seqs = format!("{lost:?}");
+        let faults = format!(
+            "    lose-mirror-copies:\n    - {{dump-host: 0, seqs: {seqs}}}\n    - {{dump-host: 1, seqs: {seqs}}}\n"
+        );
+        let run = rig_run(name, &Knobs { faults, extra_rig, ..two_hosts() });
+        let mut truth = run.result.truth.faults.lost_mirror_copies.clone();
+        (truth.sort_unstable(), lost.sort_unstable());
+        assert_eq!(truth, lost, "{name}: the emulator lost them");
+
+        let r = check(&run);
+        assert!(!r.complete);
+        assert_eq!(missing_seqs(&r), lost, "{name}: {}", r.render());
+        assert_eq!((r.missing.len(), r.missing_total, r.missing_at_ends), (2, 3, 0), "{name}");
+        assert_eq!(condition(&r, "1."), Some(false), "{name}: {}", r.render());
+        let tail = &r.missing[1];
+        let host = run.result.packets.iter().find(|p| p.seq == tail.range.first).and_then(|p| p.dump_host);
+        assert_eq!(tail.expected_at, vec![format!("run/dump-{}.pcap", host.unwrap())], "{name}");
+
+        // Lumina's own dump has the counters only: how many, not which.
+        let snap = run.dir.join("switch_state_snapshot.yml");
+        let mut yaml: serde_yaml_ng::Value = serde_yaml_ng::from_str(&std::fs::read_to_string(&snap).unwrap()).unwrap();
+        yaml.as_mapping_mut().unwrap().remove("rocescope");
+        let lumina = run.dir.join("lumina-counters.yml");
+        std::fs::write(&lumina, serde_yaml_ng::to_string(&yaml).unwrap()).unwrap();
+        let r = check_dir(&out_dir(&run), Some(&lumina)).unwrap();
+        assert!(!r.complete);
+        assert_eq!((r.missing.len(), r.missing_at_ends), (0, 3), "{name}: {}", r.render());
+        assert_eq!(condition(&r, "1."), Some(false), "{name}: {}", r.render());
+        assert!(r.render().contains("3 more copies the switch sent"), "{}", r.render());
+    }
+}
+
+#[test]
 fn a_complete_run_passes_when_the_switch_clock_wraps() {
     let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 2_000);
     let run = rig_run("check-clock-wrap", &Knobs { extra_rig, ..two_hosts() });

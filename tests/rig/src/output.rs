@@ -14,7 +14,7 @@ use crate::packet::Side;
 use crate::rig::{dump_file_name, QpLog, RunResult, RunStats};
 use crate::rng::Rng;
 use crate::rnic::counters::lumina_section;
-use crate::switch::{injector::data_flow, PortCounters};
+use crate::switch::{injector::data_flow, PortCounters, SeqSpan};
 use crate::truth::Truth;
 
 pub const TRUTH_FILE: &str = "ground-truth.json";
@@ -193,11 +193,17 @@ fn switch_state(cfg: &RigConfig, run: &RunResult) -> Result<String, serde_yaml_n
         requester: &'a PortCounters,
         responder: &'a PortCounters,
         mirrors: &'a [PortCounters],
+        mirror_seq: Option<SeqSpan>,
     }
     serde_yaml_ng::to_string(&State {
         counter: Counter { egress, ingress },
         event_table,
-        rocescope: Detail { requester: &s.requester, responder: &s.responder, mirrors: &s.mirrors },
+        rocescope: Detail {
+            requester: &s.requester,
+            responder: &s.responder,
+            mirrors: &s.mirrors,
+            mirror_seq: s.mirror_seq,
+        },
     })
 }
 

@@ -33,6 +33,15 @@ pub struct SwitchCounters {
     pub requester: PortCounters,
     pub responder: PortCounters,
     pub mirrors: Vec<PortCounters>,
+    /// The first and last mirror seq the switch gave a packet (its seq register read at the
+    /// start and the end), so that a check can name copies lost at either end of a trace.
+    pub mirror_seq: Option<SeqSpan>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct SeqSpan {
+    pub first: u32,
+    pub last: u32,
 }
 
 /// A mirrored copy leaving for a dump host.
@@ -94,6 +103,7 @@ impl Switch {
                     .enumerate()
                     .map(|(i, d)| port(d.switch_port.unwrap_or(first_mirror_port + 8 * i as u16)))
                     .collect(),
+                mirror_seq: None,
             },
             pipeline: ns(r.switch_latency_ns),
             link_delay: ns(r.link_delay_ns),
@@ -153,6 +163,8 @@ impl Switch {
     fn mirror(&mut self, ready: Ps, len: usize) -> (u32, Option<MirrorOut>) {
         let seq = self.next_seq;
         self.next_seq = wire::mirror::next_seq(seq);
+        let span = self.counters.mirror_seq.get_or_insert(SeqSpan { first: seq, last: seq });
+        span.last = seq;
         let dump_host = self.wrr.pick();
         let Some(done) = self.mirror_ports[dump_host].enqueue(ready, len) else {
             self.counters.mirrors[dump_host].buffer_drops += 1;
