@@ -425,10 +425,13 @@ fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     (sent + buffer_drops).saturating_sub(spanned)
 }
 
+/// An unwrapped seq range, first..=last, which may reach below the first lap.
+type Unwrapped = (i128, i128);
+
 /// The copies lost before the trace's first copy and after its last, which no gap between
 /// copies shows, as unwrapped seq ranges: from the first and last seq the switch gave.
 /// None when that range does not hold the trace's (the counters belong to another run).
-fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<(i128, i128)>, Option<(i128, i128)>)> {
+fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<Unwrapped>, Option<Unwrapped>)> {
     let steps = |a: u32, b: u32| i128::from(wire::mirror::seq_distance(a, b));
     let total = steps(span.first, span.last);
     let (Some(f), Some(l)) = (gaps.first, gaps.last) else {

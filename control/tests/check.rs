@@ -82,7 +82,8 @@ fn copies_lost_at_either_end_are_named_from_the_switch_seq_range() {
         );
         let run = rig_run(name, &Knobs { faults, extra_rig, ..two_hosts() });
         let mut truth = run.result.truth.faults.lost_mirror_copies.clone();
-        (truth.sort_unstable(), lost.sort_unstable());
+        truth.sort_unstable();
+        lost.sort_unstable();
         assert_eq!(truth, lost, "{name}: the emulator lost them");
 
         let r = check(&run);
