@@ -621,11 +621,19 @@ impl BalanceInference {
         self.learn = Vec::new();
     }
 
-    /// The smallest period under which the learned copies agree.
+    /// The smallest period under which the learned copies agree. Residues no copy came
+    /// with are the share of a source that captured nothing (a dumper that never started):
+    /// when exactly one source has no copies, they are its.
     fn fit(&self, by_host: bool) -> Option<Candidate> {
         let id = |s: u16| if by_host { self.hosts.get(usize::from(s)).copied().unwrap_or(0) as u16 } else { s };
         let distinct: std::collections::BTreeSet<u16> = self.learn.iter().map(|&(_, s)| id(s)).collect();
-        if distinct.len() < 2 {
+        let all: std::collections::BTreeSet<u16> = (0..self.hosts.len() as u16).map(id).collect();
+        let silent: Vec<u16> = all.difference(&distinct).copied().collect();
+        let silent = match silent[..] {
+            [one] => Some(one),
+            _ => None,
+        };
+        if distinct.len() + usize::from(silent.is_some()) < 2 {
             return None;
         }
         'period: for period in 2..=MAX_PERIOD {
@@ -638,9 +646,15 @@ impl BalanceInference {
                     continue 'period;
                 }
             }
-            if pattern.contains(&u16::MAX) || (self.learn.len() as u64) < 4 * period {
+            if (self.learn.len() as u64) < 4 * period {
                 continue;
             }
+            let (holes, silent) = (pattern.contains(&u16::MAX), silent.unwrap_or(u16::MAX));
+            let sources = pattern.iter().filter(|&&s| s != u16::MAX).collect::<std::collections::BTreeSet<_>>().len();
+            if holes && silent == u16::MAX || sources + usize::from(holes) < 2 {
+                continue;
+            }
+            pattern.iter_mut().filter(|s| **s == u16::MAX).for_each(|s| *s = silent);
             return Some(Candidate { period, pattern, by_host, holds: true });
         }
         None

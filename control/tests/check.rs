@@ -110,6 +110,26 @@ fn copies_lost_at_either_end_are_named_from_the_switch_seq_range() {
 }
 
 #[test]
+fn a_dump_host_that_captured_nothing_is_named_for_every_copy_it_lost() {
+    let run = rig_run("check-silent-host", &two_hosts());
+    // Its dumper never started: a pcap with the header only.
+    let dump = run.dir.join("dump-0.pcap");
+    let header = std::fs::read(&dump).unwrap()[..24].to_vec();
+    std::fs::write(&dump, header).unwrap();
+    let lost: Vec<u32> = run.result.packets.iter().filter(|p| p.dump_host == Some(0)).map(|p| p.seq).collect();
+    assert!(lost.len() > 10);
+
+    let r = check(&run);
+    assert!(!r.complete);
+    let b = r.balance.as_ref().expect("WRR 1:2 with one host silent is inferable");
+    assert_eq!((b.period, b.level.as_str()), (3, "source"), "{}", r.render());
+    assert_eq!(missing_seqs(&r), lost, "{}", r.render());
+    for m in &r.missing {
+        assert_eq!(m.expected_at, ["run/dump-0.pcap"], "{m:?}");
+    }
+}
+
+#[test]
 fn a_complete_run_passes_when_the_switch_clock_wraps() {
     let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 2_000);
     let run = rig_run("check-clock-wrap", &Knobs { extra_rig, ..two_hosts() });
