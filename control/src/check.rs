@@ -197,14 +197,17 @@ pub struct Checker {
     packets: u64,
     mirrored: u64,
     gaps: Gaps,
-    /// Per flow: last (switch ts, seq) seen.
+    /// Per direction: last (switch ts, seq) seen.
     last_ts: Vec<Option<(u64, u64)>>,
-    /// Per flow: the first record seen and its index in the pass, which a join compares
+    /// Per direction: the first record seen and its index in the pass, which a join compares
     /// with the last timestamp of the pass before.
     first: Vec<Option<(u64, Record)>>,
     /// The first [`MAX_LISTED_REGRESSIONS`], in trace order.
     regressions: Vec<Regression>,
     balance: BalanceInference,
+    /// Flow id → direction id (its source and destination address), whose timestamps the
+    /// pass compares; empty: each flow on its own.
+    directions: std::sync::Arc<[u32]>,
 }
 
 /// A copy whose switch timestamp is below that of the copy before it in its direction.
@@ -234,7 +237,23 @@ impl Checker {
             first: Vec::new(),
             regressions: Vec::new(),
             balance,
+            directions: std::sync::Arc::from([]),
         }
+    }
+
+    /// Compares timestamps per direction (source → destination address) rather than per
+    /// flow: every packet one way crosses the same switch ingress in seq order, whichever
+    /// QP it belongs to.
+    pub fn per_direction(mut self, flows: &[trace::record::Flow]) -> Checker {
+        let mut ids = rustc_hash::FxHashMap::default();
+        self.directions = flows
+            .iter()
+            .map(|f| {
+                let next = ids.len() as u32;
+                *ids.entry((f.src_ip(), f.dst_ip())).or_insert(next)
+            })
+            .collect();
+        self
     }
 
     #[inline]
@@ -253,10 +272,10 @@ impl Checker {
     /// Lumina checks that switch timestamps never decrease per direction.
     #[inline]
     fn timestamps(&mut self, at: u64, r: &Record) {
-        let f = r.flow as usize;
         if r.flow == u32::MAX {
             return;
         }
+        let f = self.directions.get(r.flow as usize).map_or(r.flow, |&d| d) as usize;
         if f >= self.last_ts.len() {
             self.last_ts.resize(f + 1, None);
             self.first.resize(f + 1, None);
@@ -282,11 +301,12 @@ impl Checker {
     /// Fork once [`learning`](Self::learning) is over: each part verifies the pattern
     /// learned before it, and a join does not merge two learning phases.
     pub fn fork(&self) -> Checker {
-        Checker::with_balance(BalanceInference {
+        let c = Checker::with_balance(BalanceInference {
             hosts: self.balance.hosts.clone(),
             learn: Vec::new(),
             candidates: self.balance.candidates.clone(),
-        })
+        });
+        Checker { directions: self.directions.clone(), ..c }
     }
 
     /// The pass over this checker's records followed by `later`'s.
@@ -715,7 +735,7 @@ pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckRepo
 pub fn check_view(view: &RecordView<'_>, summary: &Summary, ctx: &CheckContext) -> CheckReport {
     let hosts: Vec<usize> = summary.sources.iter().map(|s| s.host).collect();
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).min(view.records.len() / MIN_PART + 1);
-    check_records(view.records, &hosts, parts).finish(view.flows, ctx)
+    check_records(view.records, view.flows, &hosts, parts).finish(view.flows, ctx)
 }
 
 /// Fewer records than this are not worth a thread.
@@ -723,8 +743,8 @@ const MIN_PART: usize = 1 << 20;
 
 /// The pass over `records`, in `parts` parts on as many threads once the load-balancing
 /// pattern is learned.
-pub fn check_records(records: &[Record], hosts: &[usize], parts: usize) -> Checker {
-    let mut checker = Checker::new(hosts);
+pub fn check_records(records: &[Record], flows: &[trace::record::Flow], hosts: &[usize], parts: usize) -> Checker {
+    let mut checker = Checker::new(hosts).per_direction(flows);
     let mut i = 0;
     while i < records.len() && checker.learning() {
         checker.push(&records[i]);
@@ -848,7 +868,7 @@ mod tests {
             capture_problems: Vec::new(),
             reconstruction_issues: Vec::new(),
         };
-        let report = check_records(records, &[0, 1, 1], parts).finish(&[], &ctx);
+        let report = check_records(records, &[], &[0, 1, 1], parts).finish(&[], &ctx);
         serde_json::to_string(&report).unwrap()
     }
 
@@ -884,10 +904,31 @@ mod tests {
         assert_eq!((joined.packets, joined.mirrored, joined.gaps.total), (7, 7, 0));
     }
 
+    /// Two QPs one way share a direction; the way back is another.
+    #[test]
+    fn timestamps_are_compared_per_direction_not_per_flow() {
+        use trace::record::Flow;
+        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
+        let flow =
+            |src, dst, port| Flow { src: v4(src), dst: v4(dst), src_port: port, ip_version: 4, ..Flow::default() };
+        let flows = [flow(1, 2, 100), flow(1, 2, 200), flow(2, 1, 100)];
+        let copy = |seq, ts, flow| {
+            let mut r = Record::default().with_seq(seq);
+            (r.switch_ts_ns, r.flow, r.flags) = (ts, flow, flag::MIRRORED);
+            r
+        };
+        let records = [copy(1, 100, 0), copy(2, 300, 1), copy(3, 200, 0), copy(4, 150, 2), copy(5, 400, 1)];
+        let found = |flows: &[Flow]| -> Vec<u64> {
+            check_records(&records, flows, &[0], 1).regressions.iter().map(|g| g.record.seq()).collect()
+        };
+        assert_eq!(found(&flows), [3], "seq 3 steps back from seq 2, the other QP one way");
+        assert_eq!(found(&[]), Vec::<u64>::new(), "per flow, nothing steps back");
+    }
+
     #[test]
     fn the_generated_trace_has_what_a_join_must_carry_over() {
         let records = trace(7, LEARN + 20_000);
-        let c = check_records(&records, &[0, 1, 1], 1);
+        let c = check_records(&records, &[], &[0, 1, 1], 1);
         assert!(c.gaps.total > 0, "no gaps");
         assert!(!c.regressions.is_empty(), "no regressions");
         assert!(c.balance.candidates.iter().flatten().flatten().any(|c| !c.holds), "no pattern broken");
