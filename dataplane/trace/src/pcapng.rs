@@ -9,6 +9,9 @@
 pub const BT_SECTION_HEADER: u32 = 0x0A0D_0D0A;
 pub const BT_INTERFACE_DESCRIPTION: u32 = 0x0000_0001;
 pub const BT_ENHANCED_PACKET: u32 = 0x0000_0006;
+/// Read, never written: other tools' packet blocks (no timestamp / 16-bit interface id).
+pub const BT_SIMPLE_PACKET: u32 = 0x0000_0003;
+pub const BT_OBSOLETE_PACKET: u32 = 0x0000_0002;
 pub const BYTE_ORDER_MAGIC: u32 = 0x1A2B_3C4D;
 
 /// Option codes we write.

@@ -1,6 +1,8 @@
 //! Reading shards back: a zero-copy pcapng block walker over a shard's bytes, and the
 //! block-CRC verification against the manifest. Only what rocescope writes is required
-//! (little-endian sections, one Ethernet interface); other block types are skipped.
+//! (little-endian sections, one Ethernet interface). Other tools' Simple and Obsolete
+//! Packet Blocks are read too; blocks that hold no packet (statistics, name resolution,
+//! custom) are skipped.
 
 use crate::annotation::Annotation;
 use crate::manifest::BlockRecord;
@@ -52,8 +54,8 @@ pub struct ShardReader<'a> {
     bytes: &'a [u8],
     pos: usize,
     in_section: bool,
-    /// Per interface: multiplier from timestamp units to ns.
-    interfaces: Vec<u64>,
+    /// Per interface: multiplier from timestamp units to ns, and snap length.
+    interfaces: Vec<(u64, u32)>,
     failed: bool,
 }
 
@@ -94,18 +96,20 @@ impl<'a> ShardReader<'a> {
         Ok(Some((block_type, &rest[8..len as usize - 4], offset)))
     }
 
-    fn packet(&self, body: &'a [u8], offset: u64) -> Result<ShardPacket<'a>, ReadError> {
+    /// An Enhanced Packet Block, or an Obsolete one (`obsolete`: a 16-bit interface id
+    /// and a drop count where the EPB has its 32-bit interface id; the rest alike).
+    fn packet(&self, body: &'a [u8], offset: u64, obsolete: bool) -> Result<ShardPacket<'a>, ReadError> {
         if !self.in_section {
             return Err(ReadError::NoSection { offset });
         }
         if body.len() < 20 {
             return Err(ReadError::BadBlockLength { offset, len: body.len() as u32 + 12 });
         }
-        let interface_id = le32(body, 0);
+        let interface_id = if obsolete { le32(body, 0) & 0xffff } else { le32(body, 0) };
         let units = ((le32(body, 4) as u64) << 32) | le32(body, 8) as u64;
         let caplen = le32(body, 12);
         let original_len = le32(body, 16);
-        let scale = *self
+        let (scale, _) = *self
             .interfaces
             .get(interface_id as usize)
             .ok_or(ReadError::UnknownInterface { offset, interface: interface_id })?;
@@ -130,6 +134,22 @@ impl<'a> ShardReader<'a> {
         Ok(packet)
     }
 
+    /// A Simple Packet Block: interface 0, the original length, the data (as much as the
+    /// interface's snap length kept), no timestamp (0) and no options.
+    fn simple_packet(&self, body: &'a [u8], offset: u64) -> Result<ShardPacket<'a>, ReadError> {
+        if !self.in_section {
+            return Err(ReadError::NoSection { offset });
+        }
+        if body.len() < 4 {
+            return Err(ReadError::BadBlockLength { offset, len: body.len() as u32 + 12 });
+        }
+        let &(_, snaplen) = self.interfaces.first().ok_or(ReadError::UnknownInterface { offset, interface: 0 })?;
+        let original_len = le32(body, 0);
+        let kept = if snaplen == 0 { original_len } else { original_len.min(snaplen) };
+        let data = body[4..].get(..kept as usize).ok_or(ReadError::BadCaptureLength { offset, caplen: kept })?;
+        Ok(ShardPacket { offset, interface_id: 0, timestamp_ns: 0, original_len, data, packet_id: None, comment: None })
+    }
+
     fn interface(&mut self, body: &[u8]) {
         // Default resolution is microseconds (pcapng §4.2); rocescope writes if_tsresol=9.
         let mut scale = 1_000u64;
@@ -138,7 +158,8 @@ impl<'a> ShardReader<'a> {
                 scale = tsresol_to_ns(value[0]);
             }
         }
-        self.interfaces.push(scale);
+        let snaplen = if body.len() >= 8 { le32(body, 4) } else { 0 };
+        self.interfaces.push((scale, snaplen));
     }
 }
 
@@ -161,8 +182,13 @@ impl<'a> Iterator for ShardReader<'a> {
                     self.interfaces.clear();
                 }
                 (BT_INTERFACE_DESCRIPTION, body, _) => self.interface(body),
-                (BT_ENHANCED_PACKET, body, offset) => {
-                    let p = self.packet(body, offset);
+                (BT_ENHANCED_PACKET | BT_OBSOLETE_PACKET, body, offset) => {
+                    let p = self.packet(body, offset, block.0 == BT_OBSOLETE_PACKET);
+                    self.failed = p.is_err();
+                    return Some(p);
+                }
+                (BT_SIMPLE_PACKET, body, offset) => {
+                    let p = self.simple_packet(body, offset);
                     self.failed = p.is_err();
                     return Some(p);
                 }
@@ -315,6 +341,44 @@ mod tests {
         assert_eq!(got[0].comment, Some(&b"mirror seq=7 event=drop"[..]));
         assert_eq!(got[1].data, b"");
         assert_eq!(got[1].comment, Some(&b"pfc"[..]));
+    }
+
+    /// A block as other tools write it: type, body, trailing length.
+    fn block(block_type: u32, body: &[u8]) -> Vec<u8> {
+        let len = (12 + pad4(body.len())) as u32;
+        let mut out = [block_type.to_le_bytes(), len.to_le_bytes()].concat();
+        out.extend_from_slice(body);
+        out.resize(len as usize - 4, 0);
+        out.extend_from_slice(&len.to_le_bytes());
+        out
+    }
+
+    #[test]
+    fn simple_and_obsolete_packet_blocks_are_read_not_skipped() {
+        let mut bytes = shard_header(128, "port0", "test", "another tool");
+        // Simple: 200 bytes long, 128 kept (the interface's snap length), no timestamp.
+        let frame: Vec<u8> = (0..200u8).collect();
+        bytes.extend(block(BT_SIMPLE_PACKET, &[&200u32.to_le_bytes()[..], &frame[..128]].concat()));
+        // Obsolete: interface 0, 3 drops, ns timestamp split high/low, 5 of 1000 bytes, a comment.
+        let ts = 1_700_000_000_123_456_789u64;
+        let mut body = [0u16.to_le_bytes(), 3u16.to_le_bytes()].concat();
+        for v in [(ts >> 32) as u32, ts as u32, 5, 1000] {
+            body.extend_from_slice(&v.to_le_bytes());
+        }
+        body.extend_from_slice(b"abcde\0\0\0");
+        body.extend_from_slice(&[1, 0, 3, 0, b'p', b'f', b'c', 0, 0, 0, 0, 0]);
+        bytes.extend(block(BT_OBSOLETE_PACKET, &body));
+        let got: Vec<_> = ShardReader::new(&bytes).collect::<Result<_, _>>().unwrap();
+        assert_eq!(got.len(), 2);
+        assert_eq!((got[0].original_len, got[0].data, got[0].timestamp_ns), (200, &frame[..128], 0));
+        assert_eq!((got[1].original_len, got[1].data, got[1].timestamp_ns), (1000, &b"abcde"[..], ts));
+        assert_eq!(got[1].comment, Some(&b"pfc"[..]));
+
+        // A simple block claiming more than it holds is an error, not a short read.
+        let mut cut = shard_header(0, "port0", "test", "another tool");
+        cut.extend(block(BT_SIMPLE_PACKET, &[&64u32.to_le_bytes()[..], &frame[..16]].concat()));
+        let err = ShardReader::new(&cut).next().unwrap().unwrap_err();
+        assert!(matches!(err, ReadError::BadCaptureLength { caplen: 64, .. }), "{err}");
     }
 
     #[test]
