@@ -260,15 +260,25 @@ impl<'a> Merger<'a> {
         self.states.iter().map(|s| s.stats.clone()).collect()
     }
 
-    /// The seq every source's laps count from: the first copy of some source from which
-    /// every other source's first copy lies less than half the seq space ahead.
+    /// The seq every source's laps count from: the lowest copy of some source from which
+    /// every other source's lowest lies less than half the seq space ahead. A source's
+    /// lowest is taken over its first `window` copies: local disorder can put an earlier
+    /// copy after its first one (0x7fffffff after 1, across the wrap), which must not
+    /// unwrap below the start.
     fn find_reference(&mut self) -> Option<(u64, u32)> {
-        let cfg = self.cfg;
+        let (cfg, window) = (self.cfg, self.window);
         let firsts: Vec<u32> = self
             .sources
             .iter()
             .filter_map(|s| {
-                s.packets().map_while(Result::ok).take(1 << 16).find_map(|p| copy_of(&p, &cfg).map(|c| c.seq))
+                let mut copies = s
+                    .packets()
+                    .map_while(Result::ok)
+                    .take(1 << 16)
+                    .filter_map(|p| copy_of(&p, &cfg).map(|c| c.seq))
+                    .take(window);
+                let first = copies.next()?;
+                Some(copies.fold(first, |lo, seq| if signed_seq_distance(lo, seq) < 0 { seq } else { lo }))
             })
             .collect();
         let half = SEQ_MAX / 2;

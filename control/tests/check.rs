@@ -174,6 +174,29 @@ fn copies_further_out_of_order_than_the_window_are_kept_and_reported_late() {
     assert_eq!(s.missing_total, 0, "a late copy is not a missing one");
 }
 
+#[test]
+fn a_run_starting_just_before_the_wrap_with_its_first_copies_swapped_merges_in_order() {
+    // seq 0x7fffffff, then 1: a dump host that wrote them the other way round starts its
+    // file at 1, and the copy before it must not unwrap below the start.
+    let k = Knobs { extra_rig: "  first-mirror-seq: 2147483647\n".into(), dump_hosts: vec![1], ..two_hosts() };
+    let run = rig_run("check-wrap-swapped", &k);
+    let dump = run.dir.join("dump-0.pcap");
+    let mut bytes = std::fs::read(&dump).unwrap();
+    let len = |at: usize| 16 + u32::from_le_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+    let (a, b) = (len(24), len(24 + len(24)));
+    let swapped = [&bytes[24 + a..24 + a + b], &bytes[24..24 + a]].concat();
+    bytes[24..24 + a + b].copy_from_slice(&swapped);
+    std::fs::write(&dump, bytes).unwrap();
+
+    let out = reconstruct(&run);
+    let r = check_dir(&out, None).unwrap();
+    assert!(r.complete, "{}", r.render());
+    assert_eq!((r.first_seq, r.missing_total), (Some(0x7fff_ffff), 0), "{}", r.render());
+    let rec = control::reconstruct::Reconstruction::load(&out).unwrap();
+    let seqs: Vec<u32> = rec.view().records.iter().take(3).map(|r| r.wire_seq()).collect();
+    assert_eq!(seqs, [0x7fff_ffff, 1, 2]);
+}
+
 /// Appends a copy of the `index`th record to a classic pcap (as the emulator writes it:
 /// 24-byte header, 16-byte record headers).
 fn repeat_record(file: &std::path::Path, index: usize) {
