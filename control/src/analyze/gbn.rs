@@ -792,7 +792,7 @@ impl Checker {
     /// or the first of a request the responder received (a repeated request's re-response).
     fn read_response(&mut self, r: &Record) {
         let p = r.psn();
-        if !self.continue_job(p) && !self.start_job(p) {
+        if !self.continue_job(p) && !self.start_job(r, p) {
             let expected = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
             let m = match expected {
                 Some(e) => {
@@ -822,13 +822,20 @@ impl Checker {
         }
     }
 
-    /// Starts the job for a request starting at `p`: the next one, or a later one (the
-    /// responder may coalesce repeated requests).
-    fn start_job(&mut self, p: u32) -> bool {
+    /// Starts the job for a request starting at `p`: the next one, or a later one. A
+    /// later one may supersede the requests before it when it goes back (the responder
+    /// restarts on a repeated request); skipping ahead of a request never answered sends
+    /// responses out of order.
+    fn start_job(&mut self, r: &Record, p: u32) -> bool {
         let Some(i) = self.read.jobs.iter().position(|j| j.next == p) else {
             self.read.answering = None;
             return false;
         };
+        if let Some(skipped) = self.read.jobs.iter().take(i).find(|j| psn::lt(j.next, p)) {
+            let due = skipped.next;
+            let m = format!("READ response PSN {p} starts a later request while the one from PSN {due} is unanswered");
+            self.flag(ViolationKind::OooData, Evidence::of(r), Some(due), m);
+        }
         let job = self.read.jobs.drain(..=i).next_back();
         self.read.answering = job.map(|j| j.asked);
         self.read.current = job.and_then(Job::advance);
@@ -1255,6 +1262,20 @@ mod tests {
         t.response(104);
         let (_, v) = t.check(Verb::Read);
         assert_eq!(kinds(&v), [(ViolationKind::OooData, t.last_seq())]);
+    }
+
+    #[test]
+    fn a_read_response_skipping_an_unanswered_request_is_out_of_order() {
+        let mut t = Trace::new();
+        t.read_request(100, 2);
+        t.read_request(102, 2);
+        t.response(102); // the second request first
+        let skip = t.last_seq();
+        t.response(103);
+        let (_, v) = t.check(Verb::Read);
+        // The requester, seeing PSN 102 where 100 was due, should have repeated its request.
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, skip), (ViolationKind::MissingNak, skip)]);
+        assert_eq!((v[0].psn, v[0].expected), (102, Some(100)));
     }
 
     #[test]
