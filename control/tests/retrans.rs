@@ -51,6 +51,28 @@ fn compare(name: &str, run: &RigRun, report: &retrans::Report) {
         }
     }
     assert_eq!(report.problems(), 0, "{name}: no IBA-conformant timeout is early");
+    compare_losses(name, run, report);
+}
+
+/// Every lost data packet with its total retransmission latency: the emulator's own packet
+/// log, from the lost packet to the next one of its connection and direction with its PSN.
+fn compare_losses(name: &str, run: &RigRun, report: &retrans::Report) {
+    let packets = &run.result.packets;
+    let want: Vec<(u32, u32, Option<u64>)> = packets
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| matches!(p.event, Some(EventKind::Drop | EventKind::Corrupt)))
+        .map(|(i, lost)| {
+            let resend = packets[i + 1..].iter().find(|p| (p.conn, p.from, p.psn) == (lost.conn, lost.from, lost.psn));
+            (lost.conn, lost.seq, resend.map(|p| p.switch_ts_ns - lost.switch_ts_ns))
+        })
+        .collect();
+    let got: Vec<(u32, u32, Option<u64>)> = report.losses.iter().map(|l| (l.conn, l.lost.seq, l.total_ns)).collect();
+    assert_eq!(got, want, "{name}: lost packets (conn, seq, total latency)");
+    for l in &report.losses {
+        let by = l.recovered_by.and_then(|seq| report.recoveries.iter().find(|r| r.first_retransmission.seq == seq));
+        assert!(l.total_ns.is_none() || by.is_some_and(|r| r.conn == l.conn), "{name}: {l:?} has its recovery");
+    }
 }
 
 fn drop(psn: u32, iter: u32) -> DataPktEvent {
@@ -83,6 +105,13 @@ fn every_recovery_matches_the_truth_on_every_profile() {
                 assert_eq!(report.overall.recoveries, report.recoveries.len());
                 let lost = run.result.truth.events.iter().filter(|e| e.kind != EventKind::Ecn).count() as u64;
                 assert_eq!(report.overall.lost_packets, lost, "{name}: lost data packets");
+                let others = report.overall.resent_by_another_recovery;
+                if pattern == "several" {
+                    // PSN 3's go-back resends 6 and 7, whose own gaps it filled first.
+                    assert_eq!(others, 2, "{name}: {:?}", report.losses);
+                    assert_eq!(report.overall.total.count, 3, "{name}: a total latency per lost packet");
+                }
+                assert!(others as u64 + report.recoveries.len() as u64 >= lost, "{name}: every loss resent");
             }
         }
     }

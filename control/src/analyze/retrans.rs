@@ -39,7 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use trace::record::{flag, Kind, Record};
 use wire::psn;
 
@@ -117,6 +117,21 @@ pub struct Recovery {
     pub timeout: Option<TimeoutDetail>,
 }
 
+/// One lost data packet (drop or corrupt event) and its first resend: Lumina's total
+/// retransmission latency is per dropped packet, and a second loss in one window is resent
+/// by the first one's go-back, with no recovery of its own.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Loss {
+    pub conn: u32,
+    pub lost: PacketRef,
+    /// The first later packet with its PSN.
+    pub retransmission: Option<PacketRef>,
+    /// lost → retransmission.
+    pub total_ns: Option<u64>,
+    /// The recovery whose resends include it, by its first retransmission's seq.
+    pub recovered_by: Option<u32>,
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TimeoutDetail {
     /// 1 for the first timeout since the oldest outstanding message was last acknowledged
@@ -177,18 +192,22 @@ pub struct Stats {
     pub beyond_retry_cnt: usize,
     /// Data packets with a drop or corrupt event.
     pub lost_packets: u64,
+    /// Of those, resent by the recovery of another loss (a second loss in one window).
+    pub resent_by_another_recovery: usize,
     /// Data packets sent again.
     pub retransmitted_packets: u64,
     pub generation: Latencies,
     pub reaction: Latencies,
+    /// Per lost packet (Lumina's total retransmission latency), not per recovery.
     pub total: Latencies,
     /// Observed timeouts (last packet sent → retransmission).
     pub timeout: Latencies,
 }
 
 impl Stats {
-    fn of<'a>(recs: impl Iterator<Item = &'a Recovery> + Clone, lost: u64, retransmitted: u64) -> Stats {
+    fn of<'a>(recs: impl Iterator<Item = &'a Recovery> + Clone, losses: &[Loss], retransmitted: u64) -> Stats {
         let collect = |f: fn(&Recovery) -> Option<u64>| Latencies::of(recs.clone().filter_map(f).collect());
+        let own: FxHashSet<(u32, u32)> = recs.clone().filter_map(|r| Some((r.conn, r.lost?.seq))).collect();
         let count = |k: RecoveryKind| recs.clone().filter(|r| r.kind == k).count();
         let timeouts = || recs.clone().filter_map(|r| r.timeout.as_ref());
         Stats {
@@ -199,11 +218,15 @@ impl Stats {
             max_attempt: timeouts().map(|t| t.attempt).max().unwrap_or(0),
             early_timeouts: timeouts().filter(|t| t.early).count(),
             beyond_retry_cnt: timeouts().filter(|t| t.beyond_retry_cnt).count(),
-            lost_packets: lost,
+            lost_packets: losses.len() as u64,
+            resent_by_another_recovery: losses
+                .iter()
+                .filter(|l| l.recovered_by.is_some() && !own.contains(&(l.conn, l.lost.seq)))
+                .count(),
             retransmitted_packets: retransmitted,
             generation: collect(|r| r.generation_ns),
             reaction: collect(|r| r.reaction_ns),
-            total: collect(|r| r.total_ns),
+            total: Latencies::of(losses.iter().filter_map(|l| l.total_ns).collect()),
             timeout: collect(|r| r.timeout.as_ref().and_then(|t| t.observed_ns)),
         }
     }
@@ -228,6 +251,8 @@ pub struct Report {
     pub adaptive_retrans: Option<bool>,
     /// Every recovery, in trace order of the first retransmission.
     pub recoveries: Vec<Recovery>,
+    /// Every lost data packet, in trace order.
+    pub losses: Vec<Loss>,
     pub connections: Vec<ConnStats>,
     pub overall: Stats,
     pub notes: Vec<String>,
@@ -279,18 +304,19 @@ pub fn analyze(input: &Input<'_>) -> Report {
                 t.packet(i, r, role);
             }
         }
-        let (lost, retransmitted) = (t.lost_packets, t.retransmitted_packets);
-        let recs = t.finish();
-        report.connections.push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), lost, retransmitted) });
+        let retransmitted = t.retransmitted_packets;
+        let (recs, losses) = t.finish();
+        report.connections.push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), &losses, retransmitted) });
         report.recoveries.extend(recs);
+        report.losses.extend(losses);
     }
     if unknown > 0 {
         report.notes.push(unknown_verb_note(unknown, "not analyzed"));
     }
     report.recoveries.sort_by_key(|r| r.first_retransmission.index);
-    let lost = report.connections.iter().map(|c| c.stats.lost_packets).sum();
+    report.losses.sort_by_key(|l| l.lost.index);
     let retransmitted = report.connections.iter().map(|c| c.stats.retransmitted_packets).sum();
-    report.overall = Stats::of(report.recoveries.iter(), lost, retransmitted);
+    report.overall = Stats::of(report.recoveries.iter(), &report.losses, retransmitted);
     report
 }
 
@@ -437,7 +463,9 @@ struct Tracker {
     rx: GbnReceiver<u64>,
     /// Undelivered data packets not yet repaired, latest loss per PSN.
     losses: BTreeMap<u64, PacketRef>,
-    lost_packets: u64,
+    /// Lost data packets waiting for their first resend, by PSN.
+    unresent: FxHashMap<u64, PacketRef>,
+    lost_packets: Vec<Loss>,
     retransmitted_packets: u64,
     /// PSNs of the last packets of messages (data direction), from `una` on.
     msg_ends: BTreeSet<u64>,
@@ -471,7 +499,8 @@ impl Tracker {
             data: Sent::default(),
             rx: GbnReceiver::new(Some(1)),
             losses: BTreeMap::new(),
-            lost_packets: 0,
+            unresent: FxHashMap::default(),
+            lost_packets: Vec::new(),
             retransmitted_packets: 0,
             msg_ends: BTreeSet::new(),
             una: 1,
@@ -523,11 +552,12 @@ impl Tracker {
             self.mtu_seen = self.mtu_seen.max(u32::from(r.payload_len));
         }
         self.fill_total(p);
+        self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
             self.msg_ends.insert(p.psn);
         }
         if !delivered(r) {
-            self.lost_packets += 1;
+            self.unresent.insert(p.psn, p);
             self.losses.insert(p.psn, p);
         } else {
             self.losses.remove(&p.psn);
@@ -740,6 +770,20 @@ impl Tracker {
         i
     }
 
+    /// `p` resends a lost packet with its PSN: that loss's total latency, and the recovery
+    /// resending it (the latest go-back from its PSN or before).
+    fn resent(&mut self, p: PacketRef) {
+        let Some(lost) = self.unresent.remove(&p.psn) else { return };
+        let recovery = self.drafts.iter().rev().find(|d| d.data.is_some_and(|g| g.psn <= p.psn));
+        self.lost_packets.push(Loss {
+            conn: self.conn,
+            lost,
+            retransmission: Some(p),
+            total_ns: Some(elapsed(lost.switch_ts_ns, p.switch_ts_ns)),
+            recovered_by: recovery.and_then(|d| d.first).map(|f| f.seq),
+        });
+    }
+
     /// A data packet with the PSN of a lost one is its retransmission (Lumina).
     fn fill_total(&mut self, p: PacketRef) {
         for i in self.awaiting_total.remove(&p.psn).unwrap_or_default() {
@@ -748,9 +792,18 @@ impl Tracker {
         }
     }
 
-    fn finish(self) -> Vec<Recovery> {
+    fn finish(mut self) -> (Vec<Recovery>, Vec<Loss>) {
         let conn = self.conn;
-        self.drafts
+        let never = self.unresent.values().map(|&lost| Loss {
+            conn,
+            lost,
+            retransmission: None,
+            total_ns: None,
+            recovered_by: None,
+        });
+        self.lost_packets.extend(never.collect::<Vec<_>>());
+        let recoveries = self
+            .drafts
             .into_iter()
             .filter_map(|d| {
                 let first = d.first?;
@@ -772,7 +825,8 @@ impl Tracker {
                     timeout: d.timeout,
                 })
             })
-            .collect()
+            .collect();
+        (recoveries, self.lost_packets)
     }
 }
 
@@ -806,6 +860,11 @@ impl Report {
             "retransmission: {} recoveries ({} nack, {} read-nack, {} timeout), {} lost data packets, {} resent",
             o.recoveries, o.nack, o.read_nack, o.timeouts, o.lost_packets, o.retransmitted_packets
         );
+        if o.resent_by_another_recovery > 0 {
+            let n = o.resent_by_another_recovery;
+            let _ =
+                writeln!(out, "  {n} lost packets resent by another loss's recovery (report.json `losses` lists each)");
+        }
         if let Some(t) = self.configured_timeout_ns {
             let adaptive = self.adaptive_retrans.map_or("unknown", |a| if a { "on" } else { "off" });
             let _ = writeln!(
@@ -818,7 +877,7 @@ impl Report {
         for (name, l) in [
             ("NACK generation", o.generation),
             ("NACK reaction", o.reaction),
-            ("total retrans", o.total),
+            ("total retrans", o.total), // per lost packet
             ("timeout", o.timeout),
         ] {
             if l.count > 0 {
@@ -1032,7 +1091,7 @@ mod tests {
             r.switch_ts_ns = ts;
             t.packet(i as u32, &r, to);
         }
-        t.finish()
+        t.finish().0
     }
 
     const WRITE_MIDDLE: u8 = 0x07;
@@ -1078,7 +1137,7 @@ mod tests {
                 (RecoveryKind::Timeout, 1, Some(10_000), Some(10_000))
             );
             assert_eq!(t.early, early, "adaptive {adaptive:?}");
-            let report = Report { overall: Stats::of(got.iter(), 0, 1), ..Report::default() };
+            let report = Report { overall: Stats::of(got.iter(), &[], 1), ..Report::default() };
             assert_eq!(report.problems(), usize::from(early));
         }
     }
@@ -1099,7 +1158,7 @@ mod tests {
                 .map(|t| t.attempt)
                 .collect();
             assert_eq!(beyond, [8, 9]);
-            let overall = Stats::of(got.iter(), 0, 9);
+            let overall = Stats::of(got.iter(), &[], 9);
             let report = Report { overall, retry_cnt: Some(7), adaptive_retrans: adaptive, ..Report::default() };
             assert_eq!(report.problems(), usize::from(adaptive == Some(false)) * 2);
             let mut text = String::new();
