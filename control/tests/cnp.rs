@@ -78,7 +78,7 @@ fn truth_sets(run: &RigRun) -> (Sent, Held) {
 }
 
 fn report_sets(r: &cnp::Report) -> (Sent, Held) {
-    let seq = |s: u64| s as u32; // the runs never wrap the mirror seq
+    let seq = |s: u64| u32::try_from(s).expect("a wire mirror seq");
     let sent = r
         .triggers
         .iter()
@@ -149,6 +149,17 @@ fn every_profile_on_one_address_pair_separates_per_qp() {
         assert_eq!(r.scope.ambiguous, want.len() > 1);
         assert_eq!(r.scope.used, Some(scope_of(nic.profile().cnp_scope)));
     }
+}
+
+/// Seqs in the report are the wire's, on both sides of the wrap.
+#[test]
+fn triggers_and_cnps_are_named_by_wire_seq_across_the_wrap() {
+    let nic = NicKind::ALL[0];
+    let k = Knobs { extra_rig: "  first-mirror-seq: 2147483600\n".into(), ..knobs(nic, 3, true) };
+    let (run, r) = analyze("cnp-wrap", &k);
+    assert!(run.result.packets.iter().any(|p| p.seq < 100), "the run wraps");
+    check_against_truth("cnp-wrap", &run, &r, nic);
+    assert!(r.cnps.iter().all(|c| c.seq <= 0x7fff_ffff));
 }
 
 /// READ: the requester receives the data and is the NP.

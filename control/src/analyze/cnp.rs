@@ -238,7 +238,14 @@ impl Scan {
             let sender = c.end(role.other()).ip;
             if r.kind() == Kind::Cnp {
                 let np = role.other();
-                scan.cnps.push(Seen { idx: i as u32, seq: r.seq(), ts_ns, conn, np, rp_ip: c.end(role).ip });
+                scan.cnps.push(Seen {
+                    idx: i as u32,
+                    seq: u64::from(r.wire_seq()),
+                    ts_ns,
+                    conn,
+                    np,
+                    rp_ip: c.end(role).ip,
+                });
             }
             // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers.
             let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
@@ -255,7 +262,7 @@ impl Scan {
             }
             let t = Trig {
                 idx: i as u32,
-                seq: r.seq(),
+                seq: u64::from(r.wire_seq()),
                 ts_ns,
                 arrival_ps,
                 conn,
@@ -281,12 +288,12 @@ impl Scan {
     /// NAK itself when the replayed receiver saw no gap (e.g. a copy missing from the trace).
     fn push_nak(&mut self, cause: Option<Trig>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
         let t = match cause {
-            Some(t) => Trig { nak_seq: Some(nak.seq()), ..t },
+            Some(t) => Trig { nak_seq: Some(u64::from(nak.wire_seq())), ..t },
             None => {
                 self.naks_without_cause += 1;
                 Trig {
                     idx,
-                    seq: nak.seq(),
+                    seq: u64::from(nak.wire_seq()),
                     ts_ns,
                     arrival_ps: ts_ns.saturating_mul(1_000),
                     conn,
@@ -294,7 +301,7 @@ impl Scan {
                     rp_ip,
                     cause: Cause::Nak,
                     psn: nak.psn(),
-                    nak_seq: Some(nak.seq()),
+                    nak_seq: Some(u64::from(nak.wire_seq())),
                 }
             }
         };
@@ -544,7 +551,7 @@ pub enum TriggerOutcome {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TriggerReport {
-    /// Mirror seq (unwrapped) of the packet whose arrival asked for a CNP: the ECN-marked
+    /// Mirror seq (as on the wire) of the packet whose arrival asked for a CNP: the ECN-marked
     /// packet, or for a NAK the out-of-sequence data packet that made the NP send it.
     pub seq: u64,
     pub conn: u32,
