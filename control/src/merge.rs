@@ -337,14 +337,17 @@ impl<'a> Merger<'a> {
                 let base = st.last.or(self.reference).unwrap_or((u64::from(seq), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
+                // A copy that would unwrap before the start (a corrupted seq) is placed as
+                // its wire seq says, but is no base for the copies after it: from it, the
+                // next would land a lap off.
                 let unwrapped = if unwrapped < 1 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
                     self.issues.push(MergeIssue::BeforeStart { seq, at });
                     u64::from(seq)
                 } else {
+                    st.last = Some((unwrapped as u64, seq));
                     unwrapped as u64
                 };
-                st.last = Some((unwrapped, seq));
                 st.sub = 0;
                 m.key.seq = unwrapped;
                 st.stats.mirrored += 1;

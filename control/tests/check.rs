@@ -197,6 +197,29 @@ fn a_run_starting_just_before_the_wrap_with_its_first_copies_swapped_merges_in_o
     assert_eq!(seqs, [0x7fff_ffff, 1, 2]);
 }
 
+#[test]
+fn a_corrupted_seq_costs_its_own_copy_not_a_lap_of_the_rest() {
+    // Seq 11's copy says a seq more than half the seq space ahead: it unwraps before the
+    // start. The copies after it must keep their places.
+    let run = rig_run("check-corrupted-seq", &Knobs { dump_hosts: vec![1], ..two_hosts() });
+    let dump = run.dir.join("dump-0.pcap");
+    let mut bytes = std::fs::read(&dump).unwrap();
+    let len = |b: &[u8], at: usize| 16 + u32::from_le_bytes(b[at + 8..at + 12].try_into().unwrap()) as usize;
+    let at = (0..10).fold(24, |at, _| at + len(&bytes, at));
+    let seq_at = at + 16 + 6 + 2; // the src MAC's low four bytes
+    assert_eq!(u32::from_be_bytes(bytes[seq_at..seq_at + 4].try_into().unwrap()), 11);
+    let corrupted = 11 + 0x4000_0010u32;
+    bytes[seq_at..seq_at + 4].copy_from_slice(&corrupted.to_be_bytes());
+    std::fs::write(&dump, &bytes).unwrap();
+
+    let r = check(&run);
+    let ranges: Vec<(u32, u32)> = r.missing.iter().map(|m| (m.range.first, m.range.last)).collect();
+    let last = run.result.packets.last().unwrap().seq;
+    assert_eq!(ranges, [(11, 11), (last + 1, corrupted - 1)], "{}", r.render());
+    assert_eq!(r.reconstruction_issues.len(), 1, "{}", r.render());
+    assert_eq!(r.reconstruction_issues[0]["kind"], "before-start", "{:?}", r.reconstruction_issues);
+}
+
 /// Appends a copy of the `index`th record to a classic pcap (as the emulator writes it:
 /// 24-byte header, 16-byte record headers).
 fn repeat_record(file: &std::path::Path, index: usize) {
