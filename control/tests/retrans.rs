@@ -70,7 +70,7 @@ fn compare_losses(name: &str, run: &RigRun, report: &retrans::Report) {
     let got: Vec<(u32, u32, Option<u64>)> = report.losses.iter().map(|l| (l.conn, l.lost.seq, l.total_ns)).collect();
     assert_eq!(got, want, "{name}: lost packets (conn, seq, total latency)");
     for l in &report.losses {
-        let by = l.recovered_by.and_then(|seq| report.recoveries.iter().find(|r| r.first_retransmission.seq == seq));
+        let by = l.recovered_by.and_then(|f| report.recoveries.iter().find(|r| r.first_retransmission == f));
         assert!(l.total_ns.is_none() || by.is_some_and(|r| r.conn == l.conn), "{name}: {l:?} has its recovery");
     }
 }

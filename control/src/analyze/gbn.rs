@@ -814,8 +814,16 @@ impl Checker {
     fn continue_job(&mut self, p: u32) -> bool {
         match self.read.current {
             Some(j) if j.next == p => {
-                self.read.answering = Some(j.asked);
-                self.read.current = j.advance();
+                // A repeated request naming the PSN due next is answered by the same
+                // responses (coalesced): it is not a request left waiting.
+                let repeat = self.read.jobs.iter().position(|q| q.next == p).and_then(|k| self.read.jobs.remove(k));
+                let end = |j: Job| j.left.map(|n| psn::add(j.next, n));
+                let job = match repeat.map(|q| (q, end(q), end(j))) {
+                    Some((q, Some(a), Some(b))) if psn::gt(a, b) => q,
+                    _ => j,
+                };
+                self.read.answering = Some(job.asked);
+                self.read.current = job.advance();
                 true
             }
             _ => false,
@@ -831,9 +839,10 @@ impl Checker {
             self.read.answering = None;
             return false;
         };
-        if let Some(skipped) = self.read.jobs.iter().take(i).find(|j| psn::lt(j.next, p)) {
+        let unfinished = self.read.current.filter(|c| c.left.is_some());
+        if let Some(skipped) = unfinished.iter().chain(self.read.jobs.iter().take(i)).find(|j| psn::lt(j.next, p)) {
             let due = skipped.next;
-            let m = format!("READ response PSN {p} starts a later request while the one from PSN {due} is unanswered");
+            let m = format!("READ response PSN {p} starts a later request while PSN {due} of an earlier one is unsent");
             self.flag(ViolationKind::OooData, Evidence::of(r), Some(due), m);
         }
         let job = self.read.jobs.drain(..=i).next_back();
@@ -1276,6 +1285,36 @@ mod tests {
         // The requester, seeing PSN 102 where 100 was due, should have repeated its request.
         assert_eq!(kinds(&v), [(ViolationKind::OooData, skip), (ViolationKind::MissingNak, skip)]);
         assert_eq!((v[0].psn, v[0].expected), (102, Some(100)));
+    }
+
+    #[test]
+    fn a_repeat_naming_the_psn_due_next_is_answered_by_the_same_responses() {
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.response(100);
+        t.response(101);
+        t.read_request(102, 2); // the timer's repeat, from the first PSN not yet received
+        t.response(102);
+        t.response(103);
+        t.read_request(104, 2);
+        t.response(104);
+        t.response(105);
+        let (_, v) = t.check(Verb::Read);
+        assert!(!v.iter().any(|v| v.kind == ViolationKind::OooData), "{v:?}");
+    }
+
+    #[test]
+    fn a_read_response_skipping_the_rest_of_its_request_is_out_of_order() {
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.read_request(104, 2);
+        t.response(100);
+        t.response(101);
+        t.response(104); // 102 and 103 never sent
+        let skip = t.last_seq();
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v).first(), Some(&(ViolationKind::OooData, skip)), "{v:?}");
+        assert_eq!((v[0].psn, v[0].expected), (104, Some(102)));
     }
 
     #[test]

@@ -128,8 +128,9 @@ pub struct Loss {
     pub retransmission: Option<PacketRef>,
     /// lost → retransmission.
     pub total_ns: Option<u64>,
-    /// The recovery whose resends include it, by its first retransmission's seq.
-    pub recovered_by: Option<u32>,
+    /// The first retransmission of the recovery whose resends include it (none for an
+    /// RNR resend, which is no loss recovery).
+    pub recovered_by: Option<PacketRef>,
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -207,7 +208,7 @@ pub struct Stats {
 impl Stats {
     fn of<'a>(recs: impl Iterator<Item = &'a Recovery> + Clone, losses: &[Loss], retransmitted: u64) -> Stats {
         let collect = |f: fn(&Recovery) -> Option<u64>| Latencies::of(recs.clone().filter_map(f).collect());
-        let own: FxHashSet<(u32, u32)> = recs.clone().filter_map(|r| Some((r.conn, r.lost?.seq))).collect();
+        let own: FxHashSet<u32> = recs.clone().filter_map(|r| Some(r.lost?.index)).collect();
         let count = |k: RecoveryKind| recs.clone().filter(|r| r.kind == k).count();
         let timeouts = || recs.clone().filter_map(|r| r.timeout.as_ref());
         Stats {
@@ -221,7 +222,7 @@ impl Stats {
             lost_packets: losses.len() as u64,
             resent_by_another_recovery: losses
                 .iter()
-                .filter(|l| l.recovered_by.is_some() && !own.contains(&(l.conn, l.lost.seq)))
+                .filter(|l| l.recovered_by.is_some() && !own.contains(&l.lost.index))
                 .count(),
             retransmitted_packets: retransmitted,
             generation: collect(|r| r.generation_ns),
@@ -771,16 +772,17 @@ impl Tracker {
     }
 
     /// `p` resends a lost packet with its PSN: that loss's total latency, and the recovery
-    /// resending it (the latest go-back from its PSN or before).
+    /// resending it (the latest go-back since the loss, from its PSN or before).
     fn resent(&mut self, p: PacketRef) {
         let Some(lost) = self.unresent.remove(&p.psn) else { return };
-        let recovery = self.drafts.iter().rev().find(|d| d.data.is_some_and(|g| g.psn <= p.psn));
+        let since = |g: PacketRef| g.index > lost.index && g.psn <= p.psn;
+        let recovery = self.drafts.iter().rev().find(|d| d.data.is_some_and(since));
         self.lost_packets.push(Loss {
             conn: self.conn,
             lost,
             retransmission: Some(p),
             total_ns: Some(elapsed(lost.switch_ts_ns, p.switch_ts_ns)),
-            recovered_by: recovery.and_then(|d| d.first).map(|f| f.seq),
+            recovered_by: recovery.and_then(|d| d.first),
         });
     }
 
@@ -1067,6 +1069,10 @@ mod tests {
     type Pkt = (Role, u8, u32, u64, u8, Option<u8>);
 
     fn replay(s: Settings, packets: &[Pkt]) -> Vec<Recovery> {
+        replay_all(s, packets).0
+    }
+
+    fn replay_all(s: Settings, packets: &[Pkt]) -> (Vec<Recovery>, Vec<Loss>) {
         let end = |qpn| super::super::conn::End { ip: std::net::Ipv4Addr::LOCALHOST.into(), qpn };
         let c = Connection {
             id: 0,
@@ -1091,7 +1097,7 @@ mod tests {
             r.switch_ts_ns = ts;
             t.packet(i as u32, &r, to);
         }
-        t.finish().0
+        t.finish()
     }
 
     const WRITE_MIDDLE: u8 = 0x07;
@@ -1242,6 +1248,35 @@ mod tests {
             ],
         );
         assert!(got.is_empty(), "{got:#?}");
+    }
+
+    /// A loss is credited to a recovery that came after it, never to an earlier one.
+    #[test]
+    fn a_loss_resent_after_an_rnr_nak_has_no_recovery() {
+        use Role::{Requester as Req, Responder as Resp};
+        const RNR_NAK: u8 = 0x2e;
+        let (recs, losses) = replay_all(
+            write(Some(false)),
+            &[
+                (Resp, SEND_ONLY, 0, 1_000, 0, None),
+                (Resp, SEND_ONLY, 1, 1_100, 1, None), // dropped
+                (Resp, SEND_ONLY, 2, 1_200, 0, None),
+                (Req, ACK, 1, 3_000, 0, Some(NAK_SEQ)),
+                (Resp, SEND_ONLY, 1, 5_000, 0, None), // seq 5: the NAK's go-back
+                (Resp, SEND_ONLY, 2, 5_100, 0, None),
+                (Req, ACK, 2, 7_000, 0, Some(0x1f)),
+                (Resp, SEND_ONLY, 3, 8_000, 0, None),
+                (Resp, SEND_ONLY, 4, 8_100, 1, None),   // seq 9, dropped
+                (Req, ACK, 3, 9_000, 0, Some(RNR_NAK)), // turns 3 away
+                (Resp, SEND_ONLY, 3, 109_000, 0, None), // the RNR resend
+                (Resp, SEND_ONLY, 4, 109_100, 0, None),
+            ],
+        );
+        assert_eq!(recs.len(), 1);
+        let got: Vec<_> = losses.iter().map(|l| (l.lost.seq, l.total_ns, l.recovered_by.map(|f| f.seq))).collect();
+        assert_eq!(got, [(2, Some(3_900), Some(5)), (9, Some(101_000), None)]);
+        let stats = Stats::of(recs.iter(), &losses, 0);
+        assert_eq!((stats.lost_packets, stats.resent_by_another_recovery, stats.total.count), (2, 0, 2));
     }
 
     #[test]
