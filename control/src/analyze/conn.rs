@@ -205,10 +205,17 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
         .collect();
     let mut resps: Vec<_> = responses.into_iter().collect();
     resps.sort_by_key(|(_, d)| d.order);
+    // Several QPs between the same addresses: a response direction pairs with the request
+    // direction whose PSNs hold its own and begin closest before them (ACKs start at the
+    // first request's PSN).
     for ((src, requester), d) in resps {
-        let candidate = list.iter_mut().zip(&reqs).find(|(c, (_, rd))| {
-            c.requester.qpn == 0 && c.requester.ip == requester.ip && c.responder.ip == src && rd.holds(d.first)
-        });
+        let candidate = list
+            .iter_mut()
+            .zip(&reqs)
+            .filter(|(c, (_, rd))| {
+                c.requester.qpn == 0 && c.requester.ip == requester.ip && c.responder.ip == src && rd.holds(d.first)
+            })
+            .min_by_key(|(_, (_, rd))| (!rd.holds(d.last), psn::distance(rd.first, d.first), rd.order));
         if let Some((c, _)) = candidate {
             c.requester = requester;
         }
@@ -303,6 +310,31 @@ mod tests {
         assert_eq!(conns.list.len(), 1);
         assert_eq!(conns.list[0].ipsn, Some(0x10));
         assert_eq!(conns.list[0].requester.qpn, 9, "the ACKs pair with the requests");
+    }
+
+    #[test]
+    fn qps_on_the_same_addresses_pair_by_their_psns() {
+        use trace::record::Flow;
+        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
+        let flows = [
+            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
+            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
+        ];
+        let record = |psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32| {
+            let mut r = Record::default().with_psn(psn).with_opcode(opcode).with_kind(kind).with_dest_qp(dest_qp);
+            r.flow = flow;
+            r
+        };
+        // QP a (responder QP 7) sends PSNs 100..200, QP b (responder QP 8) 150..250; b's
+        // first ACK comes before a's, and a's PSN range holds it too.
+        let mut recs = vec![record(100, 0x0a, Kind::Request, 7, 0), record(150, 0x0a, Kind::Request, 8, 0)];
+        recs.extend([record(200, 0x0a, Kind::Request, 7, 0), record(250, 0x0a, Kind::Request, 8, 0)]);
+        recs.extend([record(150, 0x11, Kind::Response, 9, 1), record(100, 0x11, Kind::Response, 5, 1)]);
+        recs.extend([record(250, 0x11, Kind::Response, 9, 1), record(200, 0x11, Kind::Response, 5, 1)]);
+        let view = RecordView { records: &recs, flows: &flows };
+        let conns = Connections::track(&view, &[], None);
+        let got: Vec<(u32, u32)> = conns.list.iter().map(|c| (c.responder.qpn, c.requester.qpn)).collect();
+        assert_eq!(got, [(7, 5), (8, 9)]);
     }
 
     #[test]

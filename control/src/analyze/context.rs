@@ -95,7 +95,15 @@ impl RunContext {
         let msg = dir.join("switch_message_snapshot.yml");
         if msg.exists() {
             match read_yaml::<Vec<QpInfo>>(&msg) {
-                Ok(q) => self.qp_info.extend(q),
+                // The same snapshot may sit in several input directories (one per dump
+                // host): each QP once.
+                Ok(q) => {
+                    for qp in q {
+                        if !self.qp_info.contains(&qp) {
+                            self.qp_info.push(qp);
+                        }
+                    }
+                }
                 Err(e) => self.problems.push(e),
             }
         }
@@ -150,12 +158,14 @@ impl TestConfig {
             requester: host_config(&v["requester"]),
             responder: host_config(&v["responder"]),
             verb,
-            mtu: traffic["mtu"].as_u64().map(|m| m as u32),
+            mtu: traffic["mtu"].as_u64().and_then(|m| u32::try_from(m).ok()),
             message_size: traffic["message-size"].as_u64(),
             msgs_per_qp: traffic["num-msgs-per-qp"].as_u64(),
-            min_retransmit_timeout: traffic["min-retransmit-timeout"].as_u64().map(|t| t as u8),
-            max_retransmit_retry: traffic["max-retransmit-retry"].as_u64().map(|t| t as u8),
-            tx_depth: traffic["tx-depth"].as_u64().map(|t| t as u32),
+            // Out of the IBA's range (5-bit timeout, 3-bit retry count): unknown, not
+            // truncated into another value.
+            min_retransmit_timeout: traffic["min-retransmit-timeout"].as_u64().filter(|&t| t <= 31).map(|t| t as u8),
+            max_retransmit_retry: traffic["max-retransmit-retry"].as_u64().filter(|&t| t <= 7).map(|t| t as u8),
+            tx_depth: traffic["tx-depth"].as_u64().and_then(|t| u32::try_from(t).ok()),
             barrier_sync: traffic["barrier-sync"].as_bool(),
         }
     }
@@ -203,7 +213,7 @@ pub fn normalise_nic(name: &str) -> String {
 /// present in both.
 fn counter_delta(start: &Path, finish: &Path) -> Result<CounterDelta, String> {
     let (a, b) = (counter_file(start)?, counter_file(finish)?);
-    let counters = b.iter().filter_map(|(k, &v)| a.get(k).map(|&s| (k.clone(), v - s))).collect();
+    let counters = b.iter().filter_map(|(k, &v)| Some((k.clone(), v.checked_sub(*a.get(k)?)?))).collect();
     Ok(CounterDelta { counters, files: vec![start.to_path_buf(), finish.to_path_buf()] })
 }
 
@@ -244,5 +254,28 @@ mod tests {
             (c.mtu, c.message_size, c.msgs_per_qp, c.min_retransmit_timeout),
             (Some(1024), Some(102400), Some(3), Some(14))
         );
+        // Out of the IBA's range: unknown, not truncated (300 as u8 is 44).
+        let v = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 300, max-retransmit-retry: 9}").unwrap();
+        let c = TestConfig::from_yaml(&v);
+        assert_eq!((c.min_retransmit_timeout, c.max_retransmit_retry), (None, None));
+    }
+
+    #[test]
+    fn one_snapshot_in_two_directories_is_one_set_of_qps() {
+        let root = std::env::temp_dir().join(format!("rocescope-ctx-{}", std::process::id()));
+        let dirs = [root.join("a"), root.join("b")];
+        let qp = "- {ip_snd: 10.0.0.1, ip_rcv: 10.0.0.2, qpn_snd: 7, qpn_rcv: 9, psn_snd: 1, psn_rcv: 2}\n";
+        let counters = |v: i64| format!("port:\n  np_cnp_sent: {v}\n  rp_cnp_handled: 5\n");
+        for d in &dirs {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join("switch_message_snapshot.yml"), qp).unwrap();
+        }
+        std::fs::write(dirs[0].join("start.yml"), counters(i64::MIN)).unwrap();
+        std::fs::write(dirs[0].join("finish.yml"), counters(i64::MAX)).unwrap();
+        let ctx = RunContext::load(&dirs);
+        let delta = counter_delta(&dirs[0].join("start.yml"), &dirs[0].join("finish.yml")).unwrap();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert_eq!(ctx.qp_info.len(), 1);
+        assert_eq!(delta.counters.keys().collect::<Vec<_>>(), ["rp_cnp_handled"], "an overflowing delta is left out");
     }
 }

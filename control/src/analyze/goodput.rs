@@ -301,6 +301,11 @@ impl Tracker {
     fn on_data(&mut self, r: &Record) {
         let op = r.opcode();
         if starts_message(op) {
+            if let Some(m) = self.msgs.last_mut().filter(|_| self.open) {
+                // Its last packet's copy is missing from the trace: it ended before this
+                // one began, or its completion would hold up every later message's.
+                m.last_psn = Some(psn::sub(r.psn(), 1));
+            }
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
             self.bytes_from_reth = r.has(flag::RETH);
@@ -499,6 +504,32 @@ mod tests {
         assert!(lines[4].starts_with("  conn 99: ") && lines[5].starts_with("  conn 98: "), "{out}");
         assert_eq!(lines.len(), 3 + RENDER_LINES + 1, "{out}");
         assert_eq!(lines.last(), Some(&"  ... 80 more in report.json"));
+    }
+
+    #[test]
+    fn a_missing_last_copy_does_not_hold_up_later_messages() {
+        let rec = |op: u8, p: u32, ts: u64| {
+            let mut r = Record::default().with_opcode(op).with_psn(p).with_kind(Kind::of(Some(op)));
+            (r.flags, r.switch_ts_ns, r.payload_len) = (r.flags | flag::MIRRORED, ts, 1024);
+            r
+        };
+        let mut t = Tracker {
+            verb: Verb::Write,
+            mtu: 1024,
+            hi: None,
+            msgs: Vec::new(),
+            open: false,
+            bytes_from_reth: false,
+            una: 10,
+            read_expect: 10,
+            next_incomplete: 0,
+            clock: SwitchClock::default(),
+        };
+        t.on_request(&rec(0x06, 10, 100).with_reth(2048)); // WRITE FIRST; its LAST (11) has no copy
+        t.on_request(&rec(0x0a, 12, 300).with_reth(1024)); // WRITE ONLY
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2)); // ACK up to 12
+        let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
+        assert_eq!(got, [(10, Some(11), Some(900)), (12, Some(12), Some(900))]);
     }
 
     #[test]

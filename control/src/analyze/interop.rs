@@ -217,7 +217,16 @@ fn between(req: &Tally, resp: &Tally, out: &mut Vec<Finding>) {
             "P_Key" => !pkeys_match(a.value as u16, b.value as u16),
             _ => a.value != b.value,
         };
+        let examples = a.examples.iter().take(1).chain(b.examples.iter().take(1)).copied().collect();
         if a.value == b.value {
+            if problem {
+                let message = format!(
+                    "both ends send P_Key {} as limited members: two limited members of a partition \
+                     may not talk (IBA 10.9.3), the receiver drops the packets",
+                    show(field, a.value)
+                );
+                out.push(Finding { field, kind: FindingKind::Invalid, problem, message, examples });
+            }
             continue;
         }
         let mut message = format!(
@@ -232,7 +241,6 @@ fn between(req: &Tally, resp: &Tally, out: &mut Vec<Finding>) {
         } else if !problem {
             message.push_str(" — same partition, at least one full member: allowed");
         }
-        let examples = a.examples.iter().take(1).chain(b.examples.iter().take(1)).copied().collect();
         out.push(Finding { field, kind: FindingKind::EndsDiffer, problem, message, examples });
     }
 }
@@ -320,6 +328,22 @@ mod tests {
         assert!(pkeys_match(0xffff, 0x7fff));
         assert!(!pkeys_match(0x7fff, 0x7fff), "two limited members");
         assert!(!pkeys_match(0xffff, 0x8001));
+    }
+
+    #[test]
+    fn two_limited_members_of_one_partition_are_a_problem() {
+        let (mut a, mut b) = (Tally::default(), Tally::default());
+        a.add(&header(1, 0x00, 0x7fff));
+        b.add(&header(2, 0x00, 0x7fff));
+        let mut out = Vec::new();
+        between(&a, &b, &mut out);
+        let got: Vec<_> = out.iter().map(|f| (f.field, f.kind, f.problem, f.examples.clone())).collect();
+        assert_eq!(got, [("P_Key", FindingKind::Invalid, true, vec![1, 2])]);
+        b.add(&header(3, 0x00, 0xffff));
+        b.add(&header(4, 0x00, 0xffff));
+        out.clear();
+        between(&a, &b, &mut out);
+        assert!(out.iter().all(|f| !f.problem), "a full member talks to a limited one: {out:?}");
     }
 
     #[test]

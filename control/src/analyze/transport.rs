@@ -139,12 +139,19 @@ impl SwitchClock {
     }
 
     /// `r`'s switch time; a record that is not a mirrored copy carries a capture time,
-    /// returned as is.
+    /// returned as is. A copy may be stamped a little before the first one (the stamp is
+    /// not in seq order across ports): within half the clock's range it is before, not
+    /// one wrap later.
     pub fn ns(&self, r: &Record) -> u64 {
         if !r.has(flag::MIRRORED) {
             return r.switch_ts_ns;
         }
-        self.base + elapsed(self.base, r.switch_ts_ns)
+        let ts = r.switch_ts_ns & wire::mirror::TIMESTAMP_MAX;
+        if later(self.base, ts) {
+            self.base.saturating_sub(elapsed(ts, self.base))
+        } else {
+            self.base + elapsed(self.base, ts)
+        }
     }
 }
 
@@ -298,6 +305,12 @@ mod tests {
         let clock = SwitchClock::of(&recs);
         assert_eq!((clock.ns(&recs[0]), clock.ns(&recs[1])), (max - 10, max + 6));
         assert_eq!(elapsed(max - 10, 5), 16);
+        // A copy stamped before the first one is before it, also across the wrap.
+        let recs = [at(1000), at(990)];
+        let clock = SwitchClock::of(&recs);
+        assert_eq!(clock.ns(&recs[1]), 990);
+        let recs = [at(5), at(max - 10)];
+        assert_eq!(SwitchClock::of(&recs).ns(&recs[1]), 0, "16 ns before 5: saturates at the clock's zero");
         assert!(later(5, max - 10) && !later(max - 10, 5) && !later(7, 7));
     }
 
