@@ -224,8 +224,9 @@ impl OpenSource {
             BlockFault::Crc { index, offset, len, expected, actual } => {
                 (offset, format!("block {index} ({len} bytes): CRC-32C {actual:#010x}, manifest says {expected:#010x}"))
             }
+            // Reported where reading stops: the end of the block before the gap.
             BlockFault::Gap { index, expected_offset, offset } => {
-                (offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
+                (expected_offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
             }
             BlockFault::Unaccounted { offset, len } => {
                 (offset, format!("{len} bytes after the last block the manifest lists"))
@@ -238,6 +239,10 @@ impl OpenSource {
     pub fn packets(&self) -> Packets<'_> {
         let bytes = &self.bytes()[..self.readable];
         let inner = match self.spec.format {
+            // An empty file has not even a section header: damage, as for a classic pcap.
+            Format::Shard | Format::Pcapng if self.bytes().is_empty() => {
+                Inner::Failed(Some(self.damage(0, "empty file: no pcapng section header".into())))
+            }
             Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
             Format::Pcap => match PcapRecords::new(bytes) {
                 Ok(records) => Inner::Pcap(records),
@@ -330,6 +335,7 @@ fn read_error_offset(e: &trace::reader::ReadError) -> u64 {
         | ByteOrder { offset, .. }
         | NoSection { offset }
         | BadCaptureLength { offset, .. }
-        | UnknownInterface { offset, .. } => offset,
+        | UnknownInterface { offset, .. }
+        | NotEthernet { offset, .. } => offset,
     }
 }

@@ -31,6 +31,8 @@ pub enum PcapError {
     CapturedBeyondOriginal { captured: u32, original: u32 },
     #[error("timestamp fraction {0} is not below one second")]
     BadFraction(u32),
+    #[error("link type {0} is not Ethernet (1): mirrored copies cannot be read from it")]
+    LinkType(u32),
 }
 
 /// One record, borrowed from the file's bytes.
@@ -43,6 +45,9 @@ pub struct PcapRecord<'a> {
     pub orig_len: u32,
     pub data: &'a [u8],
 }
+
+/// LINKTYPE_ETHERNET, the only link type mirrored copies come in.
+const LINKTYPE_ETHERNET: u32 = 1;
 
 /// The records of a pcap file, in file order; after the first error, none.
 #[derive(Debug, Clone)]
@@ -68,7 +73,13 @@ impl<'a> PcapRecords<'a> {
             0x4d3c_b2a1 => (true, 1),
             other => return Err(PcapError::BadMagic(other)),
         };
-        Ok(PcapRecords { bytes, at: 24, big_endian, frac_ns, failed: false })
+        let records = PcapRecords { bytes, at: 24, big_endian, frac_ns, failed: false };
+        // Mirrored copies are Ethernet frames; a capture of another link type (`tcpdump -i
+        // any` writes Linux cooked headers) would be read as garbage, every copy lost.
+        match records.u32_at(20) & 0xffff {
+            LINKTYPE_ETHERNET => Ok(records),
+            other => Err(PcapError::LinkType(other)),
+        }
     }
 
     /// Byte offset of the next record.
@@ -201,6 +212,7 @@ mod tests {
             assert_eq!(got[1].as_ref().unwrap_err(), &want);
         }
         assert_eq!(PcapRecords::new(&good[..23]).unwrap_err(), PcapError::ShortFile(23));
+        assert_eq!(PcapRecords::new(&set(20, 113)).unwrap_err(), PcapError::LinkType(113), "Linux cooked");
         assert_eq!(PcapRecords::new(&[0u8; 24]).unwrap_err(), PcapError::BadMagic(0));
     }
 

@@ -32,6 +32,8 @@ pub enum ReconstructError {
     Summary { path: PathBuf, what: String },
     #[error("the mirror seq wrapped 512 times (2^40 unwrapped seqs), more than a record file holds; reconstruct the capture in parts")]
     TooManyLaps,
+    #[error("{0}: an input is also an output of this reconstruction; write it elsewhere with -o")]
+    InputIsOutput(PathBuf),
 }
 
 #[derive(Debug, Clone)]
@@ -644,10 +646,29 @@ impl Sink for FileSink {
 /// reconstruct.json.
 pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<Summary, ReconstructError> {
     let inputs = crate::input::discover(paths)?;
+    ready_to_overwrite(&inputs, out)?;
     let mut sink = FileSink::create(out, &inputs, opts.pcapng)?;
     let (summary, flows) = run(paths, &inputs, opts, &mut sink)?;
     sink.finish(&summary, &flows)?;
     Ok(summary)
+}
+
+/// Whether the outputs in `out` may be truncated: no input is one of them (a trace.pcapng
+/// given back as an input would be emptied before it is read), and every input opens (a
+/// run that cannot start does not destroy the last one's outputs).
+fn ready_to_overwrite(inputs: &crate::input::Inputs, out: &Path) -> Result<(), ReconstructError> {
+    let outputs: Vec<PathBuf> = [TRACE_FILE, trace::record::FILE_NAME, SUMMARY_FILE]
+        .iter()
+        .filter_map(|name| std::fs::canonicalize(out.join(name)).ok())
+        .collect();
+    for s in &inputs.sources {
+        let path = &s.path;
+        std::fs::File::open(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
+        if std::fs::canonicalize(path).is_ok_and(|p| outputs.contains(&p)) {
+            return Err(ReconstructError::InputIsOutput(path.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// A reconstruction on disk, loaded: its summary and its record file, mapped.

@@ -130,6 +130,17 @@ fn a_dump_host_that_captured_nothing_is_named_for_every_copy_it_lost() {
 }
 
 #[test]
+fn an_empty_pcapng_file_is_damage() {
+    let run = rig_run("check-empty-pcapng", &two_hosts());
+    std::fs::write(run.dir.join("dump-2.pcapng"), b"").unwrap();
+    let r = check(&run);
+    let damaged: Vec<_> = r.reconstruction_issues.iter().filter(|i| i["kind"] == "damaged").collect();
+    assert_eq!(damaged.len(), 1, "{:?}", r.reconstruction_issues);
+    assert_eq!((&damaged[0]["source"], &damaged[0]["offset"]), (&"run/dump-2.pcapng".into(), &0.into()));
+    assert!(!r.complete);
+}
+
+#[test]
 fn a_complete_run_passes_when_the_switch_clock_wraps() {
     let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 2_000);
     let run = rig_run("check-clock-wrap", &Knobs { extra_rig, ..two_hosts() });

@@ -164,6 +164,38 @@ fn a_shard_or_a_trace_given_as_a_file_is_read_by_its_annotations() {
 }
 
 #[test]
+fn a_reconstruction_refuses_to_overwrite_its_own_input() {
+    let (dir, _) = make_run("own-input", 7);
+    let out = dir.path().join("out");
+    let opts = Default::default();
+    control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &opts).unwrap();
+    let trace = out.join(control::reconstruct::TRACE_FILE);
+    let before = std::fs::read(&trace).unwrap();
+    let err = control::reconstruct::reconstruct_to(std::slice::from_ref(&trace), &out, &opts).unwrap_err();
+    assert!(matches!(err, control::reconstruct::ReconstructError::InputIsOutput(_)), "{err}");
+    assert_eq!(std::fs::read(&trace).unwrap(), before, "the trace is untouched");
+    // A shard the manifest lists but that is gone: nothing of the last run is truncated.
+    std::fs::remove_file(shard(dir.path())).unwrap();
+    assert!(control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &opts).is_err());
+    assert_eq!(std::fs::read(&trace).unwrap(), before);
+}
+
+#[test]
+fn a_gap_between_blocks_is_reported_where_reading_stops() {
+    let (dir, mut m) = make_run("gap-offset", 7);
+    let blocks = m.cores[0].blocks.clone();
+    // The manifest puts block 2 eight bytes later than block 1 ends.
+    m.cores[0].blocks[2].offset += 8;
+    m.store(dir.path()).unwrap();
+    let out = dir.path().join("out");
+    let s = control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &Default::default()).unwrap();
+    let stop = blocks[1].offset + blocks[1].len;
+    assert_eq!(s.packets, blocks[1].packets, "{:?}", s.issues);
+    let offsets: Vec<_> = s.issues.iter().map(|i| i["offset"].as_u64()).collect();
+    assert!(offsets.contains(&Some(stop)), "{:?}", s.issues);
+}
+
+#[test]
 fn truncation_and_appended_bytes_are_found() {
     let (dir, m) = make_run("truncate", 7);
     let bytes = std::fs::read(shard(dir.path())).unwrap();

@@ -26,6 +26,8 @@ pub enum ReadError {
     BadCaptureLength { offset: u64, caplen: u32 },
     #[error("offset {offset}: packet on interface {interface} which was never described")]
     UnknownInterface { offset: u64, interface: u32 },
+    #[error("offset {offset}: packet on interface {interface} of link type {link_type}, not Ethernet (1)")]
+    NotEthernet { offset: u64, interface: u32, link_type: u16 },
 }
 
 /// One packet of a shard, borrowed from the shard's bytes.
@@ -49,13 +51,20 @@ impl ShardPacket<'_> {
 
 type RawBlock<'a> = (u32, &'a [u8], u64);
 
+#[derive(Debug, Clone, Copy)]
+struct Interface {
+    ns_per_unit: u64,
+    snaplen: u32,
+    link_type: u16,
+}
+
 /// Iterates the packets of a pcapng byte buffer. Stops after the first error.
 pub struct ShardReader<'a> {
     bytes: &'a [u8],
     pos: usize,
     in_section: bool,
-    /// Per interface: multiplier from timestamp units to ns, and snap length.
-    interfaces: Vec<(u64, u32)>,
+    /// Per interface: multiplier from timestamp units to ns, snap length, link type.
+    interfaces: Vec<Interface>,
     failed: bool,
 }
 
@@ -109,10 +118,7 @@ impl<'a> ShardReader<'a> {
         let units = ((le32(body, 4) as u64) << 32) | le32(body, 8) as u64;
         let caplen = le32(body, 12);
         let original_len = le32(body, 16);
-        let (scale, _) = *self
-            .interfaces
-            .get(interface_id as usize)
-            .ok_or(ReadError::UnknownInterface { offset, interface: interface_id })?;
+        let scale = self.ethernet(interface_id, offset)?.ns_per_unit;
         let data_end = 20usize.checked_add(caplen as usize).filter(|&e| e <= body.len());
         let data_end = data_end.ok_or(ReadError::BadCaptureLength { offset, caplen })?;
         let mut packet = ShardPacket {
@@ -143,7 +149,7 @@ impl<'a> ShardReader<'a> {
         if body.len() < 4 {
             return Err(ReadError::BadBlockLength { offset, len: body.len() as u32 + 12 });
         }
-        let &(_, snaplen) = self.interfaces.first().ok_or(ReadError::UnknownInterface { offset, interface: 0 })?;
+        let snaplen = self.ethernet(0, offset)?.snaplen;
         let original_len = le32(body, 0);
         let kept = if snaplen == 0 { original_len } else { original_len.min(snaplen) };
         let data = body[4..].get(..kept as usize).ok_or(ReadError::BadCaptureLength { offset, caplen: kept })?;
@@ -159,7 +165,18 @@ impl<'a> ShardReader<'a> {
             }
         }
         let snaplen = if body.len() >= 8 { le32(body, 4) } else { 0 };
-        self.interfaces.push((scale, snaplen));
+        let link_type = if body.len() >= 2 { u16::from_le_bytes([body[0], body[1]]) } else { 0 };
+        self.interfaces.push(Interface { ns_per_unit: scale, snaplen, link_type });
+    }
+
+    /// The interface a packet was captured on, which must be described and Ethernet:
+    /// mirrored copies are Ethernet frames.
+    fn ethernet(&self, interface: u32, offset: u64) -> Result<Interface, ReadError> {
+        let i = *self.interfaces.get(interface as usize).ok_or(ReadError::UnknownInterface { offset, interface })?;
+        if i.link_type != LINKTYPE_ETHERNET {
+            return Err(ReadError::NotEthernet { offset, interface, link_type: i.link_type });
+        }
+        Ok(i)
     }
 }
 
@@ -373,6 +390,14 @@ mod tests {
         assert_eq!((got[0].original_len, got[0].data, got[0].timestamp_ns), (200, &frame[..128], 0));
         assert_eq!((got[1].original_len, got[1].data, got[1].timestamp_ns), (1000, &b"abcde"[..], ts));
         assert_eq!(got[1].comment, Some(&b"pfc"[..]));
+
+        // Not Ethernet (LINKTYPE_LINUX_SLL): no packet of it can be a mirrored copy.
+        let mut sll = shard_header(0, "any", "test", "another tool");
+        let idb = sll.len() - le32(&sll, sll.len() - 4) as usize; // the interface block
+        sll[idb + 8..idb + 10].copy_from_slice(&113u16.to_le_bytes());
+        sll.extend(block(BT_SIMPLE_PACKET, &[&16u32.to_le_bytes()[..], &frame[..16]].concat()));
+        let err = ShardReader::new(&sll).next().unwrap().unwrap_err();
+        assert!(matches!(err, ReadError::NotEthernet { link_type: 113, .. }), "{err}");
 
         // A simple block claiming more than it holds is an error, not a short read.
         let mut cut = shard_header(0, "port0", "test", "another tool");
