@@ -636,10 +636,15 @@ impl Sink for FileSink {
                 packet_id: u64::from(record.wire_seq()),
                 comment,
             };
-            pcapng.append(|chunk| epb.append_to(chunk))?;
+            pcapng.append(|chunk| epb.append_to(chunk)).map_err(|e| named(TRACE_FILE, e))?;
         }
-        self.records.push(record)
+        self.records.push(record).map_err(|e| named(trace::record::FILE_NAME, e))
     }
+}
+
+/// A write error that says which output file failed.
+fn named(file: &str, e: std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("{file}: {e}"))
 }
 
 /// Merges `paths` into `out`: trace.pcapng (unless `opts.pcapng` is false), records.rsr,
