@@ -573,6 +573,13 @@ impl FileSink {
     pub fn create(dir: &Path, inputs: &Inputs, pcapng: bool) -> Result<FileSink, ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
+        // An earlier summary goes first: if this run fails, no summary describes its
+        // unfinished outputs (one is written only when they are complete).
+        let summary_path = dir.join(SUMMARY_FILE);
+        match std::fs::remove_file(&summary_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(werr(summary_path)(e)),
+            _ => {}
+        }
         let trace_path = dir.join(TRACE_FILE);
         let pcapng = if pcapng {
             // Direct I/O: nothing of ours reads the trace back, so it need not pass through

@@ -178,6 +178,12 @@ fn a_reconstruction_refuses_to_overwrite_its_own_input() {
     std::fs::remove_file(shard(dir.path())).unwrap();
     assert!(control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &opts).is_err());
     assert_eq!(std::fs::read(&trace).unwrap(), before);
+    // Once a run has begun writing, the last run's summary is gone: a run that fails
+    // then leaves none beside its unfinished outputs.
+    assert!(out.join(control::reconstruct::SUMMARY_FILE).exists());
+    let _sink = control::reconstruct::FileSink::create(&out, &Default::default(), true).unwrap();
+    assert!(!out.join(control::reconstruct::SUMMARY_FILE).exists());
+    assert!(control::check::check_dir(&out, None).is_err(), "no summary: nothing to check");
 }
 
 #[test]
