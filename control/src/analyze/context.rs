@@ -112,7 +112,10 @@ impl RunContext {
                 let p = dir.join(name);
                 if p.exists() {
                     match read_yaml::<serde_yaml_ng::Value>(&p) {
-                        Ok(v) => self.config = Some(TestConfig::from_yaml(&v)),
+                        Ok(v) => {
+                            self.problems.extend(out_of_range(&p, &v));
+                            self.config = Some(TestConfig::from_yaml(&v));
+                        }
                         Err(e) => self.problems.push(e),
                     }
                     break;
@@ -209,6 +212,22 @@ pub fn normalise_nic(name: &str) -> String {
     .into()
 }
 
+/// The traffic settings [`TestConfig::from_yaml`] leaves unknown because their values are
+/// outside what the IBA allows, each said once.
+fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
+    [("min-retransmit-timeout", 31), ("max-retransmit-retry", 7)]
+        .into_iter()
+        .filter_map(|(key, max)| {
+            let got = &v["traffic"][key];
+            let fits = got.as_u64().is_some_and(|n| n <= max);
+            (!got.is_null() && !fits).then(|| {
+                let shown = serde_yaml_ng::to_string(got).unwrap_or_default();
+                format!("{}: traffic.{key} {} is not in 0..={max} (IBA): ignored", path.display(), shown.trim())
+            })
+        })
+        .collect()
+}
+
 /// Lumina `counter_dump.py` files: sections of `name: value`; the delta of every counter
 /// present in both.
 fn counter_delta(start: &Path, finish: &Path) -> Result<CounterDelta, String> {
@@ -254,10 +273,15 @@ mod tests {
             (c.mtu, c.message_size, c.msgs_per_qp, c.min_retransmit_timeout),
             (Some(1024), Some(102400), Some(3), Some(14))
         );
-        // Out of the IBA's range: unknown, not truncated (300 as u8 is 44).
+        // Out of the IBA's range: unknown, not truncated (300 as u8 is 44), and said.
         let v = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 300, max-retransmit-retry: 9}").unwrap();
         let c = TestConfig::from_yaml(&v);
         assert_eq!((c.min_retransmit_timeout, c.max_retransmit_retry), (None, None));
+        let said = out_of_range(Path::new("config.yaml"), &v);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(said[0], "config.yaml: traffic.min-retransmit-timeout 300 is not in 0..=31 (IBA): ignored");
+        let ok = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 14}").unwrap();
+        assert_eq!(out_of_range(Path::new("config.yaml"), &ok), Vec::<String>::new());
     }
 
     #[test]
