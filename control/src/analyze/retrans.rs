@@ -449,7 +449,6 @@ struct Draft {
     nak: Option<PacketRef>,
     first: Option<PacketRef>,
     data: Option<PacketRef>,
-    total_ns: Option<u64>,
     timeout: Option<TimeoutDetail>,
 }
 
@@ -484,8 +483,6 @@ struct Tracker {
     mtu_seen: u32,
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
     awaiting_data: VecDeque<(usize, u64)>,
-    /// Drafts waiting for the retransmission of their lost packet, by its PSN.
-    awaiting_total: FxHashMap<u64, Vec<usize>>,
     /// Last packet sent by the requester / the responder.
     last_tx: [Option<PacketRef>; 2],
     drafts: Vec<Draft>,
@@ -514,7 +511,6 @@ impl Tracker {
             requests: Requests::default(),
             mtu_seen: 0,
             awaiting_data: VecDeque::new(),
-            awaiting_total: FxHashMap::default(),
             last_tx: [None; 2],
             drafts: Vec::new(),
         }
@@ -552,7 +548,6 @@ impl Tracker {
             // First and Middle READ responses carry exactly one MTU.
             self.mtu_seen = self.mtu_seen.max(u32::from(r.payload_len));
         }
-        self.fill_total(p);
         self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
             self.msg_ends.insert(p.psn);
@@ -658,7 +653,6 @@ impl Tracker {
                     nak: Some(n.nak),
                     first: Some(first),
                     data: Some(first),
-                    total_ns: None,
                     timeout: None,
                 });
             }
@@ -704,7 +698,6 @@ impl Tracker {
                     nak: Some(req),
                     first: None,
                     data: None,
-                    total_ns: None,
                     timeout: None,
                 })
             }
@@ -757,18 +750,13 @@ impl Tracker {
             nak: None,
             first: Some(first),
             data,
-            total_ns: None,
             timeout: Some(detail),
         })
     }
 
     fn draft(&mut self, d: Draft) -> usize {
-        let i = self.drafts.len();
-        if let Some(l) = d.lost {
-            self.awaiting_total.entry(l.psn).or_default().push(i);
-        }
         self.drafts.push(d);
-        i
+        self.drafts.len() - 1
     }
 
     /// `p` resends a lost packet with its PSN: that loss's total latency, and the recovery
@@ -786,14 +774,6 @@ impl Tracker {
         });
     }
 
-    /// A data packet with the PSN of a lost one is its retransmission (Lumina).
-    fn fill_total(&mut self, p: PacketRef) {
-        for i in self.awaiting_total.remove(&p.psn).unwrap_or_default() {
-            let d = &mut self.drafts[i];
-            d.total_ns = d.lost.map(|l| elapsed(l.switch_ts_ns, p.switch_ts_ns));
-        }
-    }
-
     fn finish(mut self) -> (Vec<Recovery>, Vec<Loss>) {
         let conn = self.conn;
         let never = self.unresent.values().map(|&lost| Loss {
@@ -804,6 +784,10 @@ impl Tracker {
             recovered_by: None,
         });
         self.lost_packets.extend(never.collect::<Vec<_>>());
+        // A recovery's total latency is its lost packet's (Lumina: the first later packet
+        // with its PSN is its retransmission).
+        let totals: FxHashMap<u32, u64> =
+            self.lost_packets.iter().filter_map(|l| Some((l.lost.index, l.total_ns?))).collect();
         let recoveries = self
             .drafts
             .into_iter()
@@ -823,7 +807,7 @@ impl Tracker {
                     data_retransmission: d.data,
                     generation_ns: delta(d.revealing, d.nak),
                     reaction_ns: delta(d.nak, Some(first)).filter(|_| d.kind != RecoveryKind::Timeout),
-                    total_ns: d.total_ns,
+                    total_ns: d.lost.and_then(|l| totals.get(&l.index).copied()),
                     timeout: d.timeout,
                 })
             })
