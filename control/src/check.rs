@@ -74,7 +74,24 @@ pub enum CheckError {
     Load(#[from] crate::reconstruct::LoadError),
 }
 
+impl PortCounters {
+    /// One counter summed over `ports` (absent: 0).
+    fn sum(counter: &BTreeMap<u32, u64>, ports: &[u32]) -> u64 {
+        ports.iter().map(|p| counter.get(p).copied().unwrap_or(0)).sum()
+    }
+}
+
 impl SwitchSnapshot {
+    /// Copies the switch sent out of the mirror ports (Lumina §3.5 condition 2).
+    fn sent(&self, roles: &PortRoles) -> u64 {
+        PortCounters::sum(&self.counter.egress, &roles.mirror_ports)
+    }
+
+    /// Copies full mirror buffers dropped (the emulator's detail; 0 without it).
+    fn buffer_drops(&self) -> u64 {
+        self.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum())
+    }
+
     pub fn load(path: &Path) -> Result<SwitchSnapshot, CheckError> {
         let err = |what: String| CheckError::Snapshot { path: path.to_path_buf(), what };
         let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
@@ -438,8 +455,7 @@ impl Checker {
 /// How many copies the switch counters say were sent beyond the seqs a trace spans.
 fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else { return 0 };
-    let sent: u64 = roles.mirror_ports.iter().map(|p| snap.counter.egress.get(p).copied().unwrap_or(0)).sum();
-    let buffer_drops: u64 = snap.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum());
+    let (sent, buffer_drops) = (snap.sent(roles), snap.buffer_drops());
     // Every seq from the first copy to the last was given once: those copies or gaps.
     let spanned = gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1);
     (sent + buffer_drops).saturating_sub(spanned)
@@ -487,10 +503,9 @@ fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
             Condition { name: "3. switch RoCE received == copies in trace".into(), holds: None, evidence: why },
         ];
     };
-    let sum = |m: &BTreeMap<u32, u64>, ports: &[u32]| ports.iter().map(|p| m.get(p).copied().unwrap_or(0)).sum::<u64>();
-    let sent = sum(&snap.counter.egress, &roles.mirror_ports);
-    let received = sum(&snap.counter.ingress, &roles.host_ports);
-    let buffer_drops: u64 = snap.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum());
+    let sent = snap.sent(roles);
+    let received = PortCounters::sum(&snap.counter.ingress, &roles.host_ports);
+    let buffer_drops = snap.buffer_drops();
     let mut c3 =
         format!("switch received {received} RoCE packets on ports {:?}; trace has {mirrored}", roles.host_ports);
     if buffer_drops > 0 {
