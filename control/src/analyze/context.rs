@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 /// One entry of `switch_message_snapshot.yml` (Lumina `controller.py` `parse_msg`): `snd` is
 /// the data sender (the responder for READ), `psn_snd` the requester's IPSN.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Deserialize, serde::Serialize)]
 pub struct QpInfo {
     pub ip_snd: IpAddr,
     pub ip_rcv: IpAddr,
@@ -88,6 +88,10 @@ impl RunContext {
         for dir in dirs {
             ctx.load_dir(dir);
         }
+        // The same snapshot may sit in several input directories (one per dump host):
+        // each QP once.
+        let mut seen = rustc_hash::FxHashSet::default();
+        ctx.qp_info.retain(|q| seen.insert(q.clone()));
         ctx
     }
 
@@ -95,15 +99,7 @@ impl RunContext {
         let msg = dir.join("switch_message_snapshot.yml");
         if msg.exists() {
             match read_yaml::<Vec<QpInfo>>(&msg) {
-                // The same snapshot may sit in several input directories (one per dump
-                // host): each QP once.
-                Ok(q) => {
-                    for qp in q {
-                        if !self.qp_info.contains(&qp) {
-                            self.qp_info.push(qp);
-                        }
-                    }
-                }
+                Ok(q) => self.qp_info.extend(q),
                 Err(e) => self.problems.push(e),
             }
         }
