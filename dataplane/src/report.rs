@@ -33,13 +33,14 @@ pub fn initial_manifest(
     rx_queues: u16,
     rss: bool,
     slots: &[CoreSlot],
+    started_unix_ns: u64,
 ) -> Manifest {
     Manifest {
         format: trace::manifest::FORMAT.into(),
         version: trace::manifest::VERSION,
         writer: writer_name(),
         status: RunStatus::Running,
-        started_unix_ns: crate::clock::unix_now_ns(),
+        started_unix_ns,
         finished_unix_ns: None,
         stop_reason: None,
         config: CaptureConfig {

@@ -6,7 +6,7 @@
 //! [`Launched`] guard makes sure that any early return still stops and joins every lcore
 //! (otherwise EAL teardown would wait forever on workers nobody told to stop).
 
-use crate::clock::{unix_now_ns, HostClock};
+use crate::clock::HostClock;
 use crate::config::{Args, Balance};
 use crate::counters::{Admission, Live, Stop, StopReason, Tally};
 use crate::dispatch::{DispatchTally, Dispatcher};
@@ -30,17 +30,28 @@ pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
     let signalled = register_signals();
     let run_dir = prepare_run_dir(&args.out, args.force)?;
     let eal = Eal::init(eal_args).context("initializing the DPDK EAL")?;
+    // One clock for the host timestamps and the run's start and finish in the manifest, so
+    // every host-stamped packet falls within the run even if the TSC rate estimate is off.
+    let clock = HostClock::new(dpdk::rdtsc(), dpdk::tsc_hz());
     let (dispatcher_lcore, worker_lcores) = assign_lcores(args.balance, &eal.worker_lcores())?;
     let stop = Arc::new(Stop::default());
     // `--max-packets` is enforced by whichever stage receives from the port.
     let admission = Arc::new(Admission::new(args.max_packets));
     let mut port = open_port(args, &eal, worker_lcores.len(), dispatcher_lcore.is_some())?;
-    let mut cores = prepare_cores(args, &port, &run_dir, &worker_lcores, &stop, &admission)?;
+    let mut cores = prepare_cores(args, &port, &run_dir, &worker_lcores, &stop, &admission, clock)?;
     let dispatcher = match dispatcher_lcore {
         Some(lcore) => Some(prepare_dispatcher(lcore, &port, &mut cores, &stop, admission)?),
         None => None,
     };
-    let mut manifest = report::initial_manifest(eal_args, args, &port.info, port.rx_queues, port.rss, &cores.slots);
+    let mut manifest = report::initial_manifest(
+        eal_args,
+        args,
+        &port.info,
+        port.rx_queues,
+        port.rss,
+        &cores.slots,
+        clock.unix_ns(dpdk::rdtsc()),
+    );
     manifest.store(&run_dir).context("writing the initial manifest")?;
 
     // Start the port before any lcore polls it; packets arriving in between wait in the queue.
@@ -51,7 +62,7 @@ pub fn capture(eal_args: &[String], args: &Args) -> Result<String> {
     watch(args, &stop, &signalled, &cores.slots, launched.dispatcher_live(), started, link_up);
     let finished = launched.join();
     let elapsed = started.elapsed();
-    let outcome = finish(&mut manifest, &run_dir, &mut port, cores.slots, finished, &stop)?;
+    let outcome = finish(&mut manifest, &run_dir, &mut port, cores.slots, finished, &stop, &clock)?;
     drop(port);
     drop(eal);
     let summary = report::summary(&run_dir, &manifest, elapsed);
@@ -182,12 +193,12 @@ fn prepare_cores(
     lcores: &[u32],
     stop: &Arc<Stop>,
     admission: &Arc<Admission>,
+    clock: HostClock,
 ) -> Result<Cores> {
     let recorder = Recorder {
         classify: ClassifyConfig { mirror_port: args.mirror_port, roce_port: args.roce_port },
         snaplen: args.snaplen as usize,
     };
-    let clock = HostClock::new(dpdk::rdtsc(), dpdk::tsc_hz());
     let chunks = buffer_bytes_per_core(args) / CHUNK_BYTES;
     let upstream_done = Arc::new(AtomicBool::new(false));
     let mut cores = Cores { slots: Vec::new(), workers: Vec::new(), rings: Vec::new(), upstream_done };
@@ -390,6 +401,7 @@ fn finish(
     slots: Vec<CoreSlot>,
     finished: Finished,
     stop: &Stop,
+    clock: &HostClock,
 ) -> Result<Result<(), String>> {
     // Counters before stopping: some PMDs (memif) reset them when the port stops.
     let port_stats = port.port.stats().unwrap_or_else(|e| {
@@ -413,7 +425,7 @@ fn finish(
     if let Some((lcore, tally)) = &finished.dispatcher {
         manifest.dispatcher = Some(report::dispatcher_record(*lcore, tally));
     }
-    report::finish(manifest, &outcomes, &port_stats, stop.reason(), unix_now_ns());
+    report::finish(manifest, &outcomes, &port_stats, stop.reason(), clock.unix_ns(dpdk::rdtsc()));
     manifest.status = RunStatus::Complete;
     manifest.store(run_dir).context("writing the final manifest")?;
 
