@@ -5,7 +5,8 @@
 //!
 //! Memory: at most `window` pending packets per source (each a few dozen bytes pointing
 //! into the source's memory map). A packet further out of order than the window is still
-//! emitted, late, and reported — never dropped.
+//! emitted, late, and reported — never dropped. The window is filled only at a hole in
+//! the seqs ([`Merger::next_source`]): the next seq in line leaves at once.
 //!
 //! Cost: a source's pending packets are a queue of those that arrived in order plus a heap
 //! of the few that did not, so an in-order source costs O(1) per packet and a disordered
@@ -207,9 +208,13 @@ pub struct Merger<'a> {
     window: usize,
     cfg: ClassifyConfig,
     reference: Option<(u64, u32)>,
-    /// Unwrapped seq, source and offset of the last copy emitted (a Location is built only
-    /// when an issue names it: its source name would cost an allocation per packet).
-    last_emitted: Option<(u64, u16, u64)>,
+    /// Unwrapped seq of the last copy emitted in order.
+    last_emitted: Option<u64>,
+    /// Where the copies of the last `window` or so seqs came from, to name the copy kept
+    /// when a seq comes again.
+    emitted: Emitted,
+    /// See [`Merger::next_source`]; off, every window is full before each packet leaves.
+    eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
     pub issues: Vec<MergeIssue>,
@@ -241,6 +246,8 @@ impl<'a> Merger<'a> {
             cfg,
             reference: None,
             last_emitted: None,
+            emitted: Emitted::new(window, sources.len()),
+            eager: true,
             holes: Holes::new(HOLES_KEPT),
             issues,
         };
@@ -249,6 +256,13 @@ impl<'a> Merger<'a> {
             m.refill(i);
         }
         m
+    }
+
+    /// Reads every source a full window ahead before each packet leaves: a plain windowed
+    /// merge, the same output as the default one (which tests compare it with).
+    pub fn filling_windows(mut self) -> Self {
+        self.eager = false;
+        self
     }
 
     /// Bytes of all sources read so far (for progress).
@@ -316,7 +330,48 @@ impl<'a> Merger<'a> {
     /// Reads source `i` up to the window and enters its new head.
     fn refill(&mut self, i: usize) {
         while self.states[i].pending.len() < self.window && self.pull(i) {}
+        self.enter_head(i);
+    }
+
+    fn enter_head(&mut self, i: usize) {
         self.heads.set(i, self.states[i].pending.head().map_or(EMPTY, Key::packed));
+    }
+
+    /// The source whose head leaves next, reading only as far ahead as ordering needs.
+    ///
+    /// A full window on every source is what makes the lowest head safe to emit: a packet
+    /// further out of order than that is late whatever happens. But the copy right after
+    /// the last one emitted needs no wait: nothing unread can come before it but copies
+    /// that are late or repeated either way. So sources are read ahead only at a hole in
+    /// the seqs, until the missing copy turns up or every window is full; in between,
+    /// each frame is handed on a few packets after the merge read its header, while it is
+    /// still in cache (a full window ahead it was some megabytes back).
+    fn next_source(&mut self) -> Option<usize> {
+        loop {
+            let (i, key) = self.heads.min()?;
+            if self.leaves_early(key) || !self.read_ahead() {
+                return Some(i);
+            }
+        }
+    }
+
+    /// A copy right after the last one emitted, or a frame without a seq that follows
+    /// a copy already emitted.
+    fn leaves_early(&self, packed: u128) -> bool {
+        let (seq, sub) = ((packed >> 64) as u64, (packed >> 16) as u32);
+        self.eager && self.last_emitted.is_some_and(|last| seq <= last + u64::from(sub == 0))
+    }
+
+    /// Reads one more packet of every source short of its window; false when none could.
+    fn read_ahead(&mut self) -> bool {
+        let mut read = false;
+        for i in 0..self.states.len() {
+            if self.states[i].pending.len() < self.window && self.pull(i) {
+                self.enter_head(i);
+                read = true;
+            }
+        }
+        read
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
@@ -377,36 +432,70 @@ impl<'a> Iterator for Merger<'a> {
 
     fn next(&mut self) -> Option<Merged<'a>> {
         loop {
-            let (i, _) = self.heads.min()?;
+            let i = self.next_source()?;
             let m = self.states[i].pending.pop().expect("a source with a head has a packet pending");
-            self.refill(i);
+            // Every source keeps a packet pending while it has any: its next one may be a
+            // frame that goes right after the copy just emitted.
+            if self.states[i].pending.len() == 0 {
+                self.pull(i);
+            }
+            self.enter_head(i);
             if !m.mirrored {
                 return Some(m);
             }
             let seq = m.key.seq;
             match self.last_emitted {
-                Some((last, source, offset)) if seq == last => {
-                    let (kept, dropped) = (Some(self.location_at(source, offset)), self.location(&m));
+                Some(last) if seq == last || (seq < last && !self.holes.fill(seq)) => {
+                    let kept = self.emitted.of(seq).map(|(source, offset)| self.location_at(source, offset));
+                    let dropped = self.location(&m);
                     self.issues.push(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
                     continue;
                 }
-                Some((last, ..)) if seq < last => {
-                    if !self.holes.fill(seq) {
-                        let dropped = self.location(&m);
-                        self.issues.push(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept: None, dropped });
-                        continue;
-                    }
+                Some(last) if seq < last => {
                     let at = self.location(&m);
                     self.issues.push(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
                     return Some(m);
                 }
-                Some((last, ..)) if seq > last + 1 => self.holes.add(last + 1, seq - 1),
+                Some(last) if seq > last + 1 => self.holes.add(last + 1, seq - 1),
                 None if seq > 1 => self.holes.add(1, seq - 1),
                 _ => {}
             }
-            self.last_emitted = Some((seq, m.key.source, m.raw.offset));
+            self.last_emitted = Some(seq);
+            self.emitted.note(&m);
             return Some(m);
         }
+    }
+}
+
+/// Where the copies of recent seqs, emitted in order, came from: one slot per seq modulo
+/// a power of two at least a window per source, so a copy repeated within about a window
+/// of its file names the first. (A `Location` is built only when an issue names one: its source name would cost
+/// an allocation per packet.)
+struct Emitted {
+    /// (unwrapped seq, source << 48 | offset); seq 0 is an empty slot.
+    slots: Vec<(u64, u64)>,
+}
+
+impl Emitted {
+    /// At most 2^20 slots (16 MiB).
+    fn new(window: usize, sources: usize) -> Emitted {
+        let slots = window.max(1).saturating_mul(sources.max(1)).min(1 << 20).next_power_of_two();
+        Emitted { slots: vec![(0, 0); slots] }
+    }
+
+    fn slot(&self, seq: u64) -> usize {
+        seq as usize & (self.slots.len() - 1)
+    }
+
+    fn note(&mut self, m: &Merged<'_>) {
+        let at = self.slot(m.key.seq);
+        self.slots[at] = (m.key.seq, u64::from(m.key.source) << 48 | m.raw.offset);
+    }
+
+    /// Source and offset of the copy of `seq` emitted, if still remembered.
+    fn of(&self, seq: u64) -> Option<(u16, u64)> {
+        let (noted, place) = self.slots[self.slot(seq)];
+        (noted == seq).then_some(((place >> 48) as u16, place & ((1 << 48) - 1)))
     }
 }
 

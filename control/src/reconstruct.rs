@@ -49,6 +49,9 @@ pub struct Options {
     /// main thread (see [`run`]); 0 makes it load every batch, `usize::MAX` none. Either
     /// way the output is the same.
     pub merge_loads_when_queued: usize,
+    /// Fill every source's window before each packet leaves the merge
+    /// ([`Merger::filling_windows`]); the output is the same either way.
+    pub fill_windows: bool,
 }
 
 impl Default for Options {
@@ -59,6 +62,7 @@ impl Default for Options {
             progress: false,
             pcapng: true,
             merge_loads_when_queued: LOAD_HERE_QUEUED,
+            fill_windows: false,
         }
     }
 }
@@ -166,6 +170,7 @@ pub fn run(
     let sources: Vec<OpenSource> = inputs.sources.iter().cloned().map(OpenSource::open).collect::<Result<_, _>>()?;
     let progress = Progress::new(opts.progress, sources.iter().map(|s| s.bytes().len() as u64).sum());
     let merger = Merger::new(&sources, opts.classify, opts.window);
+    let merger = if opts.fill_windows { merger.filling_windows() } else { merger };
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::new(sources.len());
     let mut flows = Vec::with_capacity(BATCH);
@@ -211,8 +216,8 @@ pub fn run(
 /// to end.
 ///
 /// Each step runs over the whole batch before the next: the copies' loads miss (the merge
-/// thread read only the headers, a window's worth of packets before), and independent
-/// misses overlap;
+/// thread read only the headers, on the other core, and a window's worth of packets
+/// before at a hole in the seqs), and independent misses overlap;
 /// classification and restoration then read bytes whose wide stores have long completed
 /// (reading them right after the copy stalled on store forwarding); and the flow-table
 /// lookups that follow overlap their misses too.
