@@ -22,7 +22,9 @@
 //! `min-time-between-cnps`, NVIDIA's 4 µs default, or E810's hidden 50 µs). A hypothesis
 //! explains the trace when, per connection, the CNPs it expects and the CNPs observed pair up
 //! one to one in order, each CNP after its trigger and within twice the median trigger→CNP
-//! delay plus 2 µs (so one missing CNP does not shift every later pairing). When several
+//! delay plus 2 µs (so one missing CNP does not shift every later pairing: the delay is
+//! estimated both from a first-in-first-out pairing and from the latest expected trigger
+//! before each CNP, and the tighter estimate wins unless it pairs worse). When several
 //! hypotheses explain it (one QP; or one address pair, where per port and per IP coincide)
 //! the scope is ambiguous and all are reported. The interval itself is bracketed by the
 //! largest trigger gap that was suppressed and the smallest that produced a CNP.
@@ -46,7 +48,7 @@ use wire::mirror::Event;
 
 use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
-use super::transport::{ce_marked, corrupt, Arrival, GbnReceiver, SwitchClock};
+use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
 use super::{render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
@@ -247,9 +249,11 @@ impl Scan {
                     rp_ip: c.end(role).ip,
                 });
             }
-            // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers.
+            // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers, and
+            // only sequence-error NAKs (an out-of-sequence arrival is what slow restart
+            // answers; an access or operational error NAK is not congestion).
             let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
-            if sequenced && r.is_nak() && role == Role::Requester {
+            if sequenced && is_seq_nak(r) && role == Role::Requester {
                 let nak = nak_cause[conn as usize].take();
                 scan.push_nak(nak, r, i as u32, ts_ns, conn, c.requester.ip);
             }
@@ -467,15 +471,36 @@ struct Hyp {
     window_ns: u64,
 }
 
-/// How late a CNP may come: twice the (lower) median delay of a first pairing, plus slack.
-/// It keeps a missing CNP from shifting every later pairing by one.
-fn delay_window(scan: &Scan, o: &Outcome) -> u64 {
-    let mut delays: Vec<u64> = o
-        .trigger_of
-        .iter()
-        .zip(&scan.cnps)
-        .filter_map(|(t, c)| t.map(|i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns)))
-        .collect();
+/// How late a CNP may come, from a first replay's pairing (first in first out, no limit):
+/// right unless a CNP goes missing early, which shifts every later pairing by one trigger.
+fn fifo_window(scan: &Scan, o: &Outcome) -> u64 {
+    let delays = o.trigger_of.iter().zip(&scan.cnps);
+    window_of(delays.filter_map(|(t, c)| t.map(|i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns))).collect())
+}
+
+/// How late a CNP may come, from the latest trigger before it that the replay expected a
+/// CNP for: right unless CNPs lag their triggers by more than the triggers' spacing.
+fn nearest_window(scan: &Scan, steps: &[Step], o: &Outcome) -> u64 {
+    let mut latest: FxHashMap<(u32, Role), u64> = FxHashMap::default();
+    let mut delays = Vec::new();
+    for step in steps {
+        match *step {
+            Step::Trigger(i) if o.decisions[i] == Decision::Sent => {
+                let t = &scan.triggers[i];
+                latest.insert((t.conn, t.np), t.ts_ns);
+            }
+            Step::Cnp(k) => {
+                let c = &scan.cnps[k];
+                delays.extend(latest.get(&(c.conn, c.np)).map(|&ts| c.ts_ns.saturating_sub(ts)));
+            }
+            Step::Trigger(_) => {}
+        }
+    }
+    window_of(delays)
+}
+
+/// Twice the (lower) median delay, plus slack; unbounded without delays.
+fn window_of(mut delays: Vec<u64>) -> u64 {
     delays.sort_unstable();
     delays.get(delays.len().saturating_sub(1) / 2).map_or(u64::MAX, |m| m.saturating_mul(2) + WINDOW_SLACK_NS)
 }
@@ -510,9 +535,18 @@ fn observed_gaps(scan: &Scan, scope: Scope) -> impl Iterator<Item = (Role, u64)>
 /// keeping a flip when it leaves fewer mismatches (a wrong boundary decision disturbs the
 /// pairing locally, until the group's next CNP).
 fn evaluate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], scope: Scope) -> Outcome {
-    let mut h = Hyp { scope, interval_ps: intervals(scan, hosts, scope), window_ns: u64::MAX };
-    h.window_ns = delay_window(scan, &simulate(scan, steps, hosts, &h, 0));
-    let nominal = simulate(scan, steps, hosts, &h, 0);
+    let unbounded = Hyp { scope, interval_ps: intervals(scan, hosts, scope), window_ns: u64::MAX };
+    let first = simulate(scan, steps, hosts, &unbounded, 0);
+    // Of the two estimates of a CNP's delay, the one whose pairing leaves fewer mismatches;
+    // on a tie, the tighter (a pairing shifted by a missing CNP ties with the true one).
+    let (nominal, h) = [nearest_window(scan, steps, &first), fifo_window(scan, &first)]
+        .into_iter()
+        .map(|window_ns| {
+            let h = Hyp { window_ns, ..unbounded };
+            (simulate(scan, steps, hosts, &h, 0), h)
+        })
+        .min_by_key(|(o, h)| (o.mismatches(), h.window_ns))
+        .expect("two candidates");
     if nominal.consistent() || nominal.ambiguous == 0 {
         return nominal;
     }
@@ -1169,6 +1203,20 @@ mod tests {
             r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Suppressed).map(|t| t.seq).collect();
         assert_eq!(held, [2]);
         assert_eq!((r.min_interval.above_ns, r.min_interval.at_most_ns), (Some(999), Some(5_001)));
+    }
+
+    #[test]
+    fn a_cnp_missing_early_is_named_and_shifts_no_later_pairing() {
+        // Marks 10 µs apart, each answered 1 µs later but the first: paired first in first
+        // out, every CNP would go with the mark before its own (delay 11 µs) and the last
+        // mark would be the one reported missing.
+        let marks: Vec<_> = (0..4).map(|n| (2 * n, u64::from(n) * 10_000, 0, 1)).collect();
+        let cnps: Vec<_> = (1..4).map(|n| (2 * n + 1, u64::from(n) * 10_000 + 1_000, 0, 1)).collect();
+        let r = Report::of(&scan(&marks, &cnps), &hosts("cx5", 4), true);
+        let missing: Vec<u64> =
+            r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Missing).map(|t| t.seq).collect();
+        assert_eq!(missing, [1], "the first mark (seq 1) got no CNP");
+        assert!(r.cnps.iter().all(|c| c.delay_ns == Some(1_000)), "{:?}", r.cnps);
     }
 
     #[test]
