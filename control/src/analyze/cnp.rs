@@ -698,11 +698,16 @@ pub struct ScopeVerdict {
 }
 
 /// Where the true minimum interval lies: above the largest gap that was suppressed, at most
-/// the smallest gap that produced a CNP (arrival clock, widened by the tolerance).
+/// the smallest gap that produced a CNP (arrival clock, widened by the tolerance). Every
+/// interval in that range, and no other, makes the limiter decide every trigger as the
+/// trace shows — when the replay explains the trace; when it does not (CNPs missing or
+/// unexplained), its decisions say nothing of the NIC's interval and there is no bracket.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct IntervalBracket {
     pub above_ns: Option<u64>,
     pub at_most_ns: Option<u64>,
+    /// The replay the bracket comes from explains the trace (else both bounds are null).
+    pub explained: bool,
     /// What the configuration or NIC says.
     pub expected_ns: Option<u64>,
     /// Consecutive CNPs of one group, switch time.
@@ -933,9 +938,11 @@ fn bracket(scan: &Scan, o: &Outcome, hosts: &[NpHost; 2], cnps: &[CnpReport]) ->
     };
     let mut observed: Vec<u64> = cnps.iter().filter_map(|c| c.interval_ns).collect();
     observed.sort_unstable();
+    let explained = o.consistent();
     IntervalBracket {
-        above_ns: gaps(true).max().map(|g| g.saturating_sub(TOLERANCE_PS) / 1_000),
-        at_most_ns: gaps(false).min().map(|g| (g + TOLERANCE_PS).div_ceil(1_000)),
+        above_ns: gaps(true).max().filter(|_| explained).map(|g| g.saturating_sub(TOLERANCE_PS) / 1_000),
+        at_most_ns: gaps(false).min().filter(|_| explained).map(|g| (g + TOLERANCE_PS).div_ceil(1_000)),
+        explained,
         expected_ns: active_nps(scan).iter().find_map(|&r| hosts[r.index()].interval_ns),
         observed_min_ns: observed.first().copied(),
         observed_median_ns: observed.get(observed.len() / 2).copied(),
@@ -1067,6 +1074,9 @@ impl Report {
     fn interval_line(&self) -> Option<String> {
         let b = &self.min_interval;
         let bracket = match (b.above_ns, b.at_most_ns) {
+            (None, None) if !b.explained && b.observed_min_ns.is_some() => {
+                "min interval not bracketed (the replay does not explain the trace)".to_string()
+            }
             (None, None) => return None,
             (lo, hi) => format!(
                 "min interval in ({}, {}] µs",
@@ -1217,6 +1227,19 @@ mod tests {
             r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Missing).map(|t| t.seq).collect();
         assert_eq!(missing, [1], "the first mark (seq 1) got no CNP");
         assert!(r.cnps.iter().all(|c| c.delay_ns == Some(1_000)), "{:?}", r.cnps);
+    }
+
+    #[test]
+    fn a_nic_slower_than_configured_gets_no_bracket_around_the_configured_interval() {
+        // Configured 4 µs, but the NIC lets a CNP through every 8 µs of marks 1 µs apart.
+        let marks: Vec<_> = (0..21).map(|n| (n, u64::from(n) * 1_000, 0, 1)).collect();
+        let cnps: Vec<_> = (0..3).map(|n| (100 + n, u64::from(n) * 8_000 + 500, 0, 1)).collect();
+        let r = Report::of(&scan(&marks, &cnps), &hosts("cx5", 4), true);
+        assert!(r.problems() > 0, "the CNPs the configuration expects are missing");
+        let b = &r.min_interval;
+        assert_eq!((b.above_ns, b.at_most_ns, b.explained), (None, None, false));
+        assert_eq!((b.expected_ns, b.observed_min_ns), (Some(4_000), Some(8_000)));
+        assert!(r.interval_line().unwrap().starts_with("min interval not bracketed"));
     }
 
     #[test]
