@@ -74,22 +74,51 @@ pub enum CheckError {
     Load(#[from] crate::reconstruct::LoadError),
 }
 
+/// Lumina's switch counts each port in a 32-bit register that goes from 0x7fffffff back
+/// to 1 (`inject_switch.p4`), as the mirror seq does: a port's count is known only modulo
+/// this.
+const LUMINA_COUNTER_WRAP: u128 = SEQ_MAX as u128;
+
 impl PortCounters {
-    /// One counter summed over `ports` (absent: 0).
-    fn sum(counter: &BTreeMap<u32, u64>, ports: &[u32]) -> u64 {
-        ports.iter().map(|p| counter.get(p).copied().unwrap_or(0)).sum()
+    /// One counter summed over `ports` (absent: 0), wide enough for any values a file holds.
+    fn sum(counter: &BTreeMap<u32, u64>, ports: &[u32]) -> u128 {
+        ports.iter().map(|p| u128::from(counter.get(p).copied().unwrap_or(0))).sum()
     }
 }
 
 impl SwitchSnapshot {
     /// Copies the switch sent out of the mirror ports (Lumina §3.5 condition 2).
-    fn sent(&self, roles: &PortRoles) -> u64 {
+    fn sent(&self, roles: &PortRoles) -> u128 {
         PortCounters::sum(&self.counter.egress, &roles.mirror_ports)
     }
 
     /// Copies full mirror buffers dropped (the emulator's detail; 0 without it).
-    fn buffer_drops(&self) -> u64 {
-        self.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| m.buffer_drops).sum())
+    fn buffer_drops(&self) -> u128 {
+        self.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| u128::from(m.buffer_drops)).sum())
+    }
+
+    /// Lumina's own counters (no `rocescope` section) wrap per port; the emulator's do not.
+    fn counters_wrap(&self) -> bool {
+        self.rocescope.is_none()
+    }
+
+    /// Whether a counter sum equals a count from the trace: exactly, or for Lumina's own
+    /// counters modulo their wrap (all a wrapped count can tell once it may have wrapped).
+    fn agrees(&self, counted: u128, in_trace: u64) -> bool {
+        let in_trace = u128::from(in_trace);
+        match self.counters_wrap() {
+            true => counted % LUMINA_COUNTER_WRAP == in_trace % LUMINA_COUNTER_WRAP,
+            false => counted == in_trace,
+        }
+    }
+
+    /// What the evidence adds when the comparison was modular.
+    fn modulo_note(&self, counted: u128, in_trace: u64) -> &'static str {
+        let wrapped = counted >= LUMINA_COUNTER_WRAP || u128::from(in_trace) >= LUMINA_COUNTER_WRAP;
+        match self.counters_wrap() && wrapped {
+            true => " (Lumina's port counters wrap at 0x7fffffff: compared modulo 0x7fffffff)",
+            false => "",
+        }
     }
 
     pub fn load(path: &Path) -> Result<SwitchSnapshot, CheckError> {
@@ -113,6 +142,16 @@ impl PortRoles {
     /// of requester, responder and the `*-mirror` hosts), else "ports that received
     /// RoCE are host ports".
     pub fn find(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> PortRoles {
+        let mut roles = PortRoles::found(snap, config);
+        // A port named twice (both mirror hosts on one port) is counted once.
+        for ports in [&mut roles.host_ports, &mut roles.mirror_ports] {
+            ports.sort_unstable();
+            ports.dedup();
+        }
+        roles
+    }
+
+    fn found(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> PortRoles {
         if let Some(r) = &snap.rocescope {
             let host_ports = [&r.requester, &r.responder].into_iter().flatten().map(|p| p.switch_port).collect();
             return PortRoles {
@@ -154,6 +193,9 @@ pub struct Condition {
 pub struct Missing {
     #[serde(flatten)]
     pub range: SeqRange,
+    /// The first seq unwrapped (counted on from the trace's first lap; 0 or below for
+    /// copies lost before it): what [`Balance::pattern`] is indexed by.
+    pub first_unwrapped: i64,
     /// Source names that should have received these seqs (from the load-balancing
     /// pattern); empty when the pattern is not inferable.
     pub expected_at: Vec<String>,
@@ -201,7 +243,9 @@ pub struct CheckReport {
 pub struct Balance {
     /// Seqs repeat their destination every `period` copies.
     pub period: u64,
-    /// `pattern[seq % period]` = source index.
+    /// `pattern[u.rem_euclid(period)]` = source index, for `u` the *unwrapped* seq (as
+    /// [`Missing::first_unwrapped`]): across the wrap the wire seq's phase moves by
+    /// 0x7fffffff mod `period` each lap.
     pub pattern: Vec<u16>,
     /// Whether the pattern is per source (dump host / core) or only per capture host.
     pub level: String,
@@ -223,8 +267,8 @@ pub struct Checker {
     regressions: Vec<Regression>,
     balance: BalanceInference,
     /// Flow id → direction id (its source and destination address), whose timestamps the
-    /// pass compares; empty: each flow on its own.
-    directions: std::sync::Arc<[u32]>,
+    /// pass compares ([`Checker::per_direction`]); `None`: each flow on its own.
+    directions: Option<std::sync::Arc<[u32]>>,
 }
 
 /// A copy whose switch timestamp is below that of the copy before it in its direction.
@@ -254,7 +298,7 @@ impl Checker {
             first: Vec::new(),
             regressions: Vec::new(),
             balance,
-            directions: std::sync::Arc::from([]),
+            directions: None,
         }
     }
 
@@ -263,13 +307,15 @@ impl Checker {
     /// QP it belongs to.
     pub fn per_direction(mut self, flows: &[trace::record::Flow]) -> Checker {
         let mut ids = rustc_hash::FxHashMap::default();
-        self.directions = flows
-            .iter()
-            .map(|f| {
-                let next = ids.len() as u32;
-                *ids.entry((f.src_ip(), f.dst_ip())).or_insert(next)
-            })
-            .collect();
+        self.directions = Some(
+            flows
+                .iter()
+                .map(|f| {
+                    let next = ids.len() as u32;
+                    *ids.entry((f.src_ip(), f.dst_ip())).or_insert(next)
+                })
+                .collect(),
+        );
         self
     }
 
@@ -292,7 +338,14 @@ impl Checker {
         if r.flow == u32::MAX {
             return;
         }
-        let f = self.directions.get(r.flow as usize).map_or(r.flow, |&d| d) as usize;
+        // A flow id past the flow table (a damaged record file) has no direction.
+        let f = match &self.directions {
+            Some(table) => match table.get(r.flow as usize) {
+                Some(&d) => d as usize,
+                None => return,
+            },
+            None => r.flow as usize,
+        };
         if f >= self.last_ts.len() {
             self.last_ts.resize(f + 1, None);
             self.first.resize(f + 1, None);
@@ -374,6 +427,7 @@ impl Checker {
             .chain(tail)
             .map(|(first, last)| Missing {
                 range: seq_range(first, last),
+                first_unwrapped: first as i64,
                 expected_at: expected_at(first, last, balance.as_ref(), names),
             })
             .collect();
@@ -455,10 +509,17 @@ impl Checker {
 /// How many copies the switch counters say were sent beyond the seqs a trace spans.
 fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else { return 0 };
-    let (sent, buffer_drops) = (snap.sent(roles), snap.buffer_drops());
+    let given = snap.sent(roles) + snap.buffer_drops();
     // Every seq from the first copy to the last was given once: those copies or gaps.
-    let spanned = gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1);
-    (sent + buffer_drops).saturating_sub(spanned)
+    let spanned = u128::from(gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1));
+    let beyond = match snap.counters_wrap() && (given >= LUMINA_COUNTER_WRAP || spanned >= LUMINA_COUNTER_WRAP) {
+        // Known only modulo the wrap: the fewest the counters allow.
+        true => {
+            (given % LUMINA_COUNTER_WRAP + LUMINA_COUNTER_WRAP - spanned % LUMINA_COUNTER_WRAP) % LUMINA_COUNTER_WRAP
+        }
+        false => given.saturating_sub(spanned),
+    };
+    u64::try_from(beyond).unwrap_or(u64::MAX)
 }
 
 /// An unwrapped seq range, first..=last, which may reach below the first lap.
@@ -506,23 +567,27 @@ fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
     let sent = snap.sent(roles);
     let received = PortCounters::sum(&snap.counter.ingress, &roles.host_ports);
     let buffer_drops = snap.buffer_drops();
-    let mut c3 =
-        format!("switch received {received} RoCE packets on ports {:?}; trace has {mirrored}", roles.host_ports);
+    let mut c3 = format!(
+        "switch received {received} RoCE packets on ports {:?}; trace has {mirrored}{}",
+        roles.host_ports,
+        snap.modulo_note(received, mirrored)
+    );
     if buffer_drops > 0 {
         c3.push_str(&format!(" ({buffer_drops} copies dropped by full mirror buffers)"));
     }
     vec![
         Condition {
             name: "2. switch mirrored == copies in trace".into(),
-            holds: Some(sent == mirrored),
+            holds: Some(snap.agrees(sent, mirrored)),
             evidence: format!(
-                "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}",
-                roles.mirror_ports
+                "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}{}",
+                roles.mirror_ports,
+                snap.modulo_note(sent, mirrored)
             ),
         },
         Condition {
             name: "3. switch RoCE received == copies in trace".into(),
-            holds: Some(received == mirrored),
+            holds: Some(snap.agrees(received, mirrored)),
             evidence: c3,
         },
     ]
@@ -541,9 +606,10 @@ pub struct CheckContext {
 impl CheckContext {
     /// From a reconstruction's summary and the run directories it names.
     pub fn from_summary(summary: &Summary, switch_counters: Option<&Path>) -> Result<CheckContext, CheckError> {
-        let snap_path = switch_counters
-            .map(Path::to_path_buf)
-            .or_else(|| summary.dirs.iter().map(|d| d.join(SNAPSHOT_FILE)).find(|p| p.exists()));
+        let snap_path = match switch_counters {
+            Some(p) => Some(p.to_path_buf()),
+            None => one_snapshot(&summary.dirs)?,
+        };
         let snapshot = snap_path.as_deref().map(SwitchSnapshot::load).transpose()?;
         let config = summary.dirs.iter().find_map(|d| {
             let p = d.join("config.yaml");
@@ -558,6 +624,25 @@ impl CheckContext {
             reconstruction_issues: summary.issues.clone(),
         })
     }
+}
+
+/// The switch snapshot among the input directories. Runs merged from several directories
+/// (dump hosts of one run) may each hold a copy; copies that differ belong to different
+/// runs or moments, and which one the conditions should use is the user's to say.
+fn one_snapshot(dirs: &[PathBuf]) -> Result<Option<PathBuf>, CheckError> {
+    let found: Vec<PathBuf> = dirs.iter().map(|d| d.join(SNAPSHOT_FILE)).filter(|p| p.exists()).collect();
+    let Some(first) = found.first() else { return Ok(None) };
+    let read =
+        |p: &Path| std::fs::read(p).map_err(|e| CheckError::Snapshot { path: p.to_path_buf(), what: e.to_string() });
+    let text = read(first)?;
+    for other in &found[1..] {
+        if read(other)? != text {
+            let what =
+                format!("differs from {}: give the one to check against with --switch-counters", other.display());
+            return Err(CheckError::Snapshot { path: first.clone(), what });
+        }
+    }
+    Ok(Some(first.clone()))
 }
 
 /// Drops and failures dataplane manifests report.
@@ -583,7 +668,7 @@ fn capture_problems(dirs: &[PathBuf]) -> Vec<String> {
             }
         }
         if let Some(d) = &m.dispatcher {
-            let drops: u64 = d.ring_drops.iter().sum();
+            let drops = d.ring_drops.iter().fold(0u64, |a, &n| a.saturating_add(n));
             if drops > 0 {
                 out.push(format!("{name}: dispatcher ring drops {drops}"));
             }
@@ -841,6 +926,77 @@ fn more(out: &mut String, len: usize, shown: usize, what: &str) {
 mod tests {
     use super::*;
 
+    fn context(yaml: &str) -> CheckContext {
+        let snap: SwitchSnapshot = serde_yaml_ng::from_str(yaml).unwrap();
+        let roles = PortRoles::find(&snap, None);
+        CheckContext { snapshot: Some(snap), roles: Some(roles), ..CheckContext::default() }
+    }
+
+    fn holds(ctx: &CheckContext, mirrored: u64) -> [Option<bool>; 2] {
+        let c = switch_conditions(ctx, mirrored);
+        [c[0].holds, c[1].holds]
+    }
+
+    #[test]
+    fn lumina_counters_past_their_wrap_agree_modulo_0x7fffffff() {
+        // 0x7fffffff + 10 copies: the mirror port's register went round once (10), and
+        // the two host ports' sum is congruent.
+        let m = u64::from(SEQ_MAX);
+        let wrapped = format!("counter:\n  ingress: {{1: {m}, 2: 10}}\n  egress: {{3: 10}}\n");
+        let ctx = context(&wrapped);
+        assert_eq!(holds(&ctx, m + 10), [Some(true), Some(true)]);
+        assert!(switch_conditions(&ctx, m + 10)[0].evidence.contains("modulo 0x7fffffff"));
+        assert_eq!(holds(&ctx, m + 11), [Some(false), Some(false)], "one copy off is still seen");
+        // The emulator's counters do not wrap: exact.
+        let exact = format!("{wrapped}rocescope:\n  mirrors: [{{switch_port: 3}}]\n  requester: {{switch_port: 1}}\n  responder: {{switch_port: 2}}\n");
+        assert_eq!(holds(&context(&exact), m + 10), [Some(false), Some(true)], "10 sent; M + 10 received");
+    }
+
+    #[test]
+    fn counter_values_near_the_top_of_u64_do_not_wrap_into_agreement() {
+        let ctx = context("counter:\n  ingress: {1: 18446744073709551615, 2: 101}\n  egress: {3: 100}\nrocescope:\n  mirrors: [{switch_port: 3}]\n  requester: {switch_port: 1}\n  responder: {switch_port: 2}\n");
+        assert_eq!(holds(&ctx, 100), [Some(true), Some(false)]);
+    }
+
+    #[test]
+    fn a_port_named_for_both_mirror_hosts_counts_once() {
+        let snap: SwitchSnapshot =
+            serde_yaml_ng::from_str("counter:\n  ingress: {1: 5, 2: 5}\n  egress: {3: 10}\n").unwrap();
+        let config: serde_yaml_ng::Value = serde_yaml_ng::from_str(
+            "requester: {nic: {switch-port: 1}}\nresponder: {nic: {switch-port: 2}}\nrequester-mirror: {nic: {switch-port: 3}}\nresponder-mirror: {nic: {switch-port: 3}}\n",
+        )
+        .unwrap();
+        let roles = PortRoles::find(&snap, Some(&config));
+        assert_eq!((roles.host_ports.as_slice(), roles.mirror_ports.as_slice()), (&[1, 2][..], &[3][..]));
+        let ctx = CheckContext { snapshot: Some(snap), roles: Some(roles), ..CheckContext::default() };
+        assert_eq!(holds(&ctx, 10), [Some(true), Some(true)]);
+    }
+
+    #[test]
+    fn differing_snapshots_in_the_input_directories_are_refused() {
+        let dir = std::env::temp_dir().join(format!("rocescope-snapshots-{}", std::process::id()));
+        let (a, b) = (dir.join("a"), dir.join("b"));
+        for (d, n) in [(&a, 1), (&b, 1)] {
+            std::fs::create_dir_all(d).unwrap();
+            std::fs::write(d.join(SNAPSHOT_FILE), format!("counter:\n  egress: {{3: {n}}}\n")).unwrap();
+        }
+        assert_eq!(one_snapshot(&[a.clone(), b.clone()]).unwrap(), Some(a.join(SNAPSHOT_FILE)), "identical copies");
+        std::fs::write(b.join(SNAPSHOT_FILE), "counter:\n  egress: {3: 2}\n").unwrap();
+        let e = one_snapshot(&[a.clone(), b.clone()]).unwrap_err().to_string();
+        assert!(e.contains("differs from") && e.contains("--switch-counters"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_flow_id_past_the_flow_table_has_no_direction() {
+        let mut c = Checker::new(&[0]).per_direction(&[trace::record::Flow::default()]);
+        let mut r = Record::default().with_seq(1);
+        (r.flow, r.flags) = (u32::MAX - 1, flag::MIRRORED);
+        c.push(&r);
+        assert_eq!(c.mirrored, 1);
+        assert!(c.last_ts.is_empty(), "no per-direction state for an unknown flow");
+    }
+
     /// A trace past the learning phase, with what a check looks for: a round-robin
     /// pattern that a few copies break, missing, duplicated and late seqs, and timestamps
     /// that step back within a flow.
@@ -875,6 +1031,14 @@ mod tests {
             .collect()
     }
 
+    /// One flow per direction for the flow ids `trace` uses.
+    fn one_way_each() -> Vec<trace::record::Flow> {
+        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
+        (0..9)
+            .map(|i| trace::record::Flow { src: v4(i), dst: v4(100 + i), ip_version: 4, ..Default::default() })
+            .collect()
+    }
+
     fn report(records: &[Record], parts: usize) -> String {
         let ctx = CheckContext {
             source_names: vec!["a".into(), "b".into(), "c".into()],
@@ -883,7 +1047,8 @@ mod tests {
             capture_problems: Vec::new(),
             reconstruction_issues: Vec::new(),
         };
-        let report = check_records(records, &[], &[0, 1, 1], parts).finish(&[], &ctx);
+        let flows = one_way_each();
+        let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);
         serde_json::to_string(&report).unwrap()
     }
 
@@ -937,13 +1102,15 @@ mod tests {
             check_records(&records, flows, &[0], 1).regressions.iter().map(|g| g.record.seq()).collect()
         };
         assert_eq!(found(&flows), [3], "seq 3 steps back from seq 2, the other QP one way");
-        assert_eq!(found(&[]), Vec::<u64>::new(), "per flow, nothing steps back");
+        let apart = [flow(1, 2, 100), flow(3, 4, 100), flow(2, 1, 100)];
+        assert_eq!(found(&apart), Vec::<u64>::new(), "each QP its own way: nothing steps back");
+        assert_eq!(found(&[]), Vec::<u64>::new(), "no flow table: no directions (a damaged record file)");
     }
 
     #[test]
     fn the_generated_trace_has_what_a_join_must_carry_over() {
         let records = trace(7, LEARN + 20_000);
-        let c = check_records(&records, &[], &[0, 1, 1], 1);
+        let c = check_records(&records, &one_way_each(), &[0, 1, 1], 1);
         assert!(c.gaps.total > 0, "no gaps");
         assert!(!c.regressions.is_empty(), "no regressions");
         assert!(c.balance.candidates.iter().flatten().flatten().any(|c| !c.holds), "no pattern broken");
