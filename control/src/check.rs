@@ -506,6 +506,20 @@ impl Checker {
     }
 }
 
+/// Copies the switch gave that a trace spanning unwrapped seqs `first..=last` lacks at
+/// either end, which no gap between its copies shows: exactly from the snapshot's seq
+/// range when it has one, else from its counters; 0 without a snapshot.
+pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -> u64 {
+    let mut gaps = Gaps::default();
+    (gaps.first, gaps.last) = (first, last);
+    let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
+    let count = |r: Option<Unwrapped>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
+    match span.and_then(|s| ends_lost(&gaps, s)) {
+        Some((head, tail)) => count(head) + count(tail),
+        None => unplaced(&gaps, ctx),
+    }
+}
+
 /// How many copies the switch counters say were sent beyond the seqs a trace spans.
 fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else { return 0 };

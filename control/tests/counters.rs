@@ -320,6 +320,23 @@ fn lost_mirror_copies_widen_the_tolerance_instead_of_raising_false_flags() {
     assert!(ooo.why.contains("missing"), "{}", ooo.why);
 }
 
+/// The last copies (the final ACKs) lost: no gap between copies shows them, but the switch
+/// snapshot's seq range does, and the counters are judged with them in the tolerance.
+#[test]
+fn copies_lost_after_the_last_widen_the_tolerance_too() {
+    let knobs = eventful(NicKind::Cx5, Verb::Write);
+    let probe = rig_run("counters-lost-at-end-probe", &knobs);
+    let hosts: std::collections::BTreeSet<_> = probe.result.packets.iter().filter_map(|p| p.dump_host).collect();
+    assert_eq!(hosts.len(), 1, "one dump host: it had every seq");
+    let n = probe.result.packets.iter().filter(|p| p.dump_host.is_some()).map(|p| p.seq).max().unwrap();
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}, {}, {n}]}}\n", n - 2, n - 1);
+    let run = rig_run("counters-lost-at-end", &Knobs { faults, ..knobs });
+    assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 3);
+    let r = report(&run);
+    assert_eq!(r.missing_copies, 3, "the gaps between copies show none of them");
+    assert_eq!(r.problems(), 0, "{:?}", r.inconsistent());
+}
+
 #[test]
 fn the_summary_names_what_is_wrong() {
     let faults = "    counter-lies:\n    - {host: responder, counter: np_cnp_sent, add: 5}\n".to_string();

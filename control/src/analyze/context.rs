@@ -79,6 +79,9 @@ pub struct RunContext {
     pub responder_counters: Option<CounterDelta>,
     /// Files found but not understood, with why (reported, never fatal).
     pub problems: Vec<String>,
+    /// Copies the switch gave that the trace lacks before its first copy or after its
+    /// last (`check::lost_at_ends`); the gaps between copies are in the records.
+    pub lost_at_ends: u64,
 }
 
 impl RunContext {

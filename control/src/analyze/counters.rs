@@ -28,7 +28,7 @@ use wire::mirror::Event;
 use super::conn::{unknown_verb_note, Role};
 use super::context::{CounterDelta, Verb};
 use super::gbn;
-use super::transport::{ce_marked, corrupt, is_seq_nak, missing_copies};
+use super::transport::{ce_marked, corrupt, is_seq_nak};
 use super::Input;
 
 /// What a counter counts, whatever the vendor calls it.
@@ -180,7 +180,7 @@ impl Frames {
     pub fn count(input: &Input<'_>) -> Frames {
         let hosts = Hosts::of(input);
         let derived = count_frames(input, &hosts);
-        Frames { hosts, missing: missing_copies(input.view.records), derived }
+        Frames { hosts, missing: super::missing_copies(input), derived }
     }
 }
 

@@ -94,7 +94,12 @@ impl Analysis {
     pub fn load(dir: &Path) -> Result<Analysis, AnalyzeError> {
         let rec = crate::reconstruct::Reconstruction::load(dir)?;
         let view = rec.view();
-        let ctx = RunContext::load(&rec.summary.dirs);
+        let mut ctx = RunContext::load(&rec.summary.dirs);
+        let s = &rec.summary;
+        match crate::check::CheckContext::from_summary(s, None) {
+            Ok(c) => ctx.lost_at_ends = crate::check::lost_at_ends(s.first_unwrapped, s.last_unwrapped, &c),
+            Err(e) => ctx.problems.push(format!("{e} (copies lost at the trace's ends are not counted)")),
+        }
         let configured = ctx.config.as_ref().and_then(|c| c.verb);
         // QP info names sender and receiver, not requester and responder: orienting it
         // needs the run's verb, from the opcodes if no configuration gives it.
@@ -117,6 +122,12 @@ impl Analysis {
     }
 }
 
+/// Copies the switch mirrored that the trace lacks: the gaps between its copies and those
+/// lost at either end.
+pub fn missing_copies(input: &Input<'_>) -> u64 {
+    transport::missing_copies(input.view.records) + input.ctx.lost_at_ends
+}
+
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
 /// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
@@ -135,7 +146,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         version: 1,
         trace: trace.to_path_buf(),
         packets: input.view.records.len() as u64,
-        missing_copies: transport::missing_copies(input.view.records),
+        missing_copies: missing_copies(input),
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
