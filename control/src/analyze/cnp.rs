@@ -34,6 +34,9 @@
 //! carries no PSN, so when the interval is shorter than the NP's CNP generation jitter two
 //! CNPs of one connection pair with their triggers by order, which may swap them. Without a
 //! test configuration NAKs are not triggers and the interval is estimated from CNP spacing.
+//! One scope hypothesis covers both NPs: with two different NICs both at work as NPs
+//! (CE-marked ACKs reaching an E810 requester of a CX5 responder), no one scope may explain
+//! the trace, and the documented scope and interval shown are the first active NP's.
 //! The arrival model uses the NIC's default link rate (a rig `link-gbps` override is not in
 //! the configuration the analyzers read); only queueing differences depend on it.
 
@@ -695,6 +698,8 @@ pub struct ScopeVerdict {
     pub used: Option<Scope>,
     /// What Lumina §6.3 measured for the NP's NIC.
     pub documented: Option<Scope>,
+    /// When none explains the trace: the scopes that come closest (fewest mismatches).
+    pub closest: Vec<Scope>,
 }
 
 /// Where the true minimum interval lies: above the largest gap that was suppressed, at most
@@ -803,10 +808,11 @@ fn active_nps(scan: &Scan) -> Vec<Role> {
 
 fn verdict(outcomes: &[Outcome], documented: Option<Scope>) -> ScopeVerdict {
     let consistent: Vec<Scope> = outcomes.iter().filter(|o| o.consistent()).map(|o| o.scope).collect();
+    let mut closest = Vec::new();
     let used = if consistent.is_empty() {
         // Closest to explaining the trace; ties go to the documented scope, then to order.
         let best = outcomes.iter().map(Outcome::mismatches).min();
-        let closest: Vec<Scope> = outcomes.iter().filter(|o| Some(o.mismatches()) == best).map(|o| o.scope).collect();
+        closest = outcomes.iter().filter(|o| Some(o.mismatches()) == best).map(|o| o.scope).collect();
         documented.filter(|d| closest.contains(d)).or(closest.first().copied())
     } else {
         documented.filter(|d| consistent.contains(d)).or(consistent.first().copied())
@@ -817,6 +823,7 @@ fn verdict(outcomes: &[Outcome], documented: Option<Scope>) -> ScopeVerdict {
         consistent,
         used,
         documented,
+        closest,
     }
 }
 
@@ -1064,6 +1071,11 @@ impl Report {
         match (self.scope.inferred, self.scope.consistent.is_empty()) {
             (Some(s), _) => format!("{}{documented}", s.name()),
             (None, false) => format!("ambiguous, consistent with {}{documented}", names(&self.scope.consistent)),
+            (None, true) if self.scope.closest.len() > 1 => format!(
+                "no scope explains the trace; {} come equally close (details follow {}){documented}",
+                names(&self.scope.closest),
+                self.scope.used.map_or("none", Scope::name)
+            ),
             (None, true) => format!(
                 "no scope explains the trace; closest {}{documented}",
                 self.scope.used.map_or("none", Scope::name)
@@ -1240,6 +1252,19 @@ mod tests {
         assert_eq!((b.above_ns, b.at_most_ns, b.explained), (None, None, false));
         assert_eq!((b.expected_ns, b.observed_min_ns), (Some(4_000), Some(8_000)));
         assert!(r.interval_line().unwrap().starts_with("min interval not bracketed"));
+    }
+
+    #[test]
+    fn scopes_that_fail_alike_are_named_as_tied() {
+        // One QP and a CNP with no mark before it: every scope misses it alike.
+        let r = Report::of(&scan(&[(0, 0, 0, 1)], &[(1, 1_000, 0, 1), (2, 30_000, 0, 1)]), &hosts("cx5", 4), true);
+        assert!(r.scope.consistent.is_empty());
+        assert_eq!(r.scope.closest, Scope::ALL);
+        assert!(
+            r.scope_line().contains("per port, per destination IP, per QP come equally close"),
+            "{}",
+            r.scope_line()
+        );
     }
 
     #[test]
