@@ -527,10 +527,15 @@ fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     // Every seq from the first copy to the last was given once: those copies or gaps.
     let spanned = u128::from(gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1));
     let beyond = match snap.counters_wrap() && (given >= LUMINA_COUNTER_WRAP || spanned >= LUMINA_COUNTER_WRAP) {
-        // Known only modulo the wrap: the fewest the counters allow.
-        true => {
-            (given % LUMINA_COUNTER_WRAP + LUMINA_COUNTER_WRAP - spanned % LUMINA_COUNTER_WRAP) % LUMINA_COUNTER_WRAP
-        }
+        // Known only modulo the wrap: the fewest the counters allow. More than half a wrap
+        // is rather fewer copies counted than spanned (counters of another run, wrong
+        // ports), which says nothing of the ends.
+        true => match (given % LUMINA_COUNTER_WRAP + LUMINA_COUNTER_WRAP - spanned % LUMINA_COUNTER_WRAP)
+            % LUMINA_COUNTER_WRAP
+        {
+            d if d > LUMINA_COUNTER_WRAP / 2 => 0,
+            d => d,
+        },
         false => given.saturating_sub(spanned),
     };
     u64::try_from(beyond).unwrap_or(u64::MAX)

@@ -151,6 +151,15 @@ impl<'a> Pending<'a> {
     }
 }
 
+impl SourceState<'_> {
+    /// The last copy read lies below one read before it (a frame read next would be keyed
+    /// by it, below packets already pending).
+    fn behind(&self) -> bool {
+        let back = self.pending.in_order.back().map(|m| m.key.seq);
+        self.last.zip(back).is_some_and(|((seq, _), back)| seq < back)
+    }
+}
+
 struct SourceState<'a> {
     packets: Packets<'a>,
     pending: Pending<'a>,
@@ -327,6 +336,18 @@ impl<'a> Merger<'a> {
         true
     }
 
+    /// Reads the next packet of source `i`, and after a copy that arrived below one already
+    /// read, on to the next copy that did not (within the window): the frames that are not
+    /// copies in between follow that straggler, and one left unread could belong before
+    /// packets about to leave. False at the source's end.
+    fn pull_past_stragglers(&mut self, i: usize) -> bool {
+        if !self.pull(i) {
+            return false;
+        }
+        while self.states[i].behind() && self.states[i].pending.len() < self.window && self.pull(i) {}
+        true
+    }
+
     /// Reads source `i` up to the window and enters its new head.
     fn refill(&mut self, i: usize) {
         while self.states[i].pending.len() < self.window && self.pull(i) {}
@@ -366,7 +387,7 @@ impl<'a> Merger<'a> {
     fn read_ahead(&mut self) -> bool {
         let mut read = false;
         for i in 0..self.states.len() {
-            if self.states[i].pending.len() < self.window && self.pull(i) {
+            if self.states[i].pending.len() < self.window && self.pull_past_stragglers(i) {
                 self.enter_head(i);
                 read = true;
             }
@@ -435,9 +456,10 @@ impl<'a> Iterator for Merger<'a> {
             let i = self.next_source()?;
             let m = self.states[i].pending.pop().expect("a source with a head has a packet pending");
             // Every source keeps a packet pending while it has any: its next one may be a
-            // frame that goes right after the copy just emitted.
-            if self.states[i].pending.len() == 0 {
-                self.pull(i);
+            // frame that goes right after the copy just emitted. So too while its last copy
+            // read is a straggler: what follows it in the file may go before its pending.
+            if self.states[i].pending.len() == 0 || self.states[i].behind() {
+                self.pull_past_stragglers(i);
             }
             self.enter_head(i);
             if !m.mirrored {

@@ -206,6 +206,8 @@ mod read_ahead_only_at_holes {
         Repeat(usize, usize),
         /// A frame that is not a copy (record i as ARP) goes in before record i.
         NotACopy(usize),
+        /// Record i moves d places later and a frame that is not a copy follows it there.
+        DisplaceThenNotACopy(usize, usize),
     }
 
     fn edit() -> impl Strategy<Value = Edit> {
@@ -214,6 +216,7 @@ mod read_ahead_only_at_holes {
             2 => any::<usize>().prop_map(Edit::Lose),
             1 => (any::<usize>(), 0usize..40).prop_map(|(i, d)| Edit::Repeat(i, d)),
             1 => any::<usize>().prop_map(Edit::NotACopy),
+            2 => (any::<usize>(), 1usize..40).prop_map(|(i, d)| Edit::DisplaceThenNotACopy(i, d)),
         ]
     }
 
@@ -234,6 +237,11 @@ mod read_ahead_only_at_holes {
                 let mut r = records[i % n].clone();
                 r[16 + 12..16 + 14].copy_from_slice(&[0x08, 0x06]);
                 records.insert(i % n, r);
+            }
+            Edit::DisplaceThenNotACopy(i, d) => {
+                let at = (i % n + d).min(n - 1);
+                apply(records, &Edit::Displace(i, d));
+                apply(records, &Edit::NotACopy(at + 1));
             }
         }
     }
@@ -289,6 +297,49 @@ mod read_ahead_only_at_holes {
         (with_flows, o.records.iter().filter(|r| !copy(r)).count())
     }
 
+    /// The emulator's run of `knobs` with its dump files' records (in file order) edited.
+    fn edited_run(name: &str, knobs: &Knobs, edit: impl FnOnce(&mut [Vec<Vec<u8>>])) -> std::path::PathBuf {
+        let base = rig_run(name, knobs);
+        let run = base.dir.parent().unwrap().join("edited");
+        let _ = std::fs::remove_dir_all(&run);
+        std::fs::create_dir_all(&run).unwrap();
+        for f in std::fs::read_dir(&base.dir).unwrap() {
+            let f = f.unwrap().path();
+            std::fs::copy(&f, run.join(f.file_name().unwrap())).unwrap();
+        }
+        let mut dumps: Vec<_> = std::fs::read_dir(&run)
+            .unwrap()
+            .map(|f| f.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
+            .collect();
+        dumps.sort();
+        assert_eq!(dumps.len(), knobs.dump_hosts.len());
+        let (headers, mut files): (Vec<_>, Vec<_>) = dumps.iter().map(|d| pcap_records(d)).unzip();
+        edit(&mut files);
+        for ((d, header), records) in dumps.iter().zip(&headers).zip(&files) {
+            std::fs::write(d, [header.clone(), records.concat()].concat()).unwrap();
+        }
+        run
+    }
+
+    /// Copies 1, 3, 2 and then a frame that is not a copy: it follows copy 2 in its file,
+    /// so it goes before 3, which the merge must read it to know.
+    #[test]
+    fn a_frame_after_a_copy_that_arrived_out_of_order_keeps_its_place() {
+        let knobs = Knobs { conns: 1, msgs: 2, msg_pkts: 4, dump_hosts: vec![1], ..Knobs::default() };
+        let run = edited_run("eager-straggler", &knobs, |files| {
+            files[0].swap(1, 2);
+            apply(&mut files[0], &Edit::NotACopy(3));
+        });
+        let eager = output(&run, &run.parent().unwrap().join("eager"), 2, false);
+        let full = output(&run, &run.parent().unwrap().join("full"), 2, true);
+        assert_eq!(eager.summary, full.summary);
+        assert!(eager.late.is_empty() && !eager.repeated);
+        let seqs: Vec<u32> = eager.records.iter().take(4).map(|r| r.wire_seq()).collect();
+        assert_eq!(seqs, [1, 2, 0, 3], "the frame after copy 2 (no seq) before copy 3");
+        assert!(eager.trace == full.trace && eager.records == full.records);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
         #[test]
@@ -297,25 +348,11 @@ mod read_ahead_only_at_holes {
             window in prop_oneof![Just(1usize), Just(4), Just(16), Just(1 << 14)],
         ) {
             let knobs = Knobs { conns: 3, msgs: 4, msg_pkts: 8, dump_hosts: vec![1, 2, 1], ..Knobs::default() };
-            let base = rig_run("eager-merge", &knobs);
-            let run = base.dir.parent().unwrap().join("edited");
-            let _ = std::fs::remove_dir_all(&run);
-            std::fs::create_dir_all(&run).unwrap();
-            for f in std::fs::read_dir(&base.dir).unwrap() {
-                let f = f.unwrap().path();
-                std::fs::copy(&f, run.join(f.file_name().unwrap())).unwrap();
-            }
-            let mut dumps: Vec<_> = std::fs::read_dir(&run).unwrap().map(|f| f.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|e| e == "pcap")).collect();
-            dumps.sort();
-            prop_assert_eq!(dumps.len(), 3);
-            let mut files: Vec<_> = dumps.iter().map(|d| pcap_records(d)).collect();
-            for (f, e) in &edits {
-                apply(&mut files[*f].1, e);
-            }
-            for (d, (header, records)) in dumps.iter().zip(&files) {
-                std::fs::write(d, [header.clone(), records.concat()].concat()).unwrap();
-            }
+            let run = edited_run("eager-merge", &knobs, |files| {
+                for (f, e) in &edits {
+                    apply(&mut files[*f], e);
+                }
+            });
             let eager = output(&run, &run.parent().unwrap().join("eager"), window, false);
             let full = output(&run, &run.parent().unwrap().join("full"), window, true);
             // A repeated copy read later may no longer name the first (`kept` unknown).

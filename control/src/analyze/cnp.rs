@@ -1003,15 +1003,18 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
 /// Consecutive CNPs of one group closer than the configured interval, on the NP's arrival
 /// clock when both have triggers, else on the switch clock.
 fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Finding>) {
+    let jitter_ps = generation_jitter_ns(scan, o).saturating_mul(1_000);
     let mut last: FxHashMap<Group, usize> = FxHashMap::default();
     for (k, c) in scan.cnps.iter().enumerate() {
         let Some(p) = last.insert(Group::of(o.scope, c.np, c.rp_ip, c.conn), k) else { continue };
         let Some(interval) = hosts[c.np.index()].interval_ps() else { continue };
-        let gap = match (o.trigger_of[p], o.trigger_of[k]) {
-            (Some(a), Some(b)) => scan.triggers[b].arrival_ps.saturating_sub(scan.triggers[a].arrival_ps),
-            _ => c.ts_ns.saturating_sub(scan.cnps[p].ts_ns).saturating_mul(1_000),
+        // Between the triggers' arrivals when both CNPs have one; else between the CNPs
+        // themselves, which carry the NP's generation jitter.
+        let (gap, slack) = match (o.trigger_of[p], o.trigger_of[k]) {
+            (Some(a), Some(b)) => (scan.triggers[b].arrival_ps.saturating_sub(scan.triggers[a].arrival_ps), 0),
+            _ => (c.ts_ns.saturating_sub(scan.cnps[p].ts_ns).saturating_mul(1_000), jitter_ps),
         };
-        if gap + TOLERANCE_PS < interval {
+        if gap + TOLERANCE_PS + slack < interval {
             let detail = format!(
                 "{:.3} µs after CNP seq {} of its group ({}); minimum {:.3} µs",
                 ns_f64(gap) / 1_000.0,
@@ -1022,6 +1025,17 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
             out.push(Finding { kind: FindingKind::CnpsTooClose, conn: c.conn, seq: c.seq, detail });
         }
     }
+}
+
+/// How much a CNP's delay after its trigger varies: the spread of the paired delays.
+fn generation_jitter_ns(scan: &Scan, o: &Outcome) -> u64 {
+    let delays = o
+        .trigger_of
+        .iter()
+        .zip(&scan.cnps)
+        .filter_map(|(t, c)| Some(c.ts_ns.saturating_sub(scan.triggers[(*t)?].ts_ns)));
+    let (lo, hi) = delays.fold((u64::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
+    hi.saturating_sub(lo)
 }
 
 fn us(ns: u64) -> f64 {
@@ -1265,6 +1279,19 @@ mod tests {
             "{}",
             r.scope_line()
         );
+    }
+
+    #[test]
+    fn cnps_without_a_trigger_are_too_close_only_beyond_the_generation_jitter() {
+        // Paired CNPs 1.0 and 1.4 µs after their marks (0.4 µs jitter); then one with no
+        // mark, `after` ns after the last.
+        let too_close = |after: u64| {
+            let cnps = [(1, 1_000, 0, 1), (3, 11_400, 0, 1), (4, 11_400 + after, 0, 1)];
+            let r = Report::of(&scan(&[(0, 0, 0, 1), (2, 10_000, 0, 1)], &cnps), &hosts("cx5", 4), true);
+            r.findings.iter().any(|f| f.kind == FindingKind::CnpsTooClose)
+        };
+        assert!(!too_close(3_800), "within the jitter of a 4 µs interval");
+        assert!(too_close(3_000));
     }
 
     #[test]
