@@ -428,7 +428,7 @@ impl Checker {
             .map(|(first, last)| Missing {
                 range: seq_range(first, last),
                 first_unwrapped: first as i64,
-                expected_at: expected_at(first, last, balance.as_ref(), names),
+                expected_at: expected_at(first, last, balance.as_ref(), names, &ctx.host_names),
             })
             .collect();
         let at_ends = |r: Option<(i128, i128)>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
@@ -616,6 +616,8 @@ fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
 #[derive(Debug, Clone, Default)]
 pub struct CheckContext {
     pub source_names: Vec<String>,
+    /// The inputs given (run directories or files), each a capture host.
+    pub host_names: Vec<String>,
     pub snapshot: Option<SwitchSnapshot>,
     pub roles: Option<PortRoles>,
     pub capture_problems: Vec<String>,
@@ -637,6 +639,7 @@ impl CheckContext {
         let roles = snapshot.as_ref().map(|s| PortRoles::find(s, config.as_ref()));
         Ok(CheckContext {
             source_names: summary.sources.iter().map(|s| s.name.clone()).collect(),
+            host_names: summary.inputs.iter().map(|p| p.display().to_string()).collect(),
             snapshot,
             roles,
             capture_problems: capture_problems(&summary.dirs),
@@ -828,7 +831,7 @@ fn steps_back(ts: u64, previous: u64) -> bool {
 /// Who should have had the unwrapped seqs `first..=last`: the sources the pattern assigns
 /// them to. The pattern was learned on unwrapped seqs, so it is applied to them too (a lap
 /// is 0x7fffffff seqs, no multiple of the period).
-fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[String]) -> Vec<String> {
+fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[String], hosts: &[String]) -> Vec<String> {
     let Some(b) = balance else { return Vec::new() };
     let period = i128::from(b.period);
     let mut seen = std::collections::BTreeSet::new();
@@ -837,7 +840,7 @@ fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[Stri
     }
     seen.into_iter()
         .map(|s| match b.level.as_str() {
-            "host" => format!("host {s}"),
+            "host" => hosts.get(usize::from(s)).map_or_else(|| format!("host {s}"), |h| format!("host {h}")),
             _ => names.get(usize::from(s)).cloned().unwrap_or_else(|| format!("source {s}")),
         })
         .collect()
@@ -1007,6 +1010,15 @@ mod tests {
     }
 
     #[test]
+    fn a_pattern_by_capture_host_names_the_input_path() {
+        let b = Balance { period: 2, pattern: vec![0, 1], level: "host".into() };
+        let hosts = ["captures/a".to_string(), "captures/b".to_string()];
+        assert_eq!(expected_at(3, 3, Some(&b), &[], &hosts), ["host captures/b"]);
+        assert_eq!(expected_at(3, 4, Some(&b), &[], &hosts), ["host captures/a", "host captures/b"]);
+        assert_eq!(expected_at(3, 3, Some(&b), &[], &[]), ["host 1"], "without names, the input's index");
+    }
+
+    #[test]
     fn a_flow_id_past_the_flow_table_has_no_direction() {
         let mut c = Checker::new(&[0]).per_direction(&[trace::record::Flow::default()]);
         let mut r = Record::default().with_seq(1);
@@ -1061,6 +1073,7 @@ mod tests {
     fn report(records: &[Record], parts: usize) -> String {
         let ctx = CheckContext {
             source_names: vec!["a".into(), "b".into(), "c".into()],
+            host_names: Vec::new(),
             snapshot: None,
             roles: None,
             capture_problems: Vec::new(),
