@@ -143,7 +143,8 @@ fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
 
 /// Without QP info: each request direction (src, dst, dest QPN = responder's QPN) is a
 /// connection; a response direction (dst → src, dest QPN = requester's QPN) joins the one
-/// whose request PSN range holds its first response PSN. Unpaired requesters get QPN 0.
+/// whose request PSN range holds its first response PSN, else its last. Unpaired
+/// requesters get QPN 0.
 fn infer(view: &RecordView<'_>) -> Vec<Connection> {
     /// A direction's PSNs, unwrapped packet to packet: a connection's PSNs can span more
     /// than half the 24-bit space, where comparing each with the first stops working.
@@ -207,15 +208,22 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
     resps.sort_by_key(|(_, d)| d.order);
     // Several QPs between the same addresses: a response direction pairs with the request
     // direction whose PSNs hold its own and begin closest before them (ACKs start at the
-    // first request's PSN).
+    // first request's PSN). A trace that starts mid-connection can show responses to
+    // requests before its first: then a request direction that holds its last will do.
     for ((src, requester), d) in resps {
         let candidate = list
             .iter_mut()
             .zip(&reqs)
             .filter(|(c, (_, rd))| {
-                c.requester.qpn == 0 && c.requester.ip == requester.ip && c.responder.ip == src && rd.holds(d.first)
+                c.requester.qpn == 0
+                    && c.requester.ip == requester.ip
+                    && c.responder.ip == src
+                    && (rd.holds(d.first) || rd.holds(d.last))
             })
-            .min_by_key(|(_, (_, rd))| (!rd.holds(d.last), psn::distance(rd.first, d.first), rd.order));
+            .min_by_key(|(_, (_, rd))| {
+                let apart = psn::signed_distance(rd.first, d.first).unsigned_abs();
+                (!rd.holds(d.first), !rd.holds(d.last), apart, rd.order)
+            });
         if let Some((c, _)) = candidate {
             c.requester = requester;
         }
@@ -335,6 +343,33 @@ mod tests {
         let conns = Connections::track(&view, &[], None);
         let got: Vec<(u32, u32)> = conns.list.iter().map(|c| (c.responder.qpn, c.requester.qpn)).collect();
         assert_eq!(got, [(7, 5), (8, 9)]);
+    }
+
+    #[test]
+    fn a_trace_that_starts_mid_connection_still_pairs_its_responses() {
+        use trace::record::Flow;
+        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
+        let flows = [
+            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
+            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
+        ];
+        let record = |psn: u32, kind: Kind, dest_qp: u32, flow: u32| {
+            let mut r = Record::default().with_psn(psn).with_opcode(0x0a).with_kind(kind).with_dest_qp(dest_qp);
+            r.flow = flow;
+            r
+        };
+        // The first request captured is PSN 1000; an ACK for 995, sent before, comes first.
+        let recs = [
+            record(1000, Kind::Request, 7, 0),
+            record(995, Kind::Response, 5, 1),
+            record(1001, Kind::Request, 7, 0),
+            record(1001, Kind::Response, 5, 1),
+        ];
+        let view = RecordView { records: &recs, flows: &flows };
+        let conns = Connections::track(&view, &[], None);
+        let got: Vec<(u32, u32)> = conns.list.iter().map(|c| (c.responder.qpn, c.requester.qpn)).collect();
+        assert_eq!(got, [(7, 5)]);
+        assert_eq!(conns.unassigned, 0);
     }
 
     #[test]

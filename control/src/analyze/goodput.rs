@@ -341,8 +341,10 @@ impl Tracker {
         if r.opcode() == wire::bth::Opcode::RC_ACK.0 && r.has(flag::AETH) {
             match r.syndrome() >> 5 {
                 0b00 => self.progress(psn::add(r.psn(), 1), ts),
-                // A NAK-sequence-error acknowledges everything before its PSN.
-                0b11 if r.syndrome() & 0x1f == 0 => self.progress(r.psn(), ts),
+                // A responder NAKs PSN p, for a sequence error, an error or with RNR, only
+                // having executed every packet before it: the NAK acknowledges them (IBA
+                // 9.7.5.1; a requester completes those work requests on it).
+                0b01 | 0b11 => self.progress(r.psn(), ts),
                 _ => {}
             }
         } else if is_data(r, Verb::Read) && r.psn() == self.read_expect {
@@ -432,6 +434,51 @@ mod tests {
 
     fn msg(first_packet_ns: u64, completed_ns: Option<u64>) -> Message {
         Message { first_psn: 0, last_psn: Some(0), bytes: 1, first_packet_ns, posted_ns: 0, completed_ns, mct_ns: None }
+    }
+
+    #[test]
+    fn an_rnr_nak_completes_the_messages_before_its_psn() {
+        use wire::bth::Opcode;
+        let at = |mut r: Record, ns: u64| {
+            r.switch_ts_ns = ns;
+            r
+        };
+        let send = |psn, ns| {
+            at(Record::default().with_kind(Kind::Request).with_opcode(Opcode::RC_SEND_ONLY.0).with_psn(psn), ns)
+        };
+        let ack = |syndrome, psn, ns| {
+            at(
+                Record::default()
+                    .with_kind(Kind::Response)
+                    .with_opcode(Opcode::RC_ACK.0)
+                    .with_psn(psn)
+                    .with_aeth(syndrome, 0),
+                ns,
+            )
+        };
+        // Two one-packet SENDs; the second finds no receive WQE (RNR NAK, timer code 1),
+        // then is resent and acknowledged.
+        let records = [send(10, 0), send(11, 10), ack(0b001_00001, 11, 100), send(11, 400), ack(0, 11, 500)];
+        let mut t = Tracker {
+            verb: Verb::Send,
+            mtu: 1024,
+            hi: None,
+            msgs: Vec::new(),
+            open: false,
+            bytes_from_reth: false,
+            una: 10,
+            read_expect: 10,
+            next_incomplete: 0,
+            clock: SwitchClock::of(&records),
+        };
+        for r in &records {
+            match r.kind() {
+                Kind::Request => t.on_request(r),
+                _ => t.on_response(r),
+            }
+        }
+        let done: Vec<Option<u64>> = t.msgs.iter().map(|m| m.completed_ns).collect();
+        assert_eq!(done, [Some(100), Some(500)]);
     }
 
     #[test]
