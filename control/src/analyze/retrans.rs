@@ -60,7 +60,8 @@ const PENDING_CAP: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RecoveryKind {
-    /// WRITE/SEND: NAK (PSN sequence error) → go-back.
+    /// NAK (PSN sequence error) → go-back: WRITE/SEND data, or a READ request the
+    /// responder missed.
     Nack,
     /// READ: repeated READ request from the missing PSN → responses resent.
     ReadNack,
@@ -526,6 +527,10 @@ impl Tracker {
                 (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
                 (verb, sender) if sender == Connection::data_sender(verb) && is_data(r, verb) => self.data(p, r),
                 (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
+                // A READ responder NAKs a request PSN it skipped (a lost READ request).
+                (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
+                    push_capped(&mut self.naks, PendingNak { nak: p, gap: None });
+                }
                 _ => {}
             }
         }
@@ -536,11 +541,12 @@ impl Tracker {
     fn data(&mut self, p: PacketRef, r: &Record) {
         let (retx, go_back) = self.data.observe(p.psn);
         self.retransmitted_packets += u64::from(retx);
-        if go_back {
-            match self.s.verb {
-                Verb::Read => self.response_go_back(p),
-                Verb::Write | Verb::Send => self.data_go_back(p),
-            }
+        match self.s.verb {
+            Verb::Write | Verb::Send if go_back => self.data_go_back(p),
+            // The answer to a request asked again: a go-back, or for a request the responder
+            // never had (or a response lost before the mirror), a first transmission.
+            Verb::Read if go_back || !self.awaiting_data.is_empty() => self.response_go_back(p),
+            _ => {}
         }
         if self.s.verb != Verb::Read {
             self.timer.arm(p.switch_ts_ns);
@@ -577,24 +583,34 @@ impl Tracker {
         }
     }
 
-    /// WRITE/SEND: an ACK or NAK from the responder.
+    /// WRITE/SEND: an ACK or NAK from the responder. One dropped or corrupted on its way
+    /// never reached the requester: what it says of the responder stands (a gap it
+    /// answered, a PSN it turned away), but the requester neither progressed on it nor
+    /// has a NAK to react to (its recovery will be a timeout's).
     fn ack(&mut self, p: PacketRef, r: &Record) {
+        let reached = delivered(r);
         if is_ack(r) {
-            self.progress(p.psn + 1, p.switch_ts_ns);
+            if reached {
+                self.progress(p.psn + 1, p.switch_ts_ns);
+            }
         } else if is_rnr_nak(r) && self.s.verb != Verb::Read {
             // Not accepted: the responder expects the PSN again, and the requester resends
             // from it after the RNR timer, which is no loss recovery.
-            self.progress(p.psn, p.switch_ts_ns);
             self.rx.reject(p.psn);
-            self.rnr_pending = Some(p.psn);
+            if reached {
+                self.progress(p.psn, p.switch_ts_ns);
+                self.rnr_pending = Some(p.psn);
+            }
         } else if is_seq_nak(r) {
             // A NAK acknowledges everything before the PSN it names, and answers the gap
             // expecting that PSN; the responder NAKs each gap once, in order, so failing
             // that (the PSN unknown to us) it is the oldest gap's.
-            self.progress(p.psn, p.switch_ts_ns);
             let named = self.gaps.iter().position(|g| g.expected == p.psn);
             let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
-            push_capped(&mut self.naks, PendingNak { nak: p, gap });
+            if reached {
+                self.progress(p.psn, p.switch_ts_ns);
+                push_capped(&mut self.naks, PendingNak { nak: p, gap });
+            }
         }
     }
 
@@ -685,6 +701,21 @@ impl Tracker {
     /// fired first.
     fn request_go_back(&mut self, req: PacketRef) {
         self.rx.recovering();
+        // A lost READ request: the responder NAKed its PSN, the requester asks again.
+        if let Some(k) = self.naks.iter().position(|n| n.nak.psn == req.psn) {
+            let n = self.naks.remove(k);
+            let i = self.draft(Draft {
+                kind: RecoveryKind::Nack,
+                lost: None,
+                revealing: None,
+                nak: Some(n.nak),
+                first: Some(req),
+                data: None,
+                timeout: None,
+            });
+            self.awaiting_data.push_back((i, req.psn));
+            return;
+        }
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).
@@ -1112,6 +1143,60 @@ mod tests {
         assert_eq!((r.kind, r.psn, r.first_retransmission.seq), (RecoveryKind::Nack, 2, 5));
         assert_eq!((r.lost.unwrap().seq, r.revealing.unwrap().seq, r.nak.unwrap().seq), (2, 3, 4));
         assert_eq!((r.generation_ns, r.reaction_ns, r.total_ns), (Some(1_800), Some(4_000), Some(5_900)));
+    }
+
+    #[test]
+    fn a_nak_dropped_on_its_way_leaves_the_recovery_to_the_timeout() {
+        use Role::{Requester as Req, Responder as Resp};
+        // 2 is dropped, 3 reveals it, the NAK is dropped too: the requester goes back
+        // after its 67 ms timer, which is no NACK reaction and no early timeout.
+        let t = iba_timeout_ns(14);
+        let got = replay(
+            write(Some(false)),
+            &[
+                (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+                (Resp, WRITE_MIDDLE, 1, 1_100, 1, None),
+                (Resp, WRITE_MIDDLE, 2, 1_200, 0, None),
+                (Req, ACK, 1, 3_000, 1, Some(NAK_SEQ)),
+                (Resp, WRITE_MIDDLE, 1, 1_200 + t + 500, 0, None),
+                (Resp, WRITE_MIDDLE, 2, 1_200 + t + 600, 0, None),
+            ],
+        );
+        assert_eq!(got.len(), 1);
+        let (r, timeout) = (&got[0], got[0].timeout.as_ref().unwrap());
+        assert_eq!((r.kind, r.nak.map(|n| n.seq)), (RecoveryKind::Timeout, None));
+        assert!(!timeout.early, "{timeout:?}");
+        let report = Report { overall: Stats::of(got.iter(), &[], 1), ..Report::default() };
+        assert_eq!(report.problems(), 0);
+    }
+
+    #[test]
+    fn a_lost_read_request_is_recovered_by_the_responders_nak() {
+        use Role::{Requester as Req, Responder as Resp};
+        const READ_REQUEST: u8 = 0x0c;
+        const READ_RESPONSE_ONLY: u8 = 0x10;
+        // Requests at 0, 1 (dropped) and 2; the responder answers 0, NAKs 1; the requester
+        // asks again from 1 a few µs later: a NACK recovery, not an early timeout.
+        let read = Settings { verb: Verb::Read, ..write(Some(false)) };
+        let got = replay(
+            read,
+            &[
+                (Resp, READ_REQUEST, 0, 1_000, 0, None),
+                (Resp, READ_REQUEST, 1, 1_100, 1, None),
+                (Resp, READ_REQUEST, 2, 1_200, 0, None),
+                (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+                (Req, ACK, 1, 2_500, 0, Some(NAK_SEQ)),
+                (Resp, READ_REQUEST, 1, 6_000, 0, None),
+                (Resp, READ_REQUEST, 2, 6_100, 0, None),
+                (Req, READ_RESPONSE_ONLY, 1, 7_000, 0, None),
+                (Req, READ_RESPONSE_ONLY, 2, 7_100, 0, None),
+            ],
+        );
+        assert_eq!(got.len(), 1, "{got:?}");
+        let r = &got[0];
+        assert_eq!((r.kind, r.nak.map(|n| n.seq), r.first_retransmission.seq), (RecoveryKind::Nack, Some(5), 6));
+        assert_eq!((r.reaction_ns, r.timeout.is_none()), (Some(3_500), true));
+        assert_eq!(r.data_retransmission.map(|d| d.seq), Some(8));
     }
 
     #[test]
