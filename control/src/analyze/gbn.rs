@@ -513,6 +513,9 @@ impl Checker {
         self.stats.rnr_naks += 1;
         self.rx.gbn.reject(r.psn());
         self.rx.open = None;
+        // Out-of-sequence arrivals after the PSN turned away were no gaps to the responder,
+        // which went back to expecting it (it may discard them silently, or NAK that PSN).
+        self.rx.awaiting.retain(|e| !psn::gt(e.lost, r.psn()));
         if delivered(r) {
             self.acknowledged(r, r.psn());
             self.tx.rnr_pending = Some(r.psn());
@@ -1452,6 +1455,25 @@ mod tests {
         t.ack(102);
         let (_, v) = t.check(Verb::Send);
         assert_eq!(kinds(&v), [(ViolationKind::MissingNak, cause)]);
+    }
+
+    #[test]
+    fn gaps_after_a_psn_turned_away_wait_for_no_nak() {
+        // SEND: 101 is RNR-NAKed; 102 was dropped and 103, on its way before the RNR NAK
+        // reached the switch, arrived out of sequence. The responder expects 101 again and
+        // discards 103 silently; the sender resends from 101 after the RNR timer.
+        let mut t = Trace::new();
+        t.data(100);
+        t.data(101);
+        t.dropped(102);
+        t.data(103);
+        t.aeth(101, 0x2e, Role::Requester);
+        for p in [101, 102, 103] {
+            t.data(p);
+        }
+        t.ack(103);
+        let (s, v) = t.check(Verb::Send);
+        assert_eq!(v, [], "{s:?}");
     }
 
     #[test]

@@ -597,6 +597,9 @@ impl Tracker {
             // Not accepted: the responder expects the PSN again, and the requester resends
             // from it after the RNR timer, which is no loss recovery.
             self.rx.reject(p.psn);
+            // Gaps after the PSN turned away were none to the responder, which expects it
+            // again: no NAK will answer them.
+            self.gaps.retain(|g| g.expected <= p.psn);
             if reached {
                 self.progress(p.psn, p.switch_ts_ns);
                 self.rnr_pending = Some(p.psn);
