@@ -251,8 +251,8 @@ fn connections_without_a_verb_are_skipped_and_each_analyzer_says_so() {
     let conns = Connections::track(&view, &ctx.qp_info, None);
     assert_eq!((conns.list.len(), conns.list[0].packets.len(), conns.list[0].verb), (1, 1, None));
     let input = Input { view, conns: &conns, ctx: &ctx, verb: None };
-    let note =
-        |what: &str| format!("1 connection(s) of unknown verb (no configuration, no requests in the trace): {what}");
+    let note = |what: &str| control::analyze::conn::unknown_verb_note(1, what);
+    assert!(note("x").starts_with("1 connection(s) of unknown verb (no configuration, and no requests"));
     let (r, g) = (retrans::analyze(&input), goodput::analyze(&input));
     assert!(r.notes.contains(&note("not analyzed")), "{:?}", r.notes);
     assert_eq!(g.notes, [note("no messages")]);

@@ -132,7 +132,10 @@ impl Connections {
 /// configuration names it and no request in the trace shows it. `consequence` says what the
 /// analyzer could not do for them.
 pub fn unknown_verb_note(n: usize, consequence: &str) -> String {
-    format!("{n} connection(s) of unknown verb (no configuration, no requests in the trace): {consequence}")
+    format!(
+        "{n} connection(s) of unknown verb (no configuration, and no requests in the trace or READ mixed with \
+         WRITE/SEND on one QP): {consequence}"
+    )
 }
 
 fn from_qp_info(id: u32, q: &QpInfo, verb: Option<Verb>) -> Connection {
@@ -252,19 +255,26 @@ impl Iter {
     }
 }
 
-/// The verb of a connection's requests: a READ request means READ, SEND opcodes SEND,
-/// WRITE opcodes WRITE (a WRITE may be followed by a READ on one QP; the READ decides).
+/// The verb of a connection's requests: READ requests mean READ, SEND opcodes SEND, WRITE
+/// opcodes WRITE (SEND with WRITE on one QP: SEND, whose receiver sequences both alike).
+/// READ mixed with WRITE/SEND on one QP (NVMe-oF, iSER, SMB Direct) is `None`: the
+/// analyzers replay one verb's transport per QP, and the other verb's PSNs would make
+/// every later packet look out of order.
 pub fn verb_of<'r>(requests: impl IntoIterator<Item = &'r Record>) -> Option<Verb> {
-    let mut verb = None;
+    let (mut read, mut other) = (false, None);
     for r in requests.into_iter().filter(|r| r.kind() == Kind::Request) {
         match r.opcode() & 0x1f {
-            0x0c => return Some(Verb::Read),
-            0x00..=0x05 | 0x16 | 0x17 => verb = Some(Verb::Send),
-            0x06..=0x0b => verb = verb.or(Some(Verb::Write)),
+            0x0c => read = true,
+            0x00..=0x05 | 0x16 | 0x17 => other = Some(Verb::Send),
+            0x06..=0x0b => other = other.or(Some(Verb::Write)),
             _ => {}
         }
     }
-    verb
+    match (read, other) {
+        (true, None) => Some(Verb::Read),
+        (true, Some(_)) => None,
+        (false, other) => other,
+    }
 }
 
 /// Whether `r` is a data packet of `verb` travelling from the data sender (WRITE/SEND
@@ -370,6 +380,15 @@ mod tests {
         let got: Vec<(u32, u32)> = conns.list.iter().map(|c| (c.responder.qpn, c.requester.qpn)).collect();
         assert_eq!(got, [(7, 5)]);
         assert_eq!(conns.unassigned, 0);
+    }
+
+    #[test]
+    fn a_qp_mixing_read_with_write_has_no_one_verb() {
+        let req = |op| Record::default().with_kind(Kind::Request).with_opcode(op);
+        assert_eq!(verb_of(&[req(0x0a), req(0x0c)]), None);
+        assert_eq!(verb_of(&[req(0x0c), req(0x0c)]), Some(Verb::Read));
+        assert_eq!(verb_of(&[req(0x0a), req(0x04)]), Some(Verb::Send));
+        assert_eq!(verb_of(&[req(0x0a)]), Some(Verb::Write));
     }
 
     #[test]

@@ -897,7 +897,7 @@ impl Report {
             self.violations.len()
         );
         if !self.unknown_verb.is_empty() {
-            let _ = writeln!(out, "  not checked, verb unknown: connections {:?}", self.unknown_verb);
+            let _ = writeln!(out, "  not checked, verb unknown or mixed: connections {:?}", self.unknown_verb);
         }
         render_capped(out, &self.violations, |out, v| {
             let _ = writeln!(
