@@ -691,7 +691,7 @@ impl Tracker {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
             });
         if go_back {
-            self.request_go_back(p);
+            self.request_go_back(p, delivered(r));
         }
         self.timer.arm(p.switch_ts_ns);
         let q = &mut self.requests;
@@ -702,7 +702,10 @@ impl Tracker {
 
     /// READ go-back of the requests: the "NACK" of a revealed gap (§6.1), unless the timer
     /// fired first.
-    fn request_go_back(&mut self, req: PacketRef) {
+    ///
+    /// Only a request that reached the responder waits for its answer: one dropped on its
+    /// way is answered by nothing (the next one asked, after a timeout, is).
+    fn request_go_back(&mut self, req: PacketRef, reached: bool) {
         self.rx.recovering();
         // A lost READ request: the responder NAKed its PSN, the requester asks again.
         if let Some(k) = self.naks.iter().position(|n| n.nak.psn == req.psn) {
@@ -716,7 +719,9 @@ impl Tracker {
                 data: None,
                 timeout: None,
             });
-            self.awaiting_data.push_back((i, req.psn));
+            if reached {
+                self.awaiting_data.push_back((i, req.psn));
+            }
             return;
         }
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
@@ -738,6 +743,9 @@ impl Tracker {
             // A gap stays pending through a timeout: its go-back is still scheduled.
             _ => self.timeout(req, None),
         };
+        if !reached {
+            return;
+        }
         self.awaiting_data.push_back((i, req.psn));
         if self.awaiting_data.len() > PENDING_CAP {
             self.awaiting_data.pop_front();
@@ -1200,6 +1208,35 @@ mod tests {
         assert_eq!((r.kind, r.nak.map(|n| n.seq), r.first_retransmission.seq), (RecoveryKind::Nack, Some(5), 6));
         assert_eq!((r.reaction_ns, r.timeout.is_none()), (Some(3_500), true));
         assert_eq!(r.data_retransmission.map(|d| d.seq), Some(8));
+    }
+
+    #[test]
+    fn a_repeated_read_request_dropped_on_its_way_is_answered_by_nothing() {
+        use Role::{Requester as Req, Responder as Resp};
+        const READ_REQUEST: u8 = 0x0c;
+        const READ_RESPONSE_ONLY: u8 = 0x10;
+        let t = iba_timeout_ns(14);
+        // Response 1 is dropped, 2 reveals it; the requester asks again from 1 but that
+        // request is dropped too; after its timer it asks again, and is answered.
+        let read = Settings { verb: Verb::Read, ..write(Some(false)) };
+        let got = replay(
+            read,
+            &[
+                (Resp, READ_REQUEST, 0, 1_000, 0, None),
+                (Resp, READ_REQUEST, 1, 1_100, 0, None),
+                (Resp, READ_REQUEST, 2, 1_200, 0, None),
+                (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+                (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None),
+                (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
+                (Resp, READ_REQUEST, 1, 5_000, 1, None),
+                (Resp, READ_REQUEST, 1, 5_000 + t + 100, 0, None),
+                (Req, READ_RESPONSE_ONLY, 1, 5_000 + t + 1_000, 0, None),
+            ],
+        );
+        let answered: Vec<(RecoveryKind, u32)> =
+            got.iter().filter_map(|r| Some((r.kind, r.data_retransmission?.seq))).collect();
+        assert_eq!(answered, [(RecoveryKind::Timeout, 9)], "{got:?}");
+        assert!(got.iter().all(|r| r.reaction_ns.is_none_or(|ns| ns < t)), "{got:?}");
     }
 
     #[test]
