@@ -75,15 +75,20 @@ pub fn read_span(r: &Record, mtu: u32) -> u32 {
     }
 }
 
-/// The path MTU: configured, else the largest READ response payload of `records` (First
-/// and Middle responses carry a full MTU, so whenever a READ spans packets this is exact);
-/// `None` when neither tells.
+/// The path MTU: what First and Middle READ responses of `records` carry (exactly one MTU
+/// each: the MTU in effect, whatever a configuration asked for), else the configured one,
+/// else the largest READ response payload; `None` when nothing tells.
 pub fn path_mtu<'r>(config: Option<&TestConfig>, records: impl IntoIterator<Item = &'r Record>) -> Option<u32> {
-    if let Some(m) = config.and_then(|c| c.mtu).filter(|&m| m > 0) {
-        return Some(m);
+    let (mut full, mut largest) = (0, 0);
+    for r in records.into_iter().filter(|r| is_data(r, Verb::Read)) {
+        let len = u32::from(r.payload_len);
+        if matches!(r.opcode() & 0x1f, 0x0d | 0x0e) {
+            full = full.max(len);
+        }
+        largest = largest.max(len);
     }
-    let largest = records.into_iter().filter(|r| is_data(r, Verb::Read)).map(|r| u32::from(r.payload_len)).max();
-    largest.filter(|&m| m > 0)
+    let configured = config.and_then(|c| c.mtu).filter(|&m| m > 0);
+    Some(full).filter(|&m| m > 0).or(configured).or(Some(largest).filter(|&m| m > 0))
 }
 
 /// IBA local ACK timeout for exponent `t`: 4.096 µs × 2^t (IBA vol. 1 §9.7.6.1.3).
@@ -290,6 +295,21 @@ mod tests {
         // A receiver already recovering NAKs no new gap until the expected PSN arrives.
         rx.recovering();
         assert_eq!([15, 13, 15].map(|p| rx.arrive(p)), [Ignored, InOrder, Gap { missing: 14 }]);
+    }
+
+    #[test]
+    fn the_mtu_read_responses_carry_wins_over_the_configured_one() {
+        let resp = |op: u8, len: u16| {
+            let mut r = Record::default().with_kind(Kind::Response).with_opcode(op);
+            r.payload_len = len;
+            r
+        };
+        let cfg = TestConfig { mtu: Some(4096), ..TestConfig::default() };
+        let first_last = [resp(0x0d, 1024), resp(0x0f, 100)];
+        assert_eq!(path_mtu(Some(&cfg), &first_last), Some(1024));
+        assert_eq!(path_mtu(Some(&cfg), &[resp(0x10, 100)]), Some(4096), "an Only response says nothing");
+        assert_eq!(path_mtu(None, &[resp(0x10, 100)]), Some(100));
+        assert_eq!(path_mtu(None, &[]), None);
     }
 
     #[test]
