@@ -248,8 +248,15 @@ struct Tracker {
     una: u32,
     read_expect: u32,
     next_incomplete: usize,
+    /// Acknowledgement points (una, time) reached while the oldest incomplete message's
+    /// end is unknown (its LAST copy missing): once its end is known, it completed at the
+    /// first of them past it.
+    held: Vec<(u32, u64)>,
     clock: SwitchClock,
 }
+
+/// At most this many acknowledgement points are held for a message whose end is unknown.
+const HELD_CAP: usize = 64;
 
 impl Tracker {
     fn run(input: &Input<'_>, c: &Connection, verb: Verb, mtu: u32) -> Vec<Message> {
@@ -266,6 +273,7 @@ impl Tracker {
             una: ipsn,
             read_expect: ipsn,
             next_incomplete: 0,
+            held: Vec::new(),
             clock: SwitchClock::of(records),
         };
         for &(i, to) in &c.packets {
@@ -305,6 +313,9 @@ impl Tracker {
                 // Its last packet's copy is missing from the trace: it ended before this
                 // one began, or its completion would hold up every later message's.
                 m.last_psn = Some(psn::sub(r.psn(), 1));
+                for (una, ts) in std::mem::take(&mut self.held) {
+                    self.complete(una, ts);
+                }
             }
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
@@ -358,13 +369,25 @@ impl Tracker {
         if psn::gt(una, self.una) {
             self.una = una;
         }
+        self.complete(self.una, ts);
+    }
+
+    /// Completes, at `ts`, the messages that end before `una`.
+    fn complete(&mut self, una: u32, ts: u64) {
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
-                Some(last) if psn::gt(self.una, last) => {
+                Some(last) if psn::gt(una, last) => {
                     m.completed_ns = Some(ts);
                     self.next_incomplete += 1;
+                    self.held.clear();
                 }
-                _ => break,
+                Some(_) => break,
+                None => {
+                    if self.held.len() < HELD_CAP && self.held.last().is_none_or(|&(u, _)| psn::gt(una, u)) {
+                        self.held.push((una, ts));
+                    }
+                    break;
+                }
             }
         }
     }
@@ -432,6 +455,23 @@ impl Report {
 mod tests {
     use super::*;
 
+    /// A tracker of one connection from PSN 10, MTU 1024.
+    fn tracker(verb: Verb, clock: SwitchClock) -> Tracker {
+        Tracker {
+            verb,
+            mtu: 1024,
+            hi: None,
+            msgs: Vec::new(),
+            open: false,
+            bytes_from_reth: false,
+            una: 10,
+            read_expect: 10,
+            next_incomplete: 0,
+            held: Vec::new(),
+            clock,
+        }
+    }
+
     fn msg(first_packet_ns: u64, completed_ns: Option<u64>) -> Message {
         Message { first_psn: 0, last_psn: Some(0), bytes: 1, first_packet_ns, posted_ns: 0, completed_ns, mct_ns: None }
     }
@@ -459,18 +499,7 @@ mod tests {
         // Two one-packet SENDs; the second finds no receive WQE (RNR NAK, timer code 1),
         // then is resent and acknowledged.
         let records = [send(10, 0), send(11, 10), ack(0b001_00001, 11, 100), send(11, 400), ack(0, 11, 500)];
-        let mut t = Tracker {
-            verb: Verb::Send,
-            mtu: 1024,
-            hi: None,
-            msgs: Vec::new(),
-            open: false,
-            bytes_from_reth: false,
-            una: 10,
-            read_expect: 10,
-            next_incomplete: 0,
-            clock: SwitchClock::of(&records),
-        };
+        let mut t = tracker(Verb::Send, SwitchClock::of(&records));
         for r in &records {
             match r.kind() {
                 Kind::Request => t.on_request(r),
@@ -560,23 +589,21 @@ mod tests {
             (r.flags, r.switch_ts_ns, r.payload_len) = (r.flags | flag::MIRRORED, ts, 1024);
             r
         };
-        let mut t = Tracker {
-            verb: Verb::Write,
-            mtu: 1024,
-            hi: None,
-            msgs: Vec::new(),
-            open: false,
-            bytes_from_reth: false,
-            una: 10,
-            read_expect: 10,
-            next_incomplete: 0,
-            clock: SwitchClock::default(),
-        };
+        let mut t = tracker(Verb::Write, SwitchClock::default());
         t.on_request(&rec(0x06, 10, 100).with_reth(2048)); // WRITE FIRST; its LAST (11) has no copy
         t.on_request(&rec(0x0a, 12, 300).with_reth(1024)); // WRITE ONLY
         t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2)); // ACK up to 12
         let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
         assert_eq!(got, [(10, Some(11), Some(900)), (12, Some(12), Some(900))]);
+        // tx-depth 1: the ACK of 11 comes before the next message starts; the first message
+        // completed then, not at the next ACK.
+        let mut t = tracker(Verb::Write, SwitchClock::default());
+        t.on_request(&rec(0x06, 10, 100).with_reth(2048));
+        t.on_response(&rec(0x11, 11, 500).with_aeth(0x1f, 1)); // ACK up to 11
+        t.on_request(&rec(0x0a, 12, 600).with_reth(1024));
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2));
+        let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
+        assert_eq!(got, [(10, Some(11), Some(500)), (12, Some(12), Some(900))]);
     }
 
     #[test]
