@@ -219,8 +219,8 @@ pub struct Merger<'a> {
     reference: Option<(u64, u32)>,
     /// Unwrapped seq of the last copy emitted in order.
     last_emitted: Option<u64>,
-    /// Where the copies of the last `window` or so seqs came from, to name the copy kept
-    /// when a seq comes again.
+    /// Where the copies of recent seqs came from, to name the copy kept when a seq comes
+    /// again.
     emitted: Emitted,
     /// See [`Merger::next_source`]; off, every window is full before each packet leaves.
     eager: bool,
@@ -491,8 +491,8 @@ impl<'a> Iterator for Merger<'a> {
 
 /// Where the copies of recent seqs, emitted in order, came from: one slot per seq modulo
 /// a power of two at least a window per source, so a copy repeated within about a window
-/// of its file names the first. (A `Location` is built only when an issue names one: its source name would cost
-/// an allocation per packet.)
+/// of its file names the first. (A `Location` is built only when an issue names one: its
+/// source name would cost an allocation per packet.)
 struct Emitted {
     /// (unwrapped seq, source << 48 | offset); seq 0 is an empty slot.
     slots: Vec<(u64, u64)>,
@@ -511,15 +511,18 @@ impl Emitted {
 
     fn note(&mut self, m: &Merged<'_>) {
         let at = self.slot(m.key.seq);
-        self.slots[at] = (m.key.seq, u64::from(m.key.source) << 48 | m.raw.offset);
+        self.slots[at] = (m.key.seq, u64::from(m.key.source) << 48 | (m.raw.offset & OFFSET_MASK));
     }
 
     /// Source and offset of the copy of `seq` emitted, if still remembered.
     fn of(&self, seq: u64) -> Option<(u16, u64)> {
         let (noted, place) = self.slots[self.slot(seq)];
-        (noted == seq).then_some(((place >> 48) as u16, place & ((1 << 48) - 1)))
+        (noted == seq).then_some(((place >> 48) as u16, place & OFFSET_MASK))
     }
 }
+
+/// File offsets below 256 TiB share a slot with their source index.
+const OFFSET_MASK: u64 = (1 << 48) - 1;
 
 /// Missing ranges the merge remembers to tell a late copy from a repeated one (~50 MB at
 /// most: a dump host that captured nothing leaves a hole at every few seqs).
