@@ -46,8 +46,8 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{
-    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, Arrival,
-    GbnReceiver,
+    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, path_mtu,
+    Arrival, GbnReceiver,
 };
 use super::{render_capped, Input};
 
@@ -267,6 +267,7 @@ struct Settings {
     configured_ns: Option<u64>,
     retry_cnt: Option<u8>,
     adaptive: Option<bool>,
+    /// The connection's path MTU (`transport::path_mtu`): how many PSNs a READ spans.
     mtu: Option<u32>,
 }
 
@@ -298,7 +299,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             configured_ns: report.configured_timeout_ns,
             retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
-            mtu: config.and_then(|c| c.mtu),
+            mtu: path_mtu(config, c.packets.iter().filter_map(|&(i, _)| input.view.records.get(i as usize))),
         };
         let mut t = Tracker::new(c, settings);
         for &(i, role) in &c.packets {
@@ -481,7 +482,6 @@ struct Tracker {
     /// PSN of an RNR NAK whose resend has not come yet.
     rnr_pending: Option<u64>,
     requests: Requests,
-    mtu_seen: u32,
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
     awaiting_data: VecDeque<(usize, u64)>,
     /// Last packet sent by the requester / the responder.
@@ -510,7 +510,6 @@ impl Tracker {
             naks: Vec::new(),
             rnr_pending: None,
             requests: Requests::default(),
-            mtu_seen: 0,
             awaiting_data: VecDeque::new(),
             last_tx: [None; 2],
             drafts: Vec::new(),
@@ -550,9 +549,6 @@ impl Tracker {
         }
         if self.s.verb != Verb::Read {
             self.timer.arm(p.switch_ts_ns);
-        } else if matches!(r.opcode() & 0x1f, 0x0d | 0x0e) {
-            // First and Middle READ responses carry exactly one MTU.
-            self.mtu_seen = self.mtu_seen.max(u32::from(r.payload_len));
         }
         self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
@@ -684,8 +680,7 @@ impl Tracker {
     /// READ: a request from the requester.
     fn request(&mut self, p: PacketRef, r: &Record) {
         let repeat = p.psn <= self.requests.max.max(self.data.max);
-        let mtu = self.s.mtu.or((self.mtu_seen > 0).then_some(self.mtu_seen));
-        let pkts = mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len().div_ceil(m.max(1)).max(1)));
+        let pkts = self.s.mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len().div_ceil(m.max(1)).max(1)));
         let go_back = repeat
             && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
