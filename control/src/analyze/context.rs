@@ -165,8 +165,8 @@ impl TestConfig {
             msgs_per_qp: traffic["num-msgs-per-qp"].as_u64(),
             // Out of the IBA's range (5-bit timeout, 3-bit retry count): unknown, not
             // truncated into another value.
-            min_retransmit_timeout: traffic["min-retransmit-timeout"].as_u64().filter(|&t| t <= 31).map(|t| t as u8),
-            max_retransmit_retry: traffic["max-retransmit-retry"].as_u64().filter(|&t| t <= 7).map(|t| t as u8),
+            min_retransmit_timeout: iba_field(traffic, TIMEOUT_KEY, TIMEOUT_MAX),
+            max_retransmit_retry: iba_field(traffic, RETRY_KEY, RETRY_MAX),
             tx_depth: traffic["tx-depth"].as_u64().and_then(|t| u32::try_from(t).ok()),
             barrier_sync: traffic["barrier-sync"].as_bool(),
         }
@@ -211,14 +211,25 @@ pub fn normalise_nic(name: &str) -> String {
     .into()
 }
 
+/// The local ACK timeout exponent (5 bits) and retry count (3 bits) of the IBA.
+const TIMEOUT_KEY: &str = "min-retransmit-timeout";
+const TIMEOUT_MAX: u8 = 31;
+const RETRY_KEY: &str = "max-retransmit-retry";
+const RETRY_MAX: u8 = 7;
+
+/// A traffic setting of at most `max`; unknown beyond it.
+fn iba_field(traffic: &serde_yaml_ng::Value, key: &str, max: u8) -> Option<u8> {
+    traffic[key].as_u64().filter(|&n| n <= u64::from(max)).map(|n| n as u8)
+}
+
 /// The traffic settings [`TestConfig::from_yaml`] leaves unknown because their values are
 /// outside what the IBA allows, each said once.
 fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
-    [("min-retransmit-timeout", 31), ("max-retransmit-retry", 7)]
+    [(TIMEOUT_KEY, TIMEOUT_MAX), (RETRY_KEY, RETRY_MAX)]
         .into_iter()
         .filter_map(|(key, max)| {
             let got = &v["traffic"][key];
-            let fits = got.as_u64().is_some_and(|n| n <= max);
+            let fits = iba_field(&v["traffic"], key, max).is_some();
             (!got.is_null() && !fits).then(|| {
                 let shown = serde_yaml_ng::to_string(got).unwrap_or_default();
                 format!("{}: traffic.{key} {} is not in 0..={max} (IBA): ignored", path.display(), shown.trim())
