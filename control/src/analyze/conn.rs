@@ -289,6 +289,20 @@ pub fn is_data(r: &Record, verb: Verb) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trace::record::Flow;
+
+    /// Flow 0 from 10.0.0.1 to 10.0.0.2, flow 1 back.
+    fn two_way() -> [Flow; 2] {
+        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
+        let flow = |src, dst| Flow { src: v4(src), dst: v4(dst), ip_version: 4, protocol: 17, ..Flow::default() };
+        [flow(1, 2), flow(2, 1)]
+    }
+
+    fn record(psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32) -> Record {
+        let mut r = Record::default().with_psn(psn).with_opcode(opcode).with_kind(kind).with_dest_qp(dest_qp);
+        r.flow = flow;
+        r
+    }
 
     #[test]
     fn iter_follows_figure_3() {
@@ -300,22 +314,9 @@ mod tests {
 
     #[test]
     fn inferred_ipsn_holds_past_half_the_psn_space() {
-        use trace::record::Flow;
-        let v4 = |a: u8| {
-            let mut b = [0u8; 16];
-            (b[10], b[11], b[15]) = (0xff, 0xff, a);
-            b
-        };
-        let flows = [
-            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
-            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
-        ];
-        let record = |seq: u64, psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32| {
-            let mut r = Record::default().with_seq(seq).with_psn(psn).with_opcode(opcode).with_kind(kind);
-            r = r.with_dest_qp(dest_qp);
-            r.flow = flow;
-            r
-        };
+        let flows = two_way();
+        let record =
+            |seq: u64, psn, opcode, kind, dest_qp, flow| record(psn, opcode, kind, dest_qp, flow).with_seq(seq);
         // A WRITE connection from IPSN 0x10 that has sent more than 2^23 packets, then 2^24
         // (the PSNs in between are left out: only their order matters), with one go-back;
         // its first ACK arrives after the first packets.
@@ -332,17 +333,7 @@ mod tests {
 
     #[test]
     fn qps_on_the_same_addresses_pair_by_their_psns() {
-        use trace::record::Flow;
-        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
-        let flows = [
-            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
-            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
-        ];
-        let record = |psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32| {
-            let mut r = Record::default().with_psn(psn).with_opcode(opcode).with_kind(kind).with_dest_qp(dest_qp);
-            r.flow = flow;
-            r
-        };
+        let flows = two_way();
         // QP a (responder QP 7) sends PSNs 100..200, QP b (responder QP 8) 150..250; b's
         // first ACK comes before a's, and a's PSN range holds it too.
         let mut recs = vec![record(100, 0x0a, Kind::Request, 7, 0), record(150, 0x0a, Kind::Request, 8, 0)];
@@ -357,17 +348,8 @@ mod tests {
 
     #[test]
     fn a_trace_that_starts_mid_connection_still_pairs_its_responses() {
-        use trace::record::Flow;
-        let v4 = |a: u8| std::net::Ipv4Addr::new(10, 0, 0, a).to_ipv6_mapped().octets();
-        let flows = [
-            Flow { src: v4(1), dst: v4(2), ip_version: 4, protocol: 17, ..Flow::default() },
-            Flow { src: v4(2), dst: v4(1), ip_version: 4, protocol: 17, ..Flow::default() },
-        ];
-        let record = |psn: u32, kind: Kind, dest_qp: u32, flow: u32| {
-            let mut r = Record::default().with_psn(psn).with_opcode(0x0a).with_kind(kind).with_dest_qp(dest_qp);
-            r.flow = flow;
-            r
-        };
+        let flows = two_way();
+        let record = |psn, kind, dest_qp, flow| record(psn, 0x0a, kind, dest_qp, flow);
         // The first request captured is PSN 1000; an ACK for 995, sent before, comes first.
         let recs = [
             record(1000, Kind::Request, 7, 0),

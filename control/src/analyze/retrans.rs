@@ -1179,8 +1179,6 @@ mod tests {
     #[test]
     fn a_lost_read_request_is_recovered_by_the_responders_nak() {
         use Role::{Requester as Req, Responder as Resp};
-        const READ_REQUEST: u8 = 0x0c;
-        const READ_RESPONSE_ONLY: u8 = 0x10;
         // Requests at 0, 1 (dropped) and 2; the responder answers 0, NAKs 1; the requester
         // asks again from 1 a few µs later: a NACK recovery, not an early timeout.
         let read = Settings { verb: Verb::Read, ..write(Some(false)) };
@@ -1208,8 +1206,6 @@ mod tests {
     #[test]
     fn a_repeated_read_request_dropped_on_its_way_is_answered_by_nothing() {
         use Role::{Requester as Req, Responder as Resp};
-        const READ_REQUEST: u8 = 0x0c;
-        const READ_RESPONSE_ONLY: u8 = 0x10;
         let t = iba_timeout_ns(14);
         // Response 1 is dropped, 2 reveals it; the requester asks again from 1 but that
         // request is dropped too; after its timer it asks again, and is answered.
@@ -1278,6 +1274,8 @@ mod tests {
     }
 
     const SEND_ONLY: u8 = 0x04;
+    const READ_REQUEST: u8 = 0x0c;
+    const READ_RESPONSE_ONLY: u8 = 0x10;
 
     #[test]
     fn a_gap_no_nak_answered_does_not_pair_with_a_later_loss() {
