@@ -46,9 +46,6 @@ pub struct PcapRecord<'a> {
     pub data: &'a [u8],
 }
 
-/// LINKTYPE_ETHERNET, the only link type mirrored copies come in.
-const LINKTYPE_ETHERNET: u32 = 1;
-
 /// The records of a pcap file, in file order; after the first error, none.
 #[derive(Debug, Clone)]
 pub struct PcapRecords<'a> {
@@ -77,7 +74,7 @@ impl<'a> PcapRecords<'a> {
         // Mirrored copies are Ethernet frames; a capture of another link type (`tcpdump -i
         // any` writes Linux cooked headers) would be read as garbage, every copy lost.
         match records.u32_at(20) & 0xffff {
-            LINKTYPE_ETHERNET => Ok(records),
+            link if link == u32::from(trace::pcapng::LINKTYPE_ETHERNET) => Ok(records),
             other => Err(PcapError::LinkType(other)),
         }
     }
