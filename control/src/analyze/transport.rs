@@ -105,18 +105,15 @@ pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
     c.min_retransmit_timeout.filter(|_| !adaptive).map(iba_timeout_ns)
 }
 
-/// Copies the switch mirrored that the trace lacks: the gaps between consecutive
-/// (unwrapped) mirror sequence numbers.
+/// Copies the switch mirrored that the trace lacks: the seqs between its lowest and
+/// highest (unwrapped) mirror sequence number that no copy has. A copy later than the
+/// reorder window fills its place, as in the reconstruction's own count.
 pub fn missing_copies(records: &[Record]) -> u64 {
-    let mut prev: Option<u64> = None;
-    let mut missing = 0;
+    let mut gaps = crate::reconstruct::Gaps::default();
     for r in records.iter().filter(|r| r.seq() != 0) {
-        if let Some(p) = prev {
-            missing += r.seq().saturating_sub(p).saturating_sub(1);
-        }
-        prev = Some(prev.map_or(r.seq(), |p| p.max(r.seq())));
+        gaps.observe(r.seq());
     }
-    missing
+    gaps.total
 }
 
 /// Nanoseconds from switch time `from` to `to` on the 48-bit clock (it wraps every 78 h).
@@ -316,6 +313,10 @@ mod tests {
     fn missing_copies_are_the_gaps() {
         let recs: Vec<Record> = [1u64, 2, 5, 6, 0, 9].iter().map(|&seq| Record::default().with_seq(seq)).collect();
         assert_eq!(missing_copies(&recs), 4);
+        // 10 and 12 come first, then 1 and 2 (later than the reorder window, below the
+        // first copy) and 2 again (a duplicate).
+        let recs: Vec<Record> = [10u64, 12, 1, 2, 2].iter().map(|&seq| Record::default().with_seq(seq)).collect();
+        assert_eq!(missing_copies(&recs), 8, "3..=9 and 11");
     }
 
     #[test]
