@@ -506,17 +506,38 @@ impl Checker {
     }
 }
 
-/// Copies the switch gave that a trace spanning unwrapped seqs `first..=last` lacks at
-/// either end, which no gap between its copies shows: exactly from the snapshot's seq
-/// range when it has one, else from its counters; 0 without a snapshot.
-pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -> u64 {
+/// Copies the switch gave that a trace lacks at either end, which no gap between its
+/// copies shows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LostAtEnds {
+    pub before_first: u64,
+    pub after_last: u64,
+    /// Beyond the trace's span, at one end or the other: the counters say how many, not where.
+    pub unplaced: u64,
+}
+
+impl LostAtEnds {
+    pub fn total(&self) -> u64 {
+        self.before_first + self.after_last + self.unplaced
+    }
+
+    /// Whether copies may be missing before the trace's first.
+    pub fn maybe_before_first(&self) -> bool {
+        self.before_first + self.unplaced > 0
+    }
+}
+
+/// The copies lost at the ends of a trace spanning unwrapped seqs `first..=last`: exactly
+/// from the snapshot's seq range when it has one, else from its counters; none without a
+/// snapshot.
+pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -> LostAtEnds {
     let mut gaps = Gaps::default();
     (gaps.first, gaps.last) = (first, last);
     let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
     let count = |r: Option<Unwrapped>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
     match span.and_then(|s| ends_lost(&gaps, s)) {
-        Some((head, tail)) => count(head) + count(tail),
-        None => unplaced(&gaps, ctx),
+        Some((head, tail)) => LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0 },
+        None => LostAtEnds { unplaced: unplaced(&gaps, ctx), ..LostAtEnds::default() },
     }
 }
 

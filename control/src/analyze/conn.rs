@@ -11,6 +11,7 @@ use trace::record::{Kind, Record, RecordView};
 use wire::psn;
 
 use super::context::{QpInfo, Verb};
+use super::unseen::Unseen;
 
 /// One end of a connection: packets *to* it carry `qpn` and `ip` as destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -88,6 +89,9 @@ pub struct Connections {
     pub list: Vec<Connection>,
     /// RoCE packets that belong to no connection (unknown destination QP).
     pub unassigned: u64,
+    /// The copies the trace lacks, which may hide any connection's packets.
+    #[serde(skip)]
+    pub unseen: Unseen,
 }
 
 impl Connections {
@@ -118,7 +122,7 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned }
+        Connections { list, unassigned, unseen: Unseen::of(view.records) }
     }
 
     /// The verb every connection has, if they agree.

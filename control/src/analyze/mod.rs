@@ -32,6 +32,7 @@ pub mod goodput;
 pub mod interop;
 pub mod retrans;
 pub mod transport;
+pub mod unseen;
 
 use conn::Connections;
 use context::{RunContext, Verb};
@@ -96,15 +97,22 @@ impl Analysis {
         let view = rec.view();
         let mut ctx = RunContext::load(&rec.summary.dirs);
         let s = &rec.summary;
-        match crate::check::CheckContext::from_summary(s, None) {
-            Ok(c) => ctx.lost_at_ends = crate::check::lost_at_ends(s.first_unwrapped, s.last_unwrapped, &c),
-            Err(e) => ctx.problems.push(format!("{e} (copies lost at the trace's ends are not counted)")),
-        }
+        let ends = match crate::check::CheckContext::from_summary(s, None) {
+            Ok(c) => crate::check::lost_at_ends(s.first_unwrapped, s.last_unwrapped, &c),
+            Err(e) => {
+                ctx.problems.push(format!("{e} (copies lost at the trace's ends are not counted)"));
+                crate::check::LostAtEnds::default()
+            }
+        };
+        ctx.lost_at_ends = ends.total();
         let configured = ctx.config.as_ref().and_then(|c| c.verb);
         // QP info names sender and receiver, not requester and responder: orienting it
         // needs the run's verb, from the opcodes if no configuration gives it.
         let with_qp_info = configured.or_else(|| conn::verb_of(view.records).filter(|_| !ctx.qp_info.is_empty()));
-        let conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
+        let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
+        if ends.maybe_before_first() {
+            conns.unseen.lost_before_first();
+        }
         let verb = configured.or_else(|| conns.common_verb());
         Ok(Analysis { rec, ctx, conns, verb })
     }
@@ -125,7 +133,7 @@ impl Analysis {
 /// Copies the switch mirrored that the trace lacks: the gaps between its copies and those
 /// lost at either end.
 pub fn missing_copies(input: &Input<'_>) -> u64 {
-    transport::missing_copies(input.view.records) + input.ctx.lost_at_ends
+    input.conns.unseen.total() + input.ctx.lost_at_ends
 }
 
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They

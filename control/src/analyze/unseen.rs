@@ -1,0 +1,118 @@
+//! The mirror copies a trace lacks, where the analyzers ask about them.
+//!
+//! A missing copy is a loss of the capture, not of the network: the packet crossed the
+//! switch (had an event dropped or corrupted it, its copy would say so), and it reached
+//! its receiver. So when an analyzer meets a packet its model of a connection cannot
+//! explain, it first asks whether a copy missing since that connection's previous packet
+//! could: if so, the finding is *unverifiable*, not a violation, and the model catches up
+//! with what the unseen packets must have done. Which connection a missing copy belonged
+//! to is not known; asking only about the stretch between two packets of one connection
+//! keeps a lost copy from excusing findings far from it.
+
+use trace::record::Record;
+
+use crate::reconstruct::Gaps;
+
+/// Missing mirror seqs, as sorted disjoint unwrapped ranges (the reconstruction's own
+/// count: a copy later than the reorder window fills its place).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unseen {
+    runs: Vec<(u64, u64)>,
+    /// Between the first copy and the last.
+    total: u64,
+    /// The trace's first copy.
+    first: u64,
+}
+
+impl Unseen {
+    pub fn of(records: &[Record]) -> Unseen {
+        let mut gaps = Gaps::default();
+        for r in records.iter().filter(|r| r.seq() != 0) {
+            gaps.observe(r.seq());
+        }
+        Unseen { runs: gaps.missing_unwrapped().collect(), total: gaps.total, first: gaps.first.unwrap_or(0) }
+    }
+
+    /// Copies were lost before the trace's first (the switch's counters say so): any
+    /// connection may have lost packets there.
+    pub fn lost_before_first(&mut self) {
+        if self.first > 0 && self.runs.first().is_none_or(|&(a, _)| a > 0) {
+            self.runs.insert(0, (0, self.first - 1));
+        }
+    }
+
+    /// How many copies are missing between the trace's first and last.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// Whether a copy is missing strictly between trace orders (unwrapped seqs) `after`
+    /// and `before`; `after = None` asks from the trace's start.
+    pub fn between(&self, after: Option<u64>, before: u64) -> bool {
+        let lo = after.map_or(0, |a| a + 1);
+        // The first run that ends at or above `lo`; it holds a seq in range if it starts
+        // below `before`.
+        let i = self.runs.partition_point(|&(_, last)| last < lo);
+        self.runs.get(i).is_some_and(|&(first, _)| first.max(lo) < before)
+    }
+}
+
+/// Per direction of one connection, where its previous packet was: whether a copy is
+/// missing since then is what [`Unseen`] is asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Since {
+    last: Option<u64>,
+}
+
+impl Since {
+    /// The previous packet's trace order.
+    pub fn last(&self) -> Option<u64> {
+        self.last
+    }
+
+    /// Whether a copy is missing between the previous packet and `r`; `r` becomes the
+    /// previous packet.
+    pub fn step(&mut self, unseen: &Unseen, r: &Record) -> bool {
+        let gap = unseen.between(self.last, r.seq());
+        self.last = Some(r.seq());
+        gap
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn records(seqs: &[u64]) -> Vec<Record> {
+        seqs.iter().map(|&s| Record::default().with_seq(s)).collect()
+    }
+
+    #[test]
+    fn missing_copies_are_the_gaps() {
+        assert_eq!(Unseen::of(&records(&[1, 2, 5, 6, 0, 9])).total(), 4);
+        // 10 and 12 come first, then 1 and 2 (later than the reorder window, below the
+        // first copy) and 2 again (a duplicate).
+        assert_eq!(Unseen::of(&records(&[10, 12, 1, 2, 2])).total(), 8, "3..=9 and 11");
+    }
+
+    #[test]
+    fn between_asks_about_the_open_stretch_only() {
+        let u = Unseen::of(&records(&[1, 2, 5, 6, 9]));
+        assert!(u.between(None, 4), "3 is missing");
+        assert!(!u.between(None, 3), "before 3 nothing is");
+        assert!(u.between(Some(2), 5));
+        assert!(!u.between(Some(4), 5), "4 itself is past `after`, 5 is `before`");
+        assert!(u.between(Some(3), 5), "4");
+        assert!(!u.between(Some(5), 7));
+        assert!(u.between(Some(6), 9));
+        assert!(!u.between(Some(9), u64::MAX));
+        assert!(!Unseen::default().between(None, u64::MAX));
+        let mut head = Unseen::of(&records(&[5, 6]));
+        assert!(!head.between(None, 5));
+        head.lost_before_first();
+        assert!(head.between(None, 5) && !head.between(Some(4), 5));
+        assert_eq!(head.total(), 0, "counted by the check, with the copies lost after the last");
+        let mut s = Since::default();
+        assert_eq!([1, 2, 5, 9].map(|q| s.step(&u, &records(&[q])[0])), [false, false, true, true]);
+    }
+}
