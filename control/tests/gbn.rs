@@ -358,3 +358,45 @@ fn random_injected_violations_are_flagged_exactly() {
     let fired = fired.into_inner();
     assert!(fired * 2 > configured, "only {fired} of {configured} faults fired");
 }
+
+/// Mirror copies lost by the capture (a dump host's NIC, a mirror buffer) are not packets
+/// lost by the network: on a compliant run with copies missing, nothing is flagged — what
+/// a missing copy may explain is kept apart as unverifiable — and every message whose
+/// first packet's copy is in the trace completes, as it did.
+#[test]
+fn copies_lost_by_the_capture_flag_nothing() {
+    const SEEDS: u64 = 8;
+    for (nic, seed) in NicKind::ALL.into_iter().flat_map(|n| (1..=SEEDS).map(move |s| (n, s))) {
+        for verb in [Verb::Write, Verb::Send, Verb::Read] {
+            let faults = "    lose-mirror-copies:\n    - {dump-host: 0, count: 25}\n".to_string();
+            let knobs = Knobs {
+                verb,
+                nic,
+                conns: 3,
+                msgs: 4,
+                tx_depth: 2,
+                slow_restart: true,
+                timeout: 8,
+                events: patterns(),
+                dump_hosts: vec![1, 1],
+                faults,
+                seed,
+                ..Knobs::default()
+            };
+            let what = format!("{} {nic:?} seed {seed} with copies lost", verb_name(verb));
+            let run = rig_run(&format!("gbn-lost-copies-{}-{nic:?}-{seed}", verb_name(verb)), &knobs);
+            let lost = run.result.truth.faults.lost_mirror_copies.len() as u64;
+            assert!(lost >= 10, "{what}: {lost} lost");
+            let a = analysis(&run);
+            let r = a.run();
+            assert_eq!(r.missing_copies, lost, "{what}");
+            assert!(r.gbn.violations.is_empty(), "{what}: false flags\n{}", render(&r.gbn));
+            assert!(r.cnp.findings.is_empty(), "{what}: {:#?}", r.cnp.findings);
+            let failed: BTreeSet<u32> = run.result.truth.qp_errors.iter().map(|e| e.conn).collect();
+            for c in r.goodput.connections.iter().filter(|c| !failed.contains(&c.conn)) {
+                let t = &c.totals;
+                assert_eq!(t.completed + t.completion_unseen, t.messages, "{what}: conn {}", c.conn);
+            }
+        }
+    }
+}

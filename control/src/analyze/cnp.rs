@@ -52,6 +52,7 @@ use wire::mirror::Event;
 use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
 use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
+use super::unseen::Unseen;
 use super::{render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
@@ -151,6 +152,8 @@ struct Trig {
     /// out-of-sequence data packet, or the NAK itself when no such packet is found).
     idx: u32,
     seq: u64,
+    /// Trace order (unwrapped seq).
+    order: u64,
     ts_ns: u64,
     /// Estimated arrival at the NP, ps, up to a constant per host.
     arrival_ps: u64,
@@ -167,6 +170,7 @@ struct Trig {
 struct Seen {
     idx: u32,
     seq: u64,
+    order: u64,
     ts_ns: u64,
     conn: u32,
     np: Role,
@@ -182,9 +186,8 @@ struct Scan {
     cnps: Vec<Seen>,
     /// NAKs from an NP with no out-of-sequence arrival before them (dated by the NAK).
     naks_without_cause: usize,
-    /// RoCE packets of the connections that are not mirrored copies: no switch time, so
-    /// they cannot be placed on the NP's clock and are left out.
-    unmirrored: usize,
+    /// The copies the trace lacks.
+    unseen: Unseen,
 }
 
 /// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
@@ -227,7 +230,7 @@ impl Scan {
         let mut receivers: Vec<GbnReceiver<u32>> = conns.iter().map(|c| GbnReceiver::new(c.ipsn)).collect();
         let mut nak_cause: Vec<Option<Trig>> = vec![None; conns.len()];
         let clock = SwitchClock::of(input.view.records);
-        let mut scan = Scan::default();
+        let mut scan = Scan { unseen: input.conns.unseen.clone(), ..Scan::default() };
         for (i, r) in input.view.records.iter().enumerate() {
             if matches!(r.kind(), Kind::NotRoce) {
                 continue;
@@ -236,8 +239,7 @@ impl Scan {
             let Some(&(conn, role)) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
             let Some(c) = conns.get(conn as usize) else { continue };
             if !r.has(flag::MIRRORED) {
-                scan.unmirrored += 1;
-                continue;
+                continue; // no switch time to place it on the NP's clock (analyze's header counts it)
             }
             let ts_ns = clock.ns(r);
             let sender = c.end(role.other()).ip;
@@ -246,6 +248,7 @@ impl Scan {
                 scan.cnps.push(Seen {
                     idx: i as u32,
                     seq: u64::from(r.wire_seq()),
+                    order: r.seq(),
                     ts_ns,
                     conn,
                     np,
@@ -270,6 +273,7 @@ impl Scan {
             let t = Trig {
                 idx: i as u32,
                 seq: u64::from(r.wire_seq()),
+                order: r.seq(),
                 ts_ns,
                 arrival_ps,
                 conn,
@@ -301,6 +305,7 @@ impl Scan {
                 Trig {
                     idx,
                     seq: u64::from(nak.wire_seq()),
+                    order: nak.seq(),
                     ts_ns,
                     arrival_ps: ts_ns.saturating_mul(1_000),
                     conn,
@@ -733,6 +738,28 @@ pub enum FindingKind {
     CnpsTooClose,
 }
 
+impl FindingKind {
+    /// As in report.json.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FindingKind::MissingCnp => "missing-cnp",
+            FindingKind::CnpWithoutTrigger => "cnp-without-trigger",
+            FindingKind::CnpWhileNpDisabled => "cnp-while-np-disabled",
+            FindingKind::CnpsTooClose => "cnps-too-close",
+        }
+    }
+}
+
+impl Cause {
+    /// As in report.json.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Cause::Ecn => "ecn",
+            Cause::Nak => "nak",
+        }
+    }
+}
+
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Finding {
     pub kind: FindingKind,
@@ -740,6 +767,9 @@ pub struct Finding {
     /// The trigger (missing CNP) or the CNP concerned.
     pub seq: u64,
     pub detail: String,
+    /// Its trace order (unwrapped seq).
+    #[serde(skip)]
+    order: u64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -756,6 +786,11 @@ pub struct Report {
     pub triggers: Vec<TriggerReport>,
     pub cnps: Vec<CnpReport>,
     pub findings: Vec<Finding>,
+    /// Findings a mirror copy missing from the trace may explain (`analyze::unseen`): a
+    /// missing CNP whose CNP's copy may be missing (a copy is missing after the trigger,
+    /// before the connection's next CNP), a CNP whose trigger's copy may be (a copy is
+    /// missing since the connection's previous CNP). Not counted as findings.
+    pub unverifiable: Vec<Finding>,
     /// Whether the findings are problems: only with a test configuration, which says the
     /// NPs are enabled and what their NICs are; without one, a missing CNP may be an NP
     /// that is off or a limiter with a longer interval, so findings are only reported.
@@ -846,11 +881,8 @@ fn notes(have_config: bool, hosts: &[NpHost; 2], active: &[Role], scan: &Scan) -
     }
     for h in active.iter().map(|&r| &hosts[r.index()]) {
         if h.link_gbps.is_none() {
-            notes.push(format!("{:?} NIC unknown: switch queueing towards it not modelled", h.role));
+            notes.push(format!("{} NIC unknown: switch queueing towards it not modelled", h.role.name()));
         }
-    }
-    if scan.unmirrored > 0 {
-        notes.push(format!("{} RoCE packets are not mirrored copies (no switch time): left out", scan.unmirrored));
     }
     if scan.naks_without_cause > 0 {
         notes.push(format!(
@@ -873,7 +905,27 @@ impl Report {
         self.connections = conn_reports(scan, o, &self.triggers);
         self.counts = self.connections.iter().fold(Counts::default(), |sum, c| sum.add(c.counts));
         self.min_interval = bracket(scan, o, hosts, &self.cnps);
-        self.findings = findings(scan, steps, hosts, o);
+        let mut cnps: FxHashMap<u32, Vec<u64>> = FxHashMap::default();
+        for c in &scan.cnps {
+            cnps.entry(c.conn).or_default().push(c.order);
+        }
+        cnps.values_mut().for_each(|v| v.sort_unstable());
+        let excused = |f: &Finding| excused(f, cnps.get(&f.conn).map_or(&[], |v| v), &scan.unseen);
+        (self.unverifiable, self.findings) = findings(scan, steps, hosts, o).into_iter().partition(excused);
+    }
+}
+
+/// Whether a copy missing from the trace may explain finding `f` (see
+/// [`Report::unverifiable`]), given the trace orders of its connection's CNPs, sorted.
+fn excused(f: &Finding, cnps: &[u64], unseen: &Unseen) -> bool {
+    let i = cnps.partition_point(|&o| o <= f.order);
+    match f.kind {
+        FindingKind::MissingCnp => unseen.between(Some(f.order), cnps.get(i).copied().unwrap_or(u64::MAX)),
+        FindingKind::CnpWithoutTrigger => {
+            let before = cnps.partition_point(|&o| o < f.order);
+            unseen.between(before.checked_sub(1).map(|k| cnps[k]), f.order)
+        }
+        FindingKind::CnpWhileNpDisabled | FindingKind::CnpsTooClose => false,
     }
 }
 
@@ -963,8 +1015,8 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
     let mut out = Vec::new();
     for (i, t) in scan.triggers.iter().enumerate() {
         if o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none() {
-            let detail = format!("{:?} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause, t.psn);
-            out.push(Finding { kind: FindingKind::MissingCnp, conn: t.conn, seq: t.seq, detail });
+            let detail = format!("{} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause.name(), t.psn);
+            out.push(Finding { kind: FindingKind::MissingCnp, conn: t.conn, seq: t.seq, detail, order: t.order });
         }
     }
     untriggered(scan, steps, hosts, &mut out);
@@ -985,15 +1037,17 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
                 if !hosts[c.np.index()].np_enabled {
-                    let detail = format!("{:?} sent a CNP with its NP disabled", c.np);
-                    out.push(Finding { kind: FindingKind::CnpWhileNpDisabled, conn: c.conn, seq: c.seq, detail });
+                    let detail = format!("{} sent a CNP with its NP disabled", c.np.name());
+                    let kind = FindingKind::CnpWhileNpDisabled;
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order });
                     continue;
                 }
                 let b = balance.entry((c.conn, c.np)).or_default();
                 *b -= 1;
                 if *b < 0 {
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
-                    out.push(Finding { kind: FindingKind::CnpWithoutTrigger, conn: c.conn, seq: c.seq, detail });
+                    let kind = FindingKind::CnpWithoutTrigger;
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order });
                 }
             }
         }
@@ -1022,7 +1076,7 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
                 o.scope.name(),
                 ns_f64(interval) / 1_000.0
             );
-            out.push(Finding { kind: FindingKind::CnpsTooClose, conn: c.conn, seq: c.seq, detail });
+            out.push(Finding { kind: FindingKind::CnpsTooClose, conn: c.conn, seq: c.seq, detail, order: c.order });
         }
     }
 }
@@ -1072,8 +1126,15 @@ impl Report {
         });
         let label = if self.confirmed { "PROBLEM" } else { "finding (unconfirmed: no test configuration)" };
         render_capped(out, &self.findings, |out, f| {
-            let _ = writeln!(out, "  {label} {:?} conn {} seq {}: {}", f.kind, f.conn, f.seq, f.detail);
+            let _ = writeln!(out, "  {label} {} conn {} seq {}: {}", f.kind.name(), f.conn, f.seq, f.detail);
         });
+        if !self.unverifiable.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {} more unverifiable: a mirror copy missing nearby may explain each (report.json: cnp.unverifiable)",
+                self.unverifiable.len()
+            );
+        }
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }
@@ -1198,6 +1259,7 @@ mod tests {
         let trig = |&(idx, ns, conn, rp): &(u32, u64, u32, u8)| Trig {
             idx,
             seq: u64::from(idx) + 1,
+            order: u64::from(idx) + 1,
             ts_ns: ns,
             arrival_ps: ns * 1_000,
             conn,
@@ -1210,6 +1272,7 @@ mod tests {
         let seen = |&(idx, ns, conn, rp): &(u32, u64, u32, u8)| Seen {
             idx,
             seq: u64::from(idx) + 1,
+            order: u64::from(idx) + 1,
             ts_ns: ns,
             conn,
             np: Role::Responder,
@@ -1219,7 +1282,7 @@ mod tests {
             triggers: triggers.iter().map(trig).collect(),
             cnps: cnps.iter().map(seen).collect(),
             naks_without_cause: 0,
-            unmirrored: 0,
+            unseen: Unseen::default(),
         }
     }
 

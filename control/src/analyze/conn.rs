@@ -7,7 +7,7 @@
 use std::net::IpAddr;
 
 use rustc_hash::FxHashMap;
-use trace::record::{Kind, Record, RecordView};
+use trace::record::{flag, Kind, Record, RecordView};
 use wire::psn;
 
 use super::context::{QpInfo, Verb};
@@ -89,6 +89,10 @@ pub struct Connections {
     pub list: Vec<Connection>,
     /// RoCE packets that belong to no connection (unknown destination QP).
     pub unassigned: u64,
+    /// RoCE frames that are not mirrored copies (a dump host's own traffic): without a
+    /// switch time or a seq they cannot be placed among the copies, so no connection
+    /// holds them.
+    pub unmirrored: u64,
     /// The copies the trace lacks, which may hide any connection's packets.
     #[serde(skip)]
     pub unseen: Unseen,
@@ -107,9 +111,13 @@ impl Connections {
             by_end.insert(c.requester, (c.id, Role::Requester));
             by_end.insert(c.responder, (c.id, Role::Responder));
         }
-        let mut unassigned = 0;
+        let (mut unassigned, mut unmirrored) = (0, 0);
         for (i, r) in view.records.iter().enumerate() {
             if matches!(r.kind(), Kind::NotRoce) {
+                continue;
+            }
+            if !r.has(flag::MIRRORED) {
+                unmirrored += 1;
                 continue;
             }
             let Some(dst) = view.flow(r).map(|f| End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
@@ -122,7 +130,7 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unseen: Unseen::of(view.records) }
+        Connections { list, unassigned, unmirrored, unseen: Unseen::of(view.records) }
     }
 
     /// The verb every connection has, if they agree.
@@ -186,7 +194,7 @@ fn infer(view: &RecordView<'_>) -> Vec<Connection> {
     }
     let mut requests: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
     let mut responses: FxHashMap<(IpAddr, End), Dir> = FxHashMap::default();
-    for (i, r) in view.records.iter().enumerate() {
+    for (i, r) in view.records.iter().enumerate().filter(|(_, r)| r.has(flag::MIRRORED)) {
         let table = match r.kind() {
             Kind::Request => &mut requests,
             Kind::Response => &mut responses,
@@ -304,7 +312,7 @@ mod tests {
 
     fn record(psn: u32, opcode: u8, kind: Kind, dest_qp: u32, flow: u32) -> Record {
         let mut r = Record::default().with_psn(psn).with_opcode(opcode).with_kind(kind).with_dest_qp(dest_qp);
-        r.flow = flow;
+        (r.flow, r.flags) = (flow, flag::MIRRORED);
         r
     }
 

@@ -37,11 +37,11 @@ use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
 use super::context::Verb;
-use super::unseen::{Since, Unseen};
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, later, path_mtu, Arrival,
     GbnReceiver,
 };
+use super::unseen::{Since, Unseen};
 use super::{render_capped, Input};
 
 /// Episodes still waiting for their NAK, READ requests not yet answered, and the other
@@ -225,7 +225,7 @@ pub fn check_connection<'r>(
     for (r, to) in packets {
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
-        c.gap_seen[dir] |= c.gap;
+        c.gap_seen[dir] |= c.gap > 0;
         if to == sender {
             c.toward_sender(r);
         } else {
@@ -414,8 +414,9 @@ struct Checker<'u> {
     /// The copies the trace lacks, and per direction where the previous packet was.
     unseen: &'u Unseen,
     since: [Since; 2],
-    /// A copy is missing between the current packet and the previous one of its direction.
-    gap: bool,
+    /// Copies missing between the current packet and the previous one of its direction:
+    /// at most that many of its packets went unseen there.
+    gap: u64,
     /// Per direction: a copy went missing before one of its packets so far.
     gap_seen: [bool; 2],
     /// PSNs no copy showed, taken as delivered: when the data receiver expects `.0` it
@@ -423,6 +424,10 @@ struct Checker<'u> {
     catch_up: Option<(u32, u32)>,
     /// Would-be findings a missing copy may explain, with their trace order.
     unverifiable: Vec<(u64, Violation)>,
+    /// PSN ranges `[start, start + len)` the data receiver was taken to have received
+    /// unseen, latest last: a missing copy may as well have been a drop, which the
+    /// receiver's NAK (READ: repeated request) for one of them shows.
+    assumed: VecDeque<(u32, u32)>,
 }
 
 impl<'u> Checker<'u> {
@@ -439,10 +444,11 @@ impl<'u> Checker<'u> {
             out: Vec::new(),
             unseen,
             since: [Since::default(); 2],
-            gap: false,
+            gap: 0,
             gap_seen: [false; 2],
             catch_up: None,
             unverifiable: Vec::new(),
+            assumed: VecDeque::new(),
         }
     }
 
@@ -472,6 +478,15 @@ impl<'u> Checker<'u> {
     /// what it knew since may have changed unseen.
     fn unseen_since_in_order(&self, r: &Record) -> bool {
         self.unseen.between(self.rx.last_in_order, r.seq())
+    }
+
+    /// The data receiver asks again for `p`, which it was taken to have received unseen:
+    /// that copy was a drop after all. It expects `p` again; true if so.
+    fn assumed_wrongly(&mut self, p: u32) -> bool {
+        let Some(i) = self.assumed.iter().rposition(|&(s, n)| psn::distance(s, p) < n) else { return false };
+        self.assumed.truncate(i);
+        self.rx.gbn.catch_up(p);
+        true
     }
 
     /// A packet from the data sender: data, or (READ) the responder's ACK/NAK.
@@ -545,7 +560,8 @@ impl<'u> Checker<'u> {
     /// it); only a delivered one tells the sender anything.
     fn nak(&mut self, r: &Record) {
         let at = Evidence::of(r);
-        let excused = self.unseen_since_in_order(r);
+        let wrongly = self.assumed_wrongly(r.psn());
+        let excused = wrongly || self.unseen_since_in_order(r);
         match self.answer_episode(r.psn()) {
             Answer::Matched => {}
             Answer::Wrong(e) => {
@@ -632,6 +648,10 @@ impl<'u> Checker<'u> {
         if let Some((from, to)) = self.catch_up.take() {
             if self.rx.epsn() == Some(from) {
                 self.rx.gbn.catch_up(to);
+                if self.assumed.len() == MAX_HOLES {
+                    self.assumed.pop_front();
+                }
+                self.assumed.push_back((from, psn::distance(from, to)));
             }
         }
         match self.rx.epsn() {
@@ -707,16 +727,21 @@ impl<'u> Checker<'u> {
         }
         if psn::le(p, last) {
             self.go_back(r);
-        } else if psn::gt(p, next_new) && self.gap {
+        } else if psn::gt(p, next_new) && psn::distance(next_new, p) as u64 <= self.gap {
             self.catch_up_with(r, next_new);
         } else if psn::gt(p, next_new) {
             let m = format!("PSN {p} sent before {} was ever sent", psn_range(next_new, psn::sub(p, 1)));
             self.flag(ViolationKind::OooData, Evidence::of(r), Some(next_new), m);
             self.add_hole(next_new, psn::distance(next_new, p));
         } else if p != psn::add(last, 1) && !self.tx.ack_una.is_some_and(|u| psn::le(p, u)) {
-            let skipped = psn_range(psn::add(last, 1), psn::sub(p, 1));
-            let m = format!("PSN {p} follows PSN {last}: skips {skipped}, not acknowledged");
-            self.flag_unless(self.gap, ViolationKind::OooData, Evidence::of(r), Some(psn::add(last, 1)), m);
+            let from = psn::add(last, 1);
+            if psn::distance(from, p) as u64 <= self.gap {
+                self.catch_up_with(r, from);
+            } else {
+                let m =
+                    format!("PSN {p} follows PSN {last}: skips {}, not acknowledged", psn_range(from, psn::sub(p, 1)));
+                self.flag(ViolationKind::OooData, Evidence::of(r), Some(from), m);
+            }
         }
         if psn::le(p, h) {
             self.stats.retransmitted_packets += 1;
@@ -799,7 +824,7 @@ impl<'u> Checker<'u> {
         let repeat = self.read.sent_end.is_some_and(|end| psn::lt(q, end));
         // Request PSNs never seen, right after a copy went missing: requests whose copies
         // are missing asked for them.
-        let unseen_from = self.read.sent_end.filter(|&end| self.gap && psn::gt(q, end));
+        let unseen_from = self.read.sent_end.filter(|&end| self.gap > 0 && psn::gt(q, end));
         if repeat {
             self.stats.read_reissues += 1;
             if self.read.last_end != Some(q) {
@@ -828,10 +853,20 @@ impl<'u> Checker<'u> {
         if self.read.req_epsn != Some(from) {
             return;
         }
-        self.stats.caught_up += 1;
         self.read.req_epsn = Some(q);
-        if self.read.jobs.len() < MAX_PENDING {
-            self.read.jobs.push_back(Job { next: from, left: Some(psn::distance(from, q)), asked: 0 });
+        match self.read.current {
+            // Its responses came first and were taken as an unseen request's, of unknown
+            // length (`response_unexplained`): it ends at `q`, or, if its responses went
+            // past `q`, it was longer and `q` repeats part of it.
+            Some(j) if j.left.is_none() => {
+                let left = psn::distance(j.next, q);
+                self.read.current = (psn::lt(j.next, q)).then_some(Job { left: Some(left), ..j });
+            }
+            _ if self.read.jobs.len() < MAX_PENDING => {
+                self.stats.caught_up += 1;
+                self.read.jobs.push_back(Job { next: from, left: Some(psn::distance(from, q)), asked: 0 });
+            }
+            _ => {}
         }
     }
 
@@ -858,7 +893,8 @@ impl<'u> Checker<'u> {
         if r.psn() == epsn || self.rx.recent.iter().any(seen_late) {
             return;
         }
-        let excused = self.unseen_since_in_order(r);
+        let wrongly = self.assumed_wrongly(r.psn());
+        let excused = wrongly || self.unseen_since_in_order(r);
         let cause = answered.map_or(String::new(), |e| {
             format!(" (out-of-sequence PSN {} at seq {} found PSN {} missing)", e.cause.psn, e.cause.seq, e.lost)
         });
@@ -902,11 +938,16 @@ impl<'u> Checker<'u> {
     /// or the first of a request the responder received (a repeated request's re-response).
     fn read_response(&mut self, r: &Record) {
         let p = r.psn();
-        let next_new = self.tx.highest.map(|h| psn::add(h, 1));
-        if let Some(first) = next_new.filter(|&n| self.gap && psn::gt(p, n)) {
-            // Responses never seen, right after a copy went missing: sent, copies missing.
+        // Responses before `p` that no copy showed, where as many copies went missing:
+        // sent, and (if the requester was at the first of them) received, unseen. Those
+        // after the previous response seen, or those the responder owed (due again after
+        // a go-back: a seen response would have moved the debt on).
+        let after_last = self.tx.last.map(|l| psn::add(l, 1));
+        let due = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
+        let unseen = |from: &u32| psn::gt(p, *from) && psn::distance(*from, p) as u64 <= self.gap;
+        if let Some(from) = after_last.filter(unseen).or(due.filter(unseen)) {
             self.stats.caught_up += 1;
-            self.catch_up = Some((first, p));
+            self.catch_up = Some((from, p));
             self.skip_responses_to(p);
         }
         if !self.continue_job(p) && !self.start_job(r, p) {
@@ -930,7 +971,9 @@ impl<'u> Checker<'u> {
             Some(e) => format!("READ response PSN {p} where PSN {e} was due: not the start of any request received"),
             None => format!("READ response PSN {p} answers no request received"),
         };
-        let excused = self.gap_seen[TOWARD_SENDER];
+        // The request's copy is missing: before the last request seen, or after it.
+        let since_request = self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq());
+        let excused = self.gap_seen[TOWARD_SENDER] || since_request;
         if excused {
             self.stats.caught_up += 1;
             self.read.current = Job { next: p, left: None, asked: 0 }.advance();
@@ -1699,8 +1742,7 @@ mod tests {
             expected: Some(2),
             message: "m".into(),
         };
-        let report =
-            Report { connections: vec![ConnStats::default()], violations: vec![v; 25], ..Report::default() };
+        let report = Report { connections: vec![ConnStats::default()], violations: vec![v; 25], ..Report::default() };
         let mut out = String::new();
         report.render(&mut out);
         assert!(out.starts_with("Go-back-N logic: 1 connections, 25 violations"));

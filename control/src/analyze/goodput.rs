@@ -33,6 +33,7 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{delivered, ends_message, path_mtu, read_span, starts_message, SwitchClock};
+use super::unseen::Since;
 use super::{render_capped, Input, RENDER_LINES};
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -71,6 +72,9 @@ pub struct Totals {
     /// Messages whose first transmission is in the trace.
     pub messages: u64,
     pub completed: u64,
+    /// Messages not completed whose completion may be in a mirror copy missing from the
+    /// trace (one is missing after their first packet).
+    pub completion_unseen: u64,
     /// Bytes of the completed messages.
     pub bytes: u64,
     /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s.
@@ -88,8 +92,9 @@ impl Totals {
             _ => None,
         };
         Totals {
-            messages: msgs.count() as u64,
+            messages: msgs.clone().count() as u64,
             completed: done.clone().count() as u64,
+            completion_unseen: msgs.filter(|m| m.completion_unseen).count() as u64,
             bytes,
             goodput_gbps,
             mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
@@ -137,6 +142,13 @@ pub struct Message {
     /// Switch timestamp of the packet that completed it.
     pub completed_ns: Option<u64>,
     pub mct_ns: Option<u64>,
+    /// Not completed, and a copy is missing from the trace after its first packet: the
+    /// completion may be in it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub completion_unseen: bool,
+    /// Trace order of its first packet.
+    #[serde(skip)]
+    first_order: u64,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -253,6 +265,8 @@ struct Tracker {
     /// first of them past it.
     held: Vec<(u32, u64)>,
     clock: SwitchClock,
+    /// READ: the PSN of the previous response copy.
+    read_last: u32,
 }
 
 /// At most this many acknowledgement points are held for a message whose end is unknown.
@@ -275,14 +289,24 @@ impl Tracker {
             next_incomplete: 0,
             held: Vec::new(),
             clock: SwitchClock::of(records),
+            read_last: psn::sub(ipsn, 1),
         };
+        let mut since = Since::default();
         for &(i, to) in &c.packets {
             let r = &records[i as usize];
             match to {
                 Role::Responder if r.kind() == Kind::Request => t.on_request(r),
-                Role::Requester if r.kind() == Kind::Response && delivered(r) => t.on_response(r),
+                Role::Requester => {
+                    let gap = since.step(&input.conns.unseen, r);
+                    if r.kind() == Kind::Response {
+                        t.on_response(r, gap);
+                    }
+                }
                 _ => {}
             }
+        }
+        for m in t.msgs.iter_mut().filter(|m| m.completed_ns.is_none()) {
+            m.completion_unseen = input.conns.unseen.between(Some(m.first_order), u64::MAX);
         }
         t.msgs
     }
@@ -344,11 +368,27 @@ impl Tracker {
             posted_ns: ts,
             completed_ns: None,
             mct_ns: None,
+            completion_unseen: false,
+            first_order: r.seq(),
         });
     }
 
-    fn on_response(&mut self, r: &Record) {
+    /// A response; `gap` copies are missing since the previous one.
+    fn on_response(&mut self, r: &Record, gap: u64) {
         let ts = self.clock.ns(r);
+        let read_data = is_data(r, Verb::Read);
+        // READ responses from the one the requester awaits, where as many copies are
+        // missing: they arrived unseen, if they followed the previous response seen, or
+        // if `r` is resent (a go-back resends from what the requester awaits).
+        let skipped = psn::distance(self.read_expect, r.psn()) as u64;
+        let follows = self.read_expect == psn::add(self.read_last, 1) || psn::le(r.psn(), self.read_last);
+        let unseen = read_data && follows && psn::gt(r.psn(), self.read_expect) && skipped <= gap;
+        if read_data {
+            self.read_last = r.psn();
+        }
+        if !delivered(r) {
+            return;
+        }
         if r.opcode() == wire::bth::Opcode::RC_ACK.0 && r.has(flag::AETH) {
             match r.syndrome() >> 5 {
                 0b00 => self.progress(psn::add(r.psn(), 1), ts),
@@ -358,7 +398,7 @@ impl Tracker {
                 0b01 | 0b11 => self.progress(r.psn(), ts),
                 _ => {}
             }
-        } else if is_data(r, Verb::Read) && r.psn() == self.read_expect {
+        } else if read_data && (r.psn() == self.read_expect || unseen) {
             self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
         }
@@ -400,8 +440,12 @@ impl Totals {
         let mct = &self.mct_ns;
         let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.2}", v as f64 / 1e3));
         let mean = mct.mean.map_or("-".to_string(), |v| format!("{:.2}", v / 1e3));
+        let unseen = match self.completion_unseen {
+            0 => String::new(),
+            n => format!(" ({n} more may have: their completion may be in a missing copy)"),
+        };
         format!(
-            "{}/{} messages completed, {} bytes, {gbps}, MCT µs min {} median {} p99 {} max {} mean {mean}",
+            "{}/{} messages completed{unseen}, {} bytes, {gbps}, MCT µs min {} median {} p99 {} max {} mean {mean}",
             self.completed,
             self.messages,
             self.bytes,
@@ -469,11 +513,22 @@ mod tests {
             next_incomplete: 0,
             held: Vec::new(),
             clock,
+            read_last: 9,
         }
     }
 
     fn msg(first_packet_ns: u64, completed_ns: Option<u64>) -> Message {
-        Message { first_psn: 0, last_psn: Some(0), bytes: 1, first_packet_ns, posted_ns: 0, completed_ns, mct_ns: None }
+        Message {
+            first_psn: 0,
+            last_psn: Some(0),
+            bytes: 1,
+            first_packet_ns,
+            posted_ns: 0,
+            completed_ns,
+            mct_ns: None,
+            completion_unseen: false,
+            first_order: 0,
+        }
     }
 
     #[test]
@@ -503,7 +558,7 @@ mod tests {
         for r in &records {
             match r.kind() {
                 Kind::Request => t.on_request(r),
-                _ => t.on_response(r),
+                _ => t.on_response(r, 0),
             }
         }
         let done: Vec<Option<u64>> = t.msgs.iter().map(|m| m.completed_ns).collect();
@@ -592,16 +647,16 @@ mod tests {
         let mut t = tracker(Verb::Write, SwitchClock::default());
         t.on_request(&rec(0x06, 10, 100).with_reth(2048)); // WRITE FIRST; its LAST (11) has no copy
         t.on_request(&rec(0x0a, 12, 300).with_reth(1024)); // WRITE ONLY
-        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2)); // ACK up to 12
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0); // ACK up to 12
         let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
         assert_eq!(got, [(10, Some(11), Some(900)), (12, Some(12), Some(900))]);
         // tx-depth 1: the ACK of 11 comes before the next message starts; the first message
         // completed then, not at the next ACK.
         let mut t = tracker(Verb::Write, SwitchClock::default());
         t.on_request(&rec(0x06, 10, 100).with_reth(2048));
-        t.on_response(&rec(0x11, 11, 500).with_aeth(0x1f, 1)); // ACK up to 11
+        t.on_response(&rec(0x11, 11, 500).with_aeth(0x1f, 1), 0); // ACK up to 11
         t.on_request(&rec(0x0a, 12, 600).with_reth(1024));
-        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2));
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0);
         let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
         assert_eq!(got, [(10, Some(11), Some(500)), (12, Some(12), Some(900))]);
     }

@@ -158,6 +158,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
+        unmirrored_packets: input.conns.unmirrored,
         context_problems: input.ctx.problems.clone(),
         counters,
         gbn,
@@ -210,6 +211,8 @@ pub struct Report {
     pub verb: Option<Verb>,
     pub connections: Vec<ConnSummary>,
     pub unassigned_packets: u64,
+    /// RoCE frames that are not mirrored copies: no analyzer reads them.
+    pub unmirrored_packets: u64,
     pub context_problems: Vec<String>,
     pub gbn: gbn::Report,
     pub retransmission: retrans::Report,
@@ -234,13 +237,20 @@ impl Report {
         if self.missing_copies > 0 {
             let _ = writeln!(
                 out,
-                "  warning: {} mirror copies are missing from the trace: findings next to the gaps may be \
-                 artifacts of the capture (rocescope check lists them)",
+                "  warning: {} mirror copies are missing from the trace (rocescope check lists them): what a \
+                 missing copy may explain is reported as unverifiable, not as a violation",
                 self.missing_copies
             );
         }
         if self.unassigned_packets > 0 {
             let _ = writeln!(out, "  {} RoCE packets belong to no known connection", self.unassigned_packets);
+        }
+        if self.unmirrored_packets > 0 {
+            let _ = writeln!(
+                out,
+                "  {} RoCE frames are not mirrored copies (no switch time, no seq): left out of every analyzer",
+                self.unmirrored_packets
+            );
         }
         for p in &self.context_problems {
             let _ = writeln!(out, "  could not read: {p}");

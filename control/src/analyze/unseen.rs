@@ -49,11 +49,17 @@ impl Unseen {
     /// Whether a copy is missing strictly between trace orders (unwrapped seqs) `after`
     /// and `before`; `after = None` asks from the trace's start.
     pub fn between(&self, after: Option<u64>, before: u64) -> bool {
+        self.count_between(after, before) > 0
+    }
+
+    /// How many copies are missing strictly between `after` and `before`: at most that
+    /// many packets went unseen there.
+    pub fn count_between(&self, after: Option<u64>, before: u64) -> u64 {
         let lo = after.map_or(0, |a| a + 1);
-        // The first run that ends at or above `lo`; it holds a seq in range if it starts
-        // below `before`.
+        // From the first run that ends at or above `lo`, while runs start below `before`.
         let i = self.runs.partition_point(|&(_, last)| last < lo);
-        self.runs.get(i).is_some_and(|&(first, _)| first.max(lo) < before)
+        let overlap = |&(first, last): &(u64, u64)| (last + 1).min(before).saturating_sub(first.max(lo));
+        self.runs[i..].iter().take_while(|&&(first, _)| first < before).map(overlap).sum()
     }
 }
 
@@ -70,12 +76,12 @@ impl Since {
         self.last
     }
 
-    /// Whether a copy is missing between the previous packet and `r`; `r` becomes the
+    /// How many copies are missing between the previous packet and `r`; `r` becomes the
     /// previous packet.
-    pub fn step(&mut self, unseen: &Unseen, r: &Record) -> bool {
-        let gap = unseen.between(self.last, r.seq());
+    pub fn step(&mut self, unseen: &Unseen, r: &Record) -> u64 {
+        let missing = unseen.count_between(self.last, r.seq());
         self.last = Some(r.seq());
-        gap
+        missing
     }
 }
 
@@ -107,12 +113,16 @@ mod tests {
         assert!(u.between(Some(6), 9));
         assert!(!u.between(Some(9), u64::MAX));
         assert!(!Unseen::default().between(None, u64::MAX));
+        assert_eq!(
+            [u.count_between(None, u64::MAX), u.count_between(Some(3), 8), u.count_between(Some(2), 3)],
+            [4, 2, 0]
+        );
         let mut head = Unseen::of(&records(&[5, 6]));
         assert!(!head.between(None, 5));
         head.lost_before_first();
         assert!(head.between(None, 5) && !head.between(Some(4), 5));
         assert_eq!(head.total(), 0, "counted by the check, with the copies lost after the last");
         let mut s = Since::default();
-        assert_eq!([1, 2, 5, 9].map(|q| s.step(&u, &records(&[q])[0])), [false, false, true, true]);
+        assert_eq!([1, 2, 5, 9].map(|q| s.step(&u, &records(&[q])[0])), [0, 0, 2, 2]);
     }
 }
