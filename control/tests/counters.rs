@@ -320,6 +320,29 @@ fn lost_mirror_copies_widen_the_tolerance_instead_of_raising_false_flags() {
     assert!(ooo.why.contains("missing"), "{}", ooo.why);
 }
 
+/// A frame whose copy is in the trace happened: missing copies let a NIC count more than
+/// the trace shows, never less. The paper's E810 `cnpSent` bug must show through lost
+/// copies, and so must a count short of the trace by more than the copies lost.
+#[test]
+fn missing_copies_never_excuse_a_count_below_the_trace() {
+    let faults = "    paper-counter-bugs: true\n    lose-mirror-copies:\n    - {dump-host: 0, count: 4}\n    \
+                  counter-lies:\n    - {host: requester, counter: ip4OutPkts, add: -5}\n"
+        .to_string();
+    let run = rig_run("counters-lost-copies-lower-bound", &Knobs { faults, ..eventful(NicKind::E810, Verb::Write) });
+    let r = report(&run);
+    assert_eq!(r.missing_copies, 4);
+    let mut flagged = r.inconsistent();
+    flagged.sort_by_key(|f| f.1);
+    assert_eq!(flagged, vec![(Role::Responder, "cnpSent"), (Role::Requester, "ip4OutPkts")]);
+    let resp = r.hosts.iter().find(|h| h.host == Role::Responder).unwrap();
+    let cnp = resp.checks.iter().find(|c| c.name == "cnpSent").unwrap();
+    assert!(cnp.trace > 0 && cnp.trace <= r.missing_copies, "within the old two-sided tolerance: {cnp:?}");
+    assert_eq!((cnp.nic, cnp.min, cnp.max), (0, cnp.trace, cnp.trace + 4));
+    // Honest counts above the trace (their missing copies) stay within the slack.
+    let rcv = resp.checks.iter().find(|c| c.name == "ip4InPkts").unwrap();
+    assert!(rcv.consistent && rcv.nic as u64 >= rcv.trace, "{rcv:?}");
+}
+
 /// The last copies (the final ACKs) lost: no gap between copies shows them, but the switch
 /// snapshot's seq range does, and the counters are judged with them in the tolerance.
 #[test]

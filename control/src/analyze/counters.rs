@@ -15,8 +15,10 @@
 //!   each host, in order) — the same replay whose rule checks and NAK/timeout counts the
 //!   report shows, so the two sections cannot disagree.
 //!
-//! When mirror copies are missing from the trace (gaps in the mirror sequence), every
-//! derived value may be off by up to the number missing; that is the tolerance then.
+//! The trace's value is a lower bound, never a value to be near: a frame whose copy is in
+//! the trace certainly happened, so the NIC must have counted at least that many. When
+//! mirror copies are missing from the trace (gaps in the mirror sequence), the NIC may
+//! have counted up to that many more: `trace ≤ nic ≤ trace + missing` ([`allowed`]).
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -123,8 +125,8 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
     pub hosts: Vec<HostReport>,
-    /// Mirror copies missing from the trace (gaps in the sequence): the tolerance of
-    /// every comparison.
+    /// Mirror copies missing from the trace (gaps in the sequence): how far above the
+    /// trace's count a NIC's may be.
     pub missing_copies: u64,
     pub notes: Vec<String>,
 }
@@ -150,6 +152,9 @@ pub struct CounterCheck {
     pub nic: i64,
     /// The same quantity counted from the trace.
     pub trace: u64,
+    /// The NIC deltas the trace allows, `min..=max`.
+    pub min: u64,
+    pub max: u64,
     pub consistent: bool,
     /// Set when inconsistent.
     pub message: Option<String>,
@@ -198,9 +203,9 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
     let mut report = Report { missing_copies: missing, ..Report::default() };
     if missing > 0 {
-        report
-            .notes
-            .push(format!("{missing} mirror copies are missing from the trace: each value may be off by that much"));
+        report.notes.push(format!(
+            "{missing} mirror copies are missing from the trace: each NIC count may exceed the trace's by that much"
+        ));
     }
     if let Some(note) = replayed {
         report.notes.push(note);
@@ -241,10 +246,28 @@ fn compare(
             continue;
         }
         let trace = derived.get(role, q);
-        let consistent = nic.abs_diff(trace as i64) <= missing;
+        let (min, max) = allowed(trace, missing);
+        let consistent = (min as i64..=max as i64).contains(&nic);
         let message = (!consistent).then(|| mismatch_message(name, nic, trace, q));
-        host.checks.push(CounterCheck { name: name.clone(), quantity: q, nic, trace, consistent, message });
+        host.checks.push(CounterCheck { name: name.clone(), quantity: q, nic, trace, min, max, consistent, message });
     }
+}
+
+/// The NIC deltas a trace count allows, `(min, max)`. Every quantity here counts things the
+/// trace shows happening, so the trace is a lower bound and the missing copies the only
+/// slack, upwards:
+/// - frames sent, CNPs sent: a copy at the switch means the frame left the host;
+/// - frames received and what is counted on receipt (NAKs, CE marks, CNPs, bad ICRCs,
+///   requests): a copy not dropped by an injected event was forwarded to the host, which
+///   got it (the fabric is lossless past the switch's ingress);
+/// - transport counters (out-of-sequence, duplicates, READ gaps, timer expiries): the
+///   replay is only run with no copy missing, and then counts exactly what the NIC saw, so
+///   the bounds meet.
+///
+/// A copy missing from the trace is a frame the trace cannot count: it can only raise the
+/// NIC's delta above the trace's, never lower it.
+fn allowed(trace: u64, missing: u64) -> (u64, u64) {
+    (trace, trace.saturating_add(missing))
 }
 
 fn mismatch_message(name: &str, nic: i64, trace: u64, q: Quantity) -> String {
