@@ -215,13 +215,13 @@ fn lies(nic: NicKind, verb: Verb) -> Vec<(&'static str, &'static str, i64)> {
         (false, Verb::Read) => [
             ("requester", "RxECNMrkd", -1),
             ("requester", "cnpSent", 2),
-            ("responder", "cnpHandled", -1),
+            ("responder", "cnpIgnored", -1),
             ("requester", "ip4InDiscards", 1),
         ],
         (false, _) => [
             ("responder", "RxECNMrkd", -1),
             ("responder", "cnpSent", 2),
-            ("requester", "cnpHandled", -1),
+            ("requester", "cnpIgnored", -1),
             ("responder", "ip4InDiscards", 1),
         ],
     });
@@ -256,6 +256,67 @@ fn lies_are_flagged_and_nothing_else() {
                 assert!(m.starts_with(&c.name) && m.contains(&c.trace.to_string()), "{m}");
             }
         }
+    }
+}
+
+/// The CNP counters of the host that receives CNPs (the data sender) and what it should
+/// count in each.
+fn cnp_checks(r: &counters::Report, role: Role) -> Vec<(&str, i64, u64, u64, bool)> {
+    let h = r.hosts.iter().find(|h| h.host == role).unwrap();
+    let cnp = [Quantity::CnpsHandled, Quantity::CnpsIgnored, Quantity::CnpsReceived];
+    h.checks
+        .iter()
+        .filter(|c| cnp.contains(&c.quantity))
+        .map(|c| (&*c.name, c.nic, c.min, c.max, c.consistent))
+        .collect()
+}
+
+#[test]
+fn cnps_count_as_handled_or_ignored_as_the_reaction_point_is_on_or_off() {
+    // Lumina's own listing turns the requester's RP off: a CX4 then counts every CNP in
+    // rp_cnp_ignored, and rp_cnp_handled stays 0 (review note 2).
+    for (nic, handled, ignored) in
+        [(NicKind::Cx5, "rp_cnp_handled", "rp_cnp_ignored"), (NicKind::E810, "cnpHandled", "cnpIgnored")]
+    {
+        for rp_enable in [false, true] {
+            let knobs = Knobs { rp_enable, ..eventful(nic, Verb::Write) };
+            let run = rig_run(&format!("counters-rp-{}-{rp_enable}", nic.name()), &knobs);
+            let cnps = run.result.truth.cnps.iter().filter(|c| c.from == rig::packet::Side::Responder).count() as u64;
+            assert!(cnps > 0);
+            let r = report(&run);
+            assert_eq!(r.problems(), 0, "{nic:?} rp {rp_enable}: {:#?}", r.inconsistent());
+            let (used, unused) = if rp_enable { (handled, ignored) } else { (ignored, handled) };
+            let mut want = vec![(used, cnps as i64, cnps, cnps, true), (unused, 0, 0, 0, true)];
+            want.sort();
+            let mut got = cnp_checks(&r, Role::Requester);
+            got.sort();
+            assert_eq!(got, want, "{nic:?} rp {rp_enable}");
+        }
+    }
+    // The RP off and the NIC claiming to have handled one: flagged, and said why.
+    let faults = "    counter-lies:\n    - {host: requester, counter: rp_cnp_handled, add: 1}\n".to_string();
+    let r = report(&rig_run("counters-rp-off-handled", &Knobs { faults, ..eventful(NicKind::Cx5, Verb::Write) }));
+    assert_eq!(r.inconsistent(), vec![(Role::Requester, "rp_cnp_handled")]);
+    let h = &r.hosts[0].checks.iter().find(|c| c.name == "rp_cnp_handled").unwrap();
+    assert!(h.message.as_deref().unwrap().contains("reaction point is disabled"), "{:?}", h.message);
+}
+
+#[test]
+fn with_the_reaction_point_unknown_handled_and_ignored_are_checked_as_a_sum() {
+    let run = rig_run("counters-rp-unknown", &eventful(NicKind::Cx5, Verb::Write));
+    let cnps = run.result.truth.cnps.iter().filter(|c| c.from == rig::packet::Side::Responder).count() as u64;
+    // A configuration that does not say whether the reaction point is on.
+    let config = std::fs::read_to_string(run.dir.join("config.yaml")).unwrap();
+    assert!(config.contains("dcqcn-rp-enable: false"), "{config}");
+    std::fs::write(run.dir.join("config.yaml"), config.replace("dcqcn-rp-enable: false", "")).unwrap();
+    let r = report(&run);
+    assert_eq!(r.problems(), 0, "{:#?}", r.inconsistent());
+    let sum = ("rp_cnp_handled + rp_cnp_ignored", cnps as i64, cnps, cnps, true);
+    assert_eq!(cnp_checks(&r, Role::Requester), vec![sum]);
+    let req = &r.hosts[0];
+    for name in ["rp_cnp_handled", "rp_cnp_ignored"] {
+        let n = req.not_checked.iter().find(|n| n.name == name).unwrap();
+        assert!(n.why.contains("dcqcn-rp-enable"), "{}", n.why);
     }
 }
 

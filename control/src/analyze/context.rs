@@ -42,6 +42,9 @@ pub struct HostConfig {
     pub ips: Vec<IpAddr>,
     pub switch_port: Option<u32>,
     pub np_enable: Option<bool>,
+    /// DCQCN's reaction point: whether received CNPs are acted on (counted as handled)
+    /// or ignored.
+    pub rp_enable: Option<bool>,
     pub min_time_between_cnps_us: Option<u64>,
     pub slow_restart: Option<bool>,
     pub adaptive_retrans: Option<bool>,
@@ -185,13 +188,16 @@ fn host_config(h: &serde_yaml_ng::Value) -> HostConfig {
                 .collect()
         })
         .unwrap_or_default();
-    // `dcqcn-enable` switches DCQCN as a whole and wins over the NP-only key (as the rig).
+    // `dcqcn-enable` switches DCQCN as a whole and wins over the NP- and RP-only keys (as
+    // the rig).
     let np = roce["dcqcn-enable"].as_bool().or(roce["dcqcn-np-enable"].as_bool());
+    let rp = roce["dcqcn-enable"].as_bool().or(roce["dcqcn-rp-enable"].as_bool());
     HostConfig {
         nic: nic["type"].as_str().map(normalise_nic),
         ips,
         switch_port: nic["switch-port"].as_u64().map(|p| p as u32),
         np_enable: np,
+        rp_enable: rp,
         min_time_between_cnps_us: roce["min-time-between-cnps"].as_u64(),
         slow_restart: roce["slow-restart"].as_bool(),
         adaptive_retrans: roce["adaptive-retrans"].as_bool(),
@@ -268,7 +274,7 @@ mod tests {
     #[test]
     fn reads_lumina_yaml_loosely() {
         let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(
-            "requester:\n  nic: {type: cx6dx, switch-port: 3, ip-list: [10.0.0.1/24]}\n  roce-parameters: {dcqcn-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}\n  mystery: 1\nresponder:\n  nic: {type: e810}\n  roce-parameters: {dcqcn-enable: true}\ntraffic: {rdma-verb: READ, mtu: 1024, message-size: 102400, num-msgs-per-qp: 3, min-retransmit-timeout: 14, barrier-sync: true}\n",
+            "requester:\n  nic: {type: cx6dx, switch-port: 3, ip-list: [10.0.0.1/24]}\n  roce-parameters: {dcqcn-enable: false, dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 4, slow-restart: true}\n  mystery: 1\nresponder:\n  nic: {type: e810}\n  roce-parameters: {dcqcn-enable: true}\ntraffic: {rdma-verb: READ, mtu: 1024, message-size: 102400, num-msgs-per-qp: 3, min-retransmit-timeout: 14, barrier-sync: true}\n",
         )
         .unwrap();
         let c = TestConfig::from_yaml(&v);
@@ -278,6 +284,11 @@ mod tests {
         assert_eq!(c.responder.nic.as_deref(), Some("e810"));
         assert_eq!(c.responder.np_enable, Some(true));
         assert_eq!(c.requester.np_enable, Some(false), "dcqcn-enable wins over dcqcn-np-enable");
+        assert_eq!(c.requester.rp_enable, Some(false), "dcqcn-enable wins over dcqcn-rp-enable");
+        assert_eq!(c.responder.rp_enable, Some(true));
+        let rp_only = serde_yaml_ng::from_str("requester:\n  roce-parameters: {dcqcn-rp-enable: False}").unwrap();
+        let c2 = TestConfig::from_yaml(&rp_only);
+        assert_eq!((c2.requester.rp_enable, c2.responder.rp_enable), (Some(false), None));
         assert_eq!((c.verb, c.barrier_sync), (Some(Verb::Read), Some(true)));
         assert_eq!(
             (c.mtu, c.message_size, c.msgs_per_qp, c.min_retransmit_timeout),

@@ -9,7 +9,9 @@
 //! What the trace shows for a host, and how each value is derived:
 //! - sent: every RoCE frame with the host's IP as source (the switch saw it, so it left);
 //! - received: every RoCE frame to the host that was not dropped by an injected event;
-//!   corrupted frames arrive and count, then fail the ICRC check and go no further;
+//!   corrupted frames arrive and count, then fail the ICRC check and go no further; a CNP
+//!   counts as handled when the host's DCQCN reaction point is enabled, as ignored when
+//!   not (configuration `dcqcn-rp-enable`);
 //! - transport counters (out-of-sequence, duplicate, READ gap, timeouts): the Go-back-N
 //!   replay of [`super::gbn`] over each connection, in trace order (one switch port feeds
 //!   each host, in order) — the same replay whose rule checks and NAK/timeout counts the
@@ -46,7 +48,13 @@ pub enum Quantity {
     Timeouts,
     CnpsSent,
     EcnMarkedReceived,
+    /// The sum of the two below, checked when the configuration does not say whether the
+    /// reaction point is enabled.
     CnpsReceived,
+    /// CNPs received and acted on by the reaction point.
+    CnpsHandled,
+    /// CNPs received while the reaction point is disabled.
+    CnpsIgnored,
     IcrcErrors,
     ReadRequestsReceived,
     WriteRequestsReceived,
@@ -67,6 +75,8 @@ impl Quantity {
             Quantity::CnpsSent => "CNPs were sent",
             Quantity::EcnMarkedReceived => "CE-marked packets were received",
             Quantity::CnpsReceived => "CNPs were received",
+            Quantity::CnpsHandled => "CNPs were received, its reaction point enabled",
+            Quantity::CnpsIgnored => "CNPs were received, its reaction point disabled",
             Quantity::IcrcErrors => "packets with a bad ICRC were received",
             Quantity::ReadRequestsReceived => "READ requests were received",
             Quantity::WriteRequestsReceived => "WRITE request packets were received",
@@ -94,7 +104,8 @@ const NAMES: &[(&str, Quantity)] = &[
     ("local_ack_timeout_err", Quantity::Timeouts),
     ("np_cnp_sent", Quantity::CnpsSent),
     ("np_ecn_marked_roce_packets", Quantity::EcnMarkedReceived),
-    ("rp_cnp_handled", Quantity::CnpsReceived),
+    ("rp_cnp_handled", Quantity::CnpsHandled),
+    ("rp_cnp_ignored", Quantity::CnpsIgnored),
     ("rx_icrc_encapsulated", Quantity::IcrcErrors),
     ("rx_read_requests", Quantity::ReadRequestsReceived),
     ("rx_write_requests", Quantity::WriteRequestsReceived),
@@ -104,7 +115,8 @@ const NAMES: &[(&str, Quantity)] = &[
     ("RxUDP", Quantity::FramesReceived),
     ("cnpSent", Quantity::CnpsSent),
     ("RxECNMrkd", Quantity::EcnMarkedReceived),
-    ("cnpHandled", Quantity::CnpsReceived),
+    ("cnpHandled", Quantity::CnpsHandled),
+    ("cnpIgnored", Quantity::CnpsIgnored),
     ("ip4InDiscards", Quantity::IcrcErrors),
     ("InRdmaReads", Quantity::ReadRequestsReceived),
     ("InRdmaWrites", Quantity::WriteRequestsReceived),
@@ -115,7 +127,6 @@ const NAMES: &[(&str, Quantity)] = &[
 const UNCHECKABLE: &[(&str, &str)] = &[
     ("rx_discards_phy", "drops inside the receiving NIC's port buffer happen after the switch: invisible in the trace"),
     ("tx_discards_phy", "drops inside the sending NIC never reach the switch: invisible in the trace"),
-    ("cnpIgnored", "whether a received CNP was acted on depends on the reaction point's state, not on the packets"),
 ];
 
 pub fn quantity_of(name: &str) -> Option<Quantity> {
@@ -215,8 +226,10 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
         let nic = ctx.config.as_ref().and_then(|c| c.host(role).nic.clone());
         let ips = hosts.ips(role);
         let mut host = HostReport { host: role, nic, ips, skipped: None, checks: Vec::new(), not_checked: Vec::new() };
+        let rp = ctx.config.as_ref().and_then(|c| c.host(role).rp_enable);
+        let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp };
         match delta {
-            Some(d) => compare(d, role, &derived, no_replay.as_deref(), missing, &mut host),
+            Some(d) => compare(d, &basis, &mut host),
             None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
         }
         report.hosts.push(host);
@@ -224,14 +237,65 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     report
 }
 
-fn compare(
-    d: &CounterDelta,
+/// What one host's counters are judged against.
+struct Basis<'a> {
     role: Role,
-    derived: &Derived,
-    no_replay: Option<&str>,
+    derived: &'a Derived,
+    /// Why the transport counters are not checked, when they are not.
+    no_replay: Option<&'a str>,
     missing: u64,
-    host: &mut HostReport,
-) {
+    /// The host's DCQCN reaction point, when the configuration says.
+    rp: Option<bool>,
+}
+
+/// What the trace says a counter's delta should be.
+struct Expected {
+    trace: u64,
+    min: u64,
+    max: u64,
+    /// Set when the host should count none at all, whatever the trace shows: why.
+    none: Option<&'static str>,
+}
+
+const CNP_SPLIT_UNKNOWN: &str = "a received CNP counts as handled or as ignored as the reaction point is enabled or \
+                                 not, which no configuration says (dcqcn-rp-enable); the two are checked as a sum \
+                                 when both are dumped";
+
+impl Basis<'_> {
+    /// The expected delta of a counter of quantity `q`, or why it is not checked.
+    fn expect(&self, q: Quantity) -> Result<Expected, String> {
+        if let Some(why) = self.no_replay.filter(|_| q.needs_replay()) {
+            return Err(why.into());
+        }
+        match q {
+            Quantity::CnpsHandled | Quantity::CnpsIgnored => self.cnp_share(q),
+            _ => Ok(self.shown(self.derived.get(self.role, q))),
+        }
+    }
+
+    fn shown(&self, trace: u64) -> Expected {
+        let (min, max) = allowed(trace, self.missing);
+        Expected { trace, min, max, none: None }
+    }
+
+    /// Every CNP a host receives is counted once: as handled when its reaction point is
+    /// enabled, as ignored when not. NVIDIA: `rp_cnp_ignored` "should not raise if RoCE
+    /// congestion control was enabled"; the E810's `cnpHandled` / `cnpIgnored` alike.
+    fn cnp_share(&self, q: Quantity) -> Result<Expected, String> {
+        let Some(rp) = self.rp else { return Err(CNP_SPLIT_UNKNOWN.into()) };
+        if (q == Quantity::CnpsHandled) == rp {
+            return Ok(self.shown(self.derived.get(self.role, Quantity::CnpsReceived)));
+        }
+        let why = if rp {
+            "its reaction point is enabled (dcqcn-rp-enable): every CNP it receives counts as handled"
+        } else {
+            "its reaction point is disabled (dcqcn-rp-enable: false): every CNP it receives counts as ignored"
+        };
+        Ok(Expected { trace: 0, min: 0, max: 0, none: Some(why) })
+    }
+}
+
+fn compare(d: &CounterDelta, basis: &Basis<'_>, host: &mut HostReport) {
     for (name, &nic) in &d.counters {
         let Some(q) = quantity_of(name) else {
             let why = UNCHECKABLE
@@ -241,16 +305,32 @@ fn compare(
             host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.to_string() });
             continue;
         };
-        if let Some(why) = no_replay.filter(|_| q.needs_replay()) {
-            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.into() });
-            continue;
+        match basis.expect(q) {
+            Ok(e) => host.checks.push(check(name.clone(), q, nic, &e)),
+            Err(why) => host.not_checked.push(NotChecked { name: name.clone(), nic, why }),
         }
-        let trace = derived.get(role, q);
-        let (min, max) = allowed(trace, missing);
-        let consistent = (min as i64..=max as i64).contains(&nic);
-        let message = (!consistent).then(|| mismatch_message(name, nic, trace, q));
-        host.checks.push(CounterCheck { name: name.clone(), quantity: q, nic, trace, min, max, consistent, message });
     }
+    if basis.rp.is_none() {
+        host.checks.extend(cnp_sum(d, basis));
+    }
+}
+
+/// Handled and ignored CNPs together, when which of the two each CNP went to is unknown.
+fn cnp_sum(d: &CounterDelta, basis: &Basis<'_>) -> Option<CounterCheck> {
+    let find = |want| d.counters.iter().find(|(n, _)| quantity_of(n) == Some(want));
+    let (handled, h) = find(Quantity::CnpsHandled)?;
+    let (ignored, i) = find(Quantity::CnpsIgnored)?;
+    let e = basis.shown(basis.derived.get(basis.role, Quantity::CnpsReceived));
+    Some(check(format!("{handled} + {ignored}"), Quantity::CnpsReceived, h + i, &e))
+}
+
+fn check(name: String, quantity: Quantity, nic: i64, e: &Expected) -> CounterCheck {
+    let consistent = (e.min as i64..=e.max as i64).contains(&nic);
+    let message = (!consistent).then(|| match e.none {
+        Some(why) => format!("{name} counted {nic} while {why}"),
+        None => mismatch_message(&name, nic, e.trace, quantity),
+    });
+    CounterCheck { name, quantity, nic, trace: e.trace, min: e.min, max: e.max, consistent, message }
 }
 
 /// The NIC deltas a trace count allows, `(min, max)`. Every quantity here counts things the
