@@ -155,14 +155,16 @@ fn the_switch_clock_may_wrap_mid_run() {
     }
 }
 
-/// The requester's timer expiries as the Go-back-N replay counts them.
+/// The requester's timer expiries as the Go-back-N replay counts them: retried, and the
+/// last of a QP that ran out of retries.
 fn derived_timeouts(run: &RigRun) -> u64 {
     let a = analysis(run);
-    gbn::analyze(&a.input()).connections.iter().map(counters::timer_expiries).sum()
+    let conns = gbn::analyze(&a.input()).connections;
+    conns.iter().map(|c| counters::timer_expiries(c) + counters::retries_exceeded(c)).sum()
 }
 
 #[test]
-fn a_qp_that_runs_out_of_retries_counts_its_last_expiry() {
+fn a_qp_that_runs_out_of_retries_counts_its_last_expiry_apart() {
     // The tail packet dropped on every try: 7 retries, then the expiry that errors the QP.
     let events: Vec<_> = (1..=8).map(|i| ev(1, 16, EventKind::Drop, i)).collect();
     for verb in VERBS {
@@ -173,9 +175,22 @@ fn a_qp_that_runs_out_of_retries_counts_its_last_expiry() {
         let r = report(&run);
         assert_eq!(r.problems(), 0, "{verb:?}: {:#?}", r.inconsistent());
         let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
-        let t = req.checks.iter().find(|c| c.quantity == Quantity::Timeouts).unwrap();
-        assert_eq!((t.nic, t.trace), (8, 8));
+        let count = |q| req.checks.iter().find(|c| c.quantity == q).map(|c| (c.name.as_str(), c.nic, c.trace));
+        // NVIDIA: local_ack_timeout_err counts the expiries "the QP retry limit was not
+        // exceeded" on; the 8th is req_transport_retries_exceeded's.
+        assert_eq!(count(Quantity::Timeouts), Some(("local_ack_timeout_err", 7, 7)));
+        assert_eq!(count(Quantity::RetriesExceeded), Some(("req_transport_retries_exceeded", 1, 1)));
         assert!(r.notes.iter().any(|n| n.contains("unacknowledged")), "{:?}", r.notes);
+    }
+    // A NIC that counted the last expiry as a local ACK timeout, or not at all.
+    let lie = |counter: &str, add: i64| {
+        let faults = format!("    counter-lies:\n    - {{host: requester, counter: {counter}, add: {add}}}\n");
+        let knobs = Knobs { msgs: 2, timeout: 8, events: events.clone(), faults, ..Knobs::default() };
+        let r = report(&rig_run(&format!("counters-retries-lie-{counter}"), &knobs));
+        r.inconsistent().into_iter().map(|(h, n)| (h, n.to_string())).collect::<Vec<_>>()
+    };
+    for (counter, add) in [("local_ack_timeout_err", 1), ("req_transport_retries_exceeded", -1)] {
+        assert_eq!(lie(counter, add), vec![(Role::Requester, counter.to_string())]);
     }
 }
 

@@ -45,7 +45,10 @@ pub enum Quantity {
     OutOfSequence,
     DuplicateRequests,
     ImpliedNaks,
+    /// Timer expiries after which the QP retried.
     Timeouts,
+    /// The expiry that exhausted the retry count.
+    RetriesExceeded,
     CnpsSent,
     EcnMarkedReceived,
     /// The sum of the two below, checked when the configuration does not say whether the
@@ -71,7 +74,8 @@ impl Quantity {
             Quantity::OutOfSequence => "out-of-sequence requests arrived",
             Quantity::DuplicateRequests => "duplicate requests arrived",
             Quantity::ImpliedNaks => "out-of-sequence READ responses were detected",
-            Quantity::Timeouts => "retransmission timeouts fired",
+            Quantity::Timeouts => "retransmission timeouts were retried",
+            Quantity::RetriesExceeded => "QPs ended with data unacknowledged (their retries exhausted)",
             Quantity::CnpsSent => "CNPs were sent",
             Quantity::EcnMarkedReceived => "CE-marked packets were received",
             Quantity::CnpsReceived => "CNPs were received",
@@ -88,7 +92,11 @@ impl Quantity {
     fn needs_replay(self) -> bool {
         matches!(
             self,
-            Quantity::OutOfSequence | Quantity::DuplicateRequests | Quantity::ImpliedNaks | Quantity::Timeouts
+            Quantity::OutOfSequence
+                | Quantity::DuplicateRequests
+                | Quantity::ImpliedNaks
+                | Quantity::Timeouts
+                | Quantity::RetriesExceeded
         )
     }
 }
@@ -102,6 +110,7 @@ const NAMES: &[(&str, Quantity)] = &[
     ("duplicate_request", Quantity::DuplicateRequests),
     ("implied_nak_seq_err", Quantity::ImpliedNaks),
     ("local_ack_timeout_err", Quantity::Timeouts),
+    ("req_transport_retries_exceeded", Quantity::RetriesExceeded),
     ("np_cnp_sent", Quantity::CnpsSent),
     ("np_ecn_marked_roce_packets", Quantity::EcnMarkedReceived),
     ("rp_cnp_handled", Quantity::CnpsHandled),
@@ -342,7 +351,11 @@ fn check(name: String, quantity: Quantity, nic: i64, e: &Expected) -> CounterChe
 ///   got it (the fabric is lossless past the switch's ingress);
 /// - transport counters (out-of-sequence, duplicates, READ gaps, timer expiries): the
 ///   replay is only run with no copy missing, and then counts exactly what the NIC saw, so
-///   the bounds meet.
+///   the bounds meet. A retried expiry shows as a go-back no NAK caused; the expiry that
+///   exhausted the retry count shows as data unacknowledged at the trace's end. That one
+///   is an upper bound in itself (a capture cut short ends the same way), taken as exact
+///   because Lumina dumps the finish counters after the traffic generator exits, which
+///   waits for every request's completion, the failed ones too; the report notes it.
 ///
 /// A copy missing from the trace is a frame the trace cannot count: it can only raise the
 /// NIC's delta above the trace's, never lower it.
@@ -470,20 +483,28 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
             d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
         }
         d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
-        unfinished += u64::from(c.unacknowledged_at_end);
+        d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
+        unfinished += retries_exceeded(c);
     }
     (unfinished > 0).then(|| {
         format!(
-            "{unfinished} connection(s) end with unacknowledged data: counted as one last timer expiry each \
-             (the one that exceeded the retry count), assuming the run was not cut short"
+            "{unfinished} connection(s) end with unacknowledged data: counted as the timer expiry that exceeded \
+             the retry count (req_transport_retries_exceeded, not local_ack_timeout_err), assuming the run was \
+             not cut short"
         )
     })
 }
 
-/// The requester's retransmission timer expiries on one connection: its timeout go-backs,
-/// plus the silent last expiry when the trace ends with data unacknowledged.
+/// The requester's retried timer expiries on one connection: its timeout go-backs. NVIDIA
+/// counts these in `local_ack_timeout_err` ("the QP retry limit was not exceeded").
 pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
-    c.timeout_retransmissions + u64::from(c.unacknowledged_at_end)
+    c.timeout_retransmissions
+}
+
+/// The silent last expiry that exceeded the retry count, when the trace ends with the
+/// connection's data unacknowledged (mlx5 `req_transport_retries_exceeded`).
+pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
+    u64::from(c.unacknowledged_at_end)
 }
 
 impl Report {

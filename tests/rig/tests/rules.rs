@@ -210,7 +210,10 @@ fn check_counters(cfg: &RigConfig, r: &RunResult) {
         let unused = if host.roce_parameters.rp_enabled() { nic.rp_cnp_ignored } else { nic.rp_cnp_handled };
         assert_eq!(unused, 0);
     }
-    assert_eq!(req.local_ack_timeout_err, r.truth.timeouts.len() as u64);
+    let retried = r.truth.timeouts.iter().filter(|t| t.retried).count() as u64;
+    assert_eq!(req.local_ack_timeout_err, retried);
+    assert_eq!(req.req_transport_retries_exceeded, r.truth.qp_errors.len() as u64);
+    assert_eq!(retried + req.req_transport_retries_exceeded, r.truth.timeouts.len() as u64);
     let seq_err = r.truth.naks.iter().filter(|n| n.kind == rig::truth::NakKind::SeqErr).count() as u64;
     assert_eq!(req.packet_seq_err, seq_err, "every NAK reaches the requester");
     assert!(resp.out_of_sequence >= seq_err);

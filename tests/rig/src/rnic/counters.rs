@@ -20,7 +20,11 @@ pub struct Counters {
     pub duplicate_request: u64,
     /// Out-of-sequence READ responses detected (requester).
     pub implied_nak_seq_err: u64,
+    /// Retransmission timer expiries after which the QP retried (NVIDIA: "the QP retry
+    /// limit was not exceeded").
     pub local_ack_timeout_err: u64,
+    /// The expiry that exhausted the retry count and errored the QP.
+    pub req_transport_retries_exceeded: u64,
     pub np_cnp_sent: u64,
     pub np_ecn_marked_roce_packets: u64,
     /// CNPs received with the reaction point enabled (acted on) or disabled.
@@ -50,6 +54,7 @@ impl Counters {
                 ("duplicate_request", self.duplicate_request),
                 ("implied_nak_seq_err", self.implied_nak_seq_err),
                 ("local_ack_timeout_err", self.local_ack_timeout_err),
+                ("req_transport_retries_exceeded", self.req_transport_retries_exceeded),
                 ("np_cnp_sent", self.np_cnp_sent),
                 ("np_ecn_marked_roce_packets", self.np_ecn_marked_roce_packets),
                 ("rp_cnp_handled", self.rp_cnp_handled),
