@@ -70,7 +70,11 @@ pub struct TestConfig {
 /// Counter deltas of one host: finish − start, by vendor name.
 #[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct CounterDelta {
-    pub counters: BTreeMap<String, i64>,
+    pub counters: BTreeMap<String, u64>,
+    /// Counters with no usable delta, and why (never a delta to compare).
+    pub unusable: BTreeMap<String, String>,
+    /// 32-bit counters that wrapped during the run: their delta is taken modulo 2^32.
+    pub wrapped: Vec<String>,
     pub files: Vec<PathBuf>,
 }
 
@@ -248,18 +252,94 @@ fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
 /// present in both.
 fn counter_delta(start: &Path, finish: &Path) -> Result<CounterDelta, String> {
     let (a, b) = (counter_file(start)?, counter_file(finish)?);
-    let counters = b.iter().filter_map(|(k, &v)| Some((k.clone(), v.checked_sub(*a.get(k)?)?))).collect();
-    Ok(CounterDelta { counters, files: vec![start.to_path_buf(), finish.to_path_buf()] })
+    let mut d = CounterDelta { files: vec![start.to_path_buf(), finish.to_path_buf()], ..CounterDelta::default() };
+    for (name, &f) in &b {
+        let Some(&s) = a.get(name) else { continue };
+        match delta(name, s, f) {
+            Delta::Counted(n) => {
+                d.counters.insert(name.clone(), n);
+            }
+            Delta::Wrapped(n) => {
+                d.counters.insert(name.clone(), n);
+                d.wrapped.push(name.clone());
+            }
+            Delta::Unusable(why) => {
+                d.unusable.insert(name.clone(), why);
+            }
+        }
+    }
+    Ok(d)
 }
 
-fn counter_file(path: &Path) -> Result<BTreeMap<String, i64>, String> {
+/// The mlx5 Q counters (`hw_counters` read with QUERY_Q_COUNTER): 32 bits wide, so on a
+/// busy port they wrap within minutes. Its congestion counters (`np_*`, `rp_*`), the
+/// port counters, `rx_icrc_encapsulated` (PPCNT) and ethtool's are 64-bit.
+const WIDTH_32: &[&str] = &[
+    "rx_write_requests",
+    "rx_read_requests",
+    "rx_atomic_requests",
+    "rx_dct_connect",
+    "out_of_buffer",
+    "out_of_sequence",
+    "duplicate_request",
+    "rnr_nak_retry_err",
+    "packet_seq_err",
+    "implied_nak_seq_err",
+    "local_ack_timeout_err",
+    "resp_local_length_error",
+    "resp_cqe_error",
+    "req_cqe_error",
+    "req_remote_invalid_request",
+    "req_remote_access_errors",
+    "resp_remote_access_errors",
+    "resp_cqe_flush_error",
+    "req_cqe_flush_error",
+    "req_transport_retries_exceeded",
+    "req_rnr_retries_exceeded",
+    "roce_adp_retrans",
+    "roce_adp_retrans_to",
+    "roce_slow_restart",
+    "roce_slow_restart_cnps",
+    "roce_slow_restart_trans",
+];
+
+#[derive(Debug, PartialEq, Eq)]
+enum Delta {
+    Counted(u64),
+    /// A 32-bit counter that passed 2^32 − 1 and went on from 0.
+    Wrapped(u64),
+    Unusable(String),
+}
+
+/// One counter's finish − start. A finish below the start is a 32-bit counter that wrapped
+/// (taken modulo 2^32) when the counter is one and the wrap is the short way round — a
+/// run does not count 2^31 events of one kind, and a reset near the start would otherwise
+/// read as billions — else a reset, whose delta is unknown.
+fn delta(name: &str, start: u64, finish: u64) -> Delta {
+    if let Some(n) = finish.checked_sub(start) {
+        return Delta::Counted(n);
+    }
+    const WRAP: u64 = 1 << 32;
+    let wrap = WIDTH_32.contains(&name) && start < WRAP;
+    if let Some(n) = wrap.then(|| finish + WRAP - start).filter(|&n| n < WRAP / 2) {
+        return Delta::Wrapped(n);
+    }
+    let width = if WIDTH_32.contains(&name) {
+        "a 32-bit counter's wrap does not explain it"
+    } else {
+        "not a counter known to wrap"
+    };
+    Delta::Unusable(format!("finish {finish} is below start {start} ({width}): reset during the run?"))
+}
+
+fn counter_file(path: &Path) -> Result<BTreeMap<String, u64>, String> {
     let v: serde_yaml_ng::Value = read_yaml(path)?;
     let mut out = BTreeMap::new();
     let Some(sections) = v.as_mapping() else { return Err(format!("{}: not a mapping of sections", path.display())) };
     for (_, section) in sections {
         let Some(m) = section.as_mapping() else { continue };
         for (k, v) in m {
-            if let (Some(k), Some(v)) = (k.as_str(), v.as_i64()) {
+            if let (Some(k), Some(v)) = (k.as_str(), v.as_u64()) {
                 out.insert(k.to_string(), v);
             }
         }
@@ -303,6 +383,22 @@ mod tests {
         assert_eq!(said[0], "config.yaml: traffic.min-retransmit-timeout 300 is not in 0..=31 (IBA): ignored");
         let ok = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 14}").unwrap();
         assert_eq!(out_of_range(Path::new("config.yaml"), &ok), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_finish_below_the_start_is_a_32_bit_wrap_or_a_reset() {
+        assert_eq!(delta("rx_write_requests", 7, 9), Delta::Counted(2));
+        // The reviewer's case: 96 counts up to 2^32, 114 after.
+        assert_eq!(delta("rx_write_requests", 4_294_967_200, 114), Delta::Wrapped(210));
+        assert_eq!(delta("out_of_sequence", u64::from(u32::MAX), 0), Delta::Wrapped(1));
+        // 64-bit counters do not wrap within a run; a 32-bit one cannot start at 2^32;
+        // a "wrap" of billions is a reset.
+        for (name, start, finish) in
+            [("port_rcv_packets", 4_294_967_200, 114), ("rx_write_requests", 1 << 32, 5), ("packet_seq_err", 1000, 50)]
+        {
+            let Delta::Unusable(why) = delta(name, start, finish) else { panic!("{name} {start} {finish}") };
+            assert!(why.contains(&format!("finish {finish} is below start {start}")), "{why}");
+        }
     }
 
     #[test]

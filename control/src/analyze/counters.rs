@@ -169,7 +169,7 @@ pub struct CounterCheck {
     pub name: String,
     pub quantity: Quantity,
     /// The NIC's delta over the run.
-    pub nic: i64,
+    pub nic: u64,
     /// The same quantity counted from the trace.
     pub trace: u64,
     /// The NIC deltas the trace allows, `min..=max`.
@@ -183,7 +183,8 @@ pub struct CounterCheck {
 #[derive(Debug, serde::Serialize)]
 pub struct NotChecked {
     pub name: String,
-    pub nic: i64,
+    /// The NIC's delta, when the dumps give one.
+    pub nic: Option<u64>,
     pub why: String,
 }
 
@@ -238,12 +239,27 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
         let rp = ctx.config.as_ref().and_then(|c| c.host(role).rp_enable);
         let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp };
         match delta {
-            Some(d) => compare(d, &basis, &mut host),
+            Some(d) => {
+                compare(d, &basis, &mut host);
+                report.notes.extend(wrap_note(role, d));
+            }
             None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
         }
         report.hosts.push(host);
     }
     report
+}
+
+/// Says which counters wrapped, whose deltas are then taken modulo 2^32.
+fn wrap_note(role: Role, d: &CounterDelta) -> Option<String> {
+    (!d.wrapped.is_empty()).then(|| {
+        format!(
+            "{}: {} finished below {} start: 32-bit, wrapped; the delta is taken modulo 2^32",
+            role.name(),
+            d.wrapped.join(", "),
+            if d.wrapped.len() == 1 { "its" } else { "their" }
+        )
+    })
 }
 
 /// What one host's counters are judged against.
@@ -311,13 +327,16 @@ fn compare(d: &CounterDelta, basis: &Basis<'_>, host: &mut HostReport) {
                 .iter()
                 .find(|(n, _)| n == name)
                 .map_or("no trace-derived equivalent is known for this counter", |(_, why)| why);
-            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.to_string() });
+            host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why: why.to_string() });
             continue;
         };
         match basis.expect(q) {
             Ok(e) => host.checks.push(check(name.clone(), q, nic, &e)),
-            Err(why) => host.not_checked.push(NotChecked { name: name.clone(), nic, why }),
+            Err(why) => host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why }),
         }
+    }
+    for (name, why) in &d.unusable {
+        host.not_checked.push(NotChecked { name: name.clone(), nic: None, why: why.clone() });
     }
     if basis.rp.is_none() {
         host.checks.extend(cnp_sum(d, basis));
@@ -330,11 +349,11 @@ fn cnp_sum(d: &CounterDelta, basis: &Basis<'_>) -> Option<CounterCheck> {
     let (handled, h) = find(Quantity::CnpsHandled)?;
     let (ignored, i) = find(Quantity::CnpsIgnored)?;
     let e = basis.shown(basis.derived.get(basis.role, Quantity::CnpsReceived));
-    Some(check(format!("{handled} + {ignored}"), Quantity::CnpsReceived, h + i, &e))
+    Some(check(format!("{handled} + {ignored}"), Quantity::CnpsReceived, h.saturating_add(*i), &e))
 }
 
-fn check(name: String, quantity: Quantity, nic: i64, e: &Expected) -> CounterCheck {
-    let consistent = (e.min as i64..=e.max as i64).contains(&nic);
+fn check(name: String, quantity: Quantity, nic: u64, e: &Expected) -> CounterCheck {
+    let consistent = (e.min..=e.max).contains(&nic);
     let message = (!consistent).then(|| match e.none {
         Some(why) => format!("{name} counted {nic} while {why}"),
         None => mismatch_message(&name, nic, e.trace, quantity),
@@ -363,7 +382,7 @@ fn allowed(trace: u64, missing: u64) -> (u64, u64) {
     (trace, trace.saturating_add(missing))
 }
 
-fn mismatch_message(name: &str, nic: i64, trace: u64, q: Quantity) -> String {
+fn mismatch_message(name: &str, nic: u64, trace: u64, q: Quantity) -> String {
     if nic == 0 {
         format!("{name} unchanged while {trace} {}", q.phrase())
     } else {
