@@ -245,6 +245,41 @@ fn a_32_bit_counter_that_wraps_is_taken_modulo_2_32_and_a_reset_is_not_checked()
     }
 }
 
+/// Lumina §6.2.1–6.2.2: frames the receiving NIC drops in its own port buffer are in the
+/// trace as delivered but missing from its receive counters; `rx_discards_phy` says how
+/// many. The emulator has no such drops: the dumps are made to read as a NIC's that had
+/// five (the same five frames missing from port_rcv_packets and rx_write_requests).
+#[test]
+fn a_nic_that_discards_in_its_port_buffer_may_count_that_many_frames_fewer() {
+    let lies = |rcv: i64| {
+        format!(
+            "    counter-lies:\n    - {{host: responder, counter: rx_discards_phy, add: 5}}\n    \
+             - {{host: responder, counter: port_rcv_packets, add: {rcv}}}\n    \
+             - {{host: responder, counter: rx_write_requests, add: -5}}\n    \
+             - {{host: responder, counter: out_of_sequence, add: 3}}\n"
+        )
+    };
+    let run = rig_run("counters-rx-discards", &Knobs { faults: lies(-5), ..eventful(NicKind::Cx5, Verb::Write) });
+    let r = report(&run);
+    assert_eq!(r.problems(), 0, "{:#?}", r.inconsistent());
+    let resp = r.hosts.iter().find(|h| h.host == Role::Responder).unwrap();
+    for name in ["port_rcv_packets", "rx_write_requests"] {
+        let c = resp.checks.iter().find(|c| c.name == name).unwrap();
+        assert_eq!((c.nic, c.min, c.max), (c.trace - 5, c.trace - 5, c.trace), "{name}");
+    }
+    // Its sent frames are not affected; its transport replay cannot be trusted.
+    let sent = resp.checks.iter().find(|c| c.name == "port_xmit_packets").unwrap();
+    assert_eq!(sent.min, sent.trace);
+    assert!(not_checked(&r, Role::Responder, "out_of_sequence").why.contains("rx_discards_phy counted 5"));
+    assert!(r.notes.iter().any(|n| n.starts_with("responder: rx_discards_phy counted 5")), "{:?}", r.notes);
+    // The requester discarded nothing: its replay is checked as ever.
+    let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
+    assert!(req.checks.iter().any(|c| c.name == "local_ack_timeout_err"));
+    // One frame fewer than the discards explain is still flagged.
+    let run = rig_run("counters-rx-discards-short", &Knobs { faults: lies(-6), ..eventful(NicKind::Cx5, Verb::Write) });
+    assert_eq!(report(&run).inconsistent(), vec![(Role::Responder, "port_rcv_packets")]);
+}
+
 /// Lies on counters of both hosts, by vendor; each changes the value (no clamping at 0).
 fn lies(nic: NicKind, verb: Verb) -> Vec<(&'static str, &'static str, i64)> {
     let nvidia = nic != NicKind::E810;

@@ -21,6 +21,10 @@
 //! the trace certainly happened, so the NIC must have counted at least that many. When
 //! mirror copies are missing from the trace (gaps in the mirror sequence), the NIC may
 //! have counted up to that many more: `trace ≤ nic ≤ trace + missing` ([`allowed`]).
+//! The one way a host receives fewer frames than the trace shows delivered is its NIC
+//! dropping them in its own port buffer (`rx_discards_phy`, Lumina §6.2.1–6.2.2): its
+//! receive-side counters may then fall short by that many, and its transport counters,
+//! which a replay delivering those frames cannot follow, are not checked.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -88,6 +92,23 @@ impl Quantity {
         }
     }
 
+    /// Counted by the host on receiving a frame, before its transport acts on it.
+    fn received(self) -> bool {
+        matches!(
+            self,
+            Quantity::FramesReceived
+                | Quantity::NaksReceived
+                | Quantity::EcnMarkedReceived
+                | Quantity::CnpsReceived
+                | Quantity::CnpsHandled
+                | Quantity::CnpsIgnored
+                | Quantity::IcrcErrors
+                | Quantity::ReadRequestsReceived
+                | Quantity::WriteRequestsReceived
+                | Quantity::SendRequestsReceived
+        )
+    }
+
     /// Needs the verb and connections (a replay of the transport), not just addresses.
     fn needs_replay(self) -> bool {
         matches!(
@@ -134,9 +155,16 @@ const NAMES: &[(&str, Quantity)] = &[
 
 /// Counters Lumina dumps that the trace cannot speak to, and why.
 const UNCHECKABLE: &[(&str, &str)] = &[
-    ("rx_discards_phy", "drops inside the receiving NIC's port buffer happen after the switch: invisible in the trace"),
+    (
+        RX_DISCARDS,
+        "drops in the receiving NIC's port buffer happen after the switch, invisible in the trace: this host's \
+         receive-side counters may fall short of the trace by this much",
+    ),
     ("tx_discards_phy", "drops inside the sending NIC never reach the switch: invisible in the trace"),
 ];
+
+/// Frames the NIC received and dropped in its port buffer (NVIDIA ethtool).
+const RX_DISCARDS: &str = "rx_discards_phy";
 
 pub fn quantity_of(name: &str) -> Option<Quantity> {
     NAMES.iter().find(|(n, _)| *n == name).map(|&(_, q)| q)
@@ -237,11 +265,14 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
         let ips = hosts.ips(role);
         let mut host = HostReport { host: role, nic, ips, skipped: None, checks: Vec::new(), not_checked: Vec::new() };
         let rp = ctx.config.as_ref().and_then(|c| c.host(role).rp_enable);
-        let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp };
         match delta {
             Some(d) => {
+                let discards = d.counters.get(RX_DISCARDS).copied().unwrap_or(0);
+                let no_replay = no_replay.as_deref();
+                let basis = Basis { role, derived: &derived, no_replay, missing, rp, discards };
                 compare(d, &basis, &mut host);
                 report.notes.extend(wrap_note(role, d));
+                report.notes.extend(discard_note(role, discards));
             }
             None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
         }
@@ -262,6 +293,17 @@ fn wrap_note(role: Role, d: &CounterDelta) -> Option<String> {
     })
 }
 
+fn discard_note(role: Role, discards: u64) -> Option<String> {
+    (discards > 0).then(|| {
+        format!(
+            "{}: {RX_DISCARDS} counted {discards}: up to {discards} frames the trace shows delivered were dropped \
+             in the NIC's port buffer (Lumina §6.2.1-6.2.2), so its receive-side counters may fall short of the \
+             trace by that much, and its transport counters are not checked",
+            role.name()
+        )
+    })
+}
+
 /// What one host's counters are judged against.
 struct Basis<'a> {
     role: Role,
@@ -271,6 +313,8 @@ struct Basis<'a> {
     missing: u64,
     /// The host's DCQCN reaction point, when the configuration says.
     rp: Option<bool>,
+    /// Frames its NIC dropped in its port buffer (`rx_discards_phy`).
+    discards: u64,
 }
 
 /// What the trace says a counter's delta should be.
@@ -292,14 +336,25 @@ impl Basis<'_> {
         if let Some(why) = self.no_replay.filter(|_| q.needs_replay()) {
             return Err(why.into());
         }
+        if q.needs_replay() && self.discards > 0 {
+            // One request dropped unseen shifts the NIC's Go-back-N state from the
+            // replay's for a whole window: no bound in discards holds.
+            return Err(format!(
+                "{RX_DISCARDS} counted {}: frames the trace shows delivered were dropped in this NIC's port \
+                 buffer, and a replay that delivers them cannot follow its transport",
+                self.discards
+            ));
+        }
         match q {
             Quantity::CnpsHandled | Quantity::CnpsIgnored => self.cnp_share(q),
-            _ => Ok(self.shown(self.derived.get(self.role, q))),
+            _ => Ok(self.shown(q, self.derived.get(self.role, q))),
         }
     }
 
-    fn shown(&self, trace: u64) -> Expected {
-        let (min, max) = allowed(trace, self.missing);
+    /// The bounds of a count of frames the trace shows (quantity `q`).
+    fn shown(&self, q: Quantity, trace: u64) -> Expected {
+        let short = if q.received() { self.discards } else { 0 };
+        let (min, max) = allowed(trace, self.missing, short);
         Expected { trace, min, max, none: None }
     }
 
@@ -309,7 +364,7 @@ impl Basis<'_> {
     fn cnp_share(&self, q: Quantity) -> Result<Expected, String> {
         let Some(rp) = self.rp else { return Err(CNP_SPLIT_UNKNOWN.into()) };
         if (q == Quantity::CnpsHandled) == rp {
-            return Ok(self.shown(self.derived.get(self.role, Quantity::CnpsReceived)));
+            return Ok(self.shown(q, self.derived.get(self.role, Quantity::CnpsReceived)));
         }
         let why = if rp {
             "its reaction point is enabled (dcqcn-rp-enable): every CNP it receives counts as handled"
@@ -348,7 +403,7 @@ fn cnp_sum(d: &CounterDelta, basis: &Basis<'_>) -> Option<CounterCheck> {
     let find = |want| d.counters.iter().find(|(n, _)| quantity_of(n) == Some(want));
     let (handled, h) = find(Quantity::CnpsHandled)?;
     let (ignored, i) = find(Quantity::CnpsIgnored)?;
-    let e = basis.shown(basis.derived.get(basis.role, Quantity::CnpsReceived));
+    let e = basis.shown(Quantity::CnpsReceived, basis.derived.get(basis.role, Quantity::CnpsReceived));
     Some(check(format!("{handled} + {ignored}"), Quantity::CnpsReceived, h.saturating_add(*i), &e))
 }
 
@@ -362,15 +417,17 @@ fn check(name: String, quantity: Quantity, nic: u64, e: &Expected) -> CounterChe
 }
 
 /// The NIC deltas a trace count allows, `(min, max)`. Every quantity here counts things the
-/// trace shows happening, so the trace is a lower bound and the missing copies the only
-/// slack, upwards:
+/// trace shows happening, so the trace is a lower bound, the missing copies the slack
+/// upwards, and frames dropped inside the receiving NIC the only slack downwards:
 /// - frames sent, CNPs sent: a copy at the switch means the frame left the host;
 /// - frames received and what is counted on receipt (NAKs, CE marks, CNPs, bad ICRCs,
-///   requests): a copy not dropped by an injected event was forwarded to the host, which
-///   got it (the fabric is lossless past the switch's ingress);
+///   requests): a copy not dropped by an injected event was forwarded to the host (the
+///   fabric is lossless past the switch's ingress), whose NIC counted it unless it
+///   dropped it in its own port buffer: for these, `short` (that host's
+///   `rx_discards_phy`) lowers the floor;
 /// - transport counters (out-of-sequence, duplicates, READ gaps, timer expiries): the
-///   replay is only run with no copy missing, and then counts exactly what the NIC saw, so
-///   the bounds meet. A retried expiry shows as a go-back no NAK caused; the expiry that
+///   replay is only run with no copy missing and no frame dropped inside the NIC, and then
+///   counts exactly what the NIC saw, so the bounds meet. A retried expiry shows as a go-back no NAK caused; the expiry that
 ///   exhausted the retry count shows as data unacknowledged at the trace's end. That one
 ///   is an upper bound in itself (a capture cut short ends the same way), taken as exact
 ///   because Lumina dumps the finish counters after the traffic generator exits, which
@@ -378,8 +435,8 @@ fn check(name: String, quantity: Quantity, nic: u64, e: &Expected) -> CounterChe
 ///
 /// A copy missing from the trace is a frame the trace cannot count: it can only raise the
 /// NIC's delta above the trace's, never lower it.
-fn allowed(trace: u64, missing: u64) -> (u64, u64) {
-    (trace, trace.saturating_add(missing))
+fn allowed(trace: u64, missing: u64, short: u64) -> (u64, u64) {
+    (trace.saturating_sub(short), trace.saturating_add(missing))
 }
 
 fn mismatch_message(name: &str, nic: u64, trace: u64, q: Quantity) -> String {
