@@ -280,6 +280,60 @@ fn a_nic_that_discards_in_its_port_buffer_may_count_that_many_frames_fewer() {
     assert_eq!(report(&run).inconsistent(), vec![(Role::Responder, "port_rcv_packets")]);
 }
 
+/// Review note 6: dumps the analyzer cannot read were dropped in silence, and a run read
+/// as "0 compared, 0 inconsistent". Each must be read or say why not.
+#[test]
+fn counter_dumps_are_read_or_say_why_not() {
+    let knobs = Knobs { faults: "    paper-counter-bugs: true\n".into(), ..eventful(NicKind::E810, Verb::Write) };
+    let run = rig_run("counters-unreadable", &knobs);
+    let honest = report(&run);
+    // Without section headers (name: value at the top): read as they are, so the paper's
+    // cnpSent bug still shows.
+    for file in ["responder_counter_start.yml", "responder_counter_finish.yml"] {
+        let text = std::fs::read_to_string(run.dir.join(file)).unwrap();
+        let flat: String = text.lines().filter(|l| l.starts_with("  ")).map(|l| format!("{}\n", l.trim())).collect();
+        std::fs::write(run.dir.join(file), flat).unwrap();
+    }
+    // A string, a float and a counter in the finish dump only.
+    set_dump(&run, "requester_counter_start.yml", "ip4OutPkts", "'N/A'");
+    set_dump(&run, "requester_counter_finish.yml", "RxUDP", "1.5e3");
+    let finish = run.dir.join("requester_counter_finish.yml");
+    let text = std::fs::read_to_string(&finish).unwrap() + "  rdmaNewCounter: 4\n";
+    std::fs::write(&finish, text).unwrap();
+    let r = report(&run);
+    assert_eq!(r.inconsistent(), vec![(Role::Responder, "cnpSent")]);
+    let resp = r.hosts.iter().find(|h| h.host == Role::Responder).unwrap();
+    assert_eq!(resp.checks.len(), honest.hosts[1].checks.len());
+    let why = |name| not_checked(&r, Role::Requester, name).why.clone();
+    assert_eq!(why("ip4OutPkts"), "requester_counter_start.yml: the string \"N/A\" is not a number");
+    assert_eq!(why("RxUDP"), "requester_counter_finish.yml: 1500.0 is a decimal, not an integer count");
+    assert_eq!(
+        why("rdmaNewCounter"),
+        "only in requester_counter_finish.yml, not in requester_counter_start.yml: no delta"
+    );
+    let note = "requester: no delta for 3 counter(s), not checked: RxUDP, ip4OutPkts, rdmaNewCounter";
+    assert!(r.notes.iter().any(|n| n == note), "{:?}", r.notes);
+    // A dump that is no dump at all: the host is skipped, saying why, and the run's
+    // context problems name the file.
+    std::fs::write(run.dir.join("requester_counter_start.yml"), "- 1\n- 2\n").unwrap();
+    let a = analysis(&run);
+    let input = a.input();
+    let r = counters::analyze(&input, &gbn::analyze(&input));
+    let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
+    let skipped = req.skipped.as_deref().unwrap();
+    assert!(
+        skipped.starts_with("its counter dumps could not be read: ") && skipped.contains("requester_counter_start.yml")
+    );
+    assert!(
+        a.ctx.problems.iter().any(|p| p.contains("requester_counter_start.yml: not a mapping")),
+        "{:?}",
+        a.ctx.problems
+    );
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(out.contains("requester (e810): its counter dumps could not be read"), "{out}");
+}
+
 /// Lies on counters of both hosts, by vendor; each changes the value (no clamping at 0).
 fn lies(nic: NicKind, verb: Verb) -> Vec<(&'static str, &'static str, i64)> {
     let nvidia = nic != NicKind::E810;

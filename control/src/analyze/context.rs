@@ -82,8 +82,9 @@ pub struct CounterDelta {
 pub struct RunContext {
     pub qp_info: Vec<QpInfo>,
     pub config: Option<TestConfig>,
-    pub requester_counters: Option<CounterDelta>,
-    pub responder_counters: Option<CounterDelta>,
+    /// The host's counter dumps: none found, or found and read, or why they could not be.
+    pub requester_counters: Option<Result<CounterDelta, String>>,
+    pub responder_counters: Option<Result<CounterDelta, String>>,
     /// Files found but not understood, with why (reported, never fatal).
     pub problems: Vec<String>,
     /// Copies the switch gave that the trace lacks before its first copy or after its
@@ -129,16 +130,40 @@ impl RunContext {
             }
         }
         for (host, slot) in [("requester", &mut self.requester_counters), ("responder", &mut self.responder_counters)] {
-            let (start, finish) =
-                (dir.join(format!("{host}_counter_start.yml")), dir.join(format!("{host}_counter_finish.yml")));
-            if start.exists() && finish.exists() && slot.is_none() {
-                match counter_delta(&start, &finish) {
-                    Ok(d) => *slot = Some(d),
-                    Err(e) => self.problems.push(e),
+            // The first directory with a readable pair wins; a later one may stand in for
+            // one that could not be read.
+            if matches!(slot, Some(Ok(_))) {
+                continue;
+            }
+            if let Some(dumps) = counter_dumps(dir, host, &mut self.problems) {
+                if slot.is_none() || dumps.is_ok() {
+                    *slot = Some(dumps);
                 }
             }
         }
     }
+}
+
+/// One host's two counter dumps in `dir`, if either is there; a file that cannot be read
+/// is also said in `problems`.
+fn counter_dumps(dir: &Path, host: &str, problems: &mut Vec<String>) -> Option<Result<CounterDelta, String>> {
+    let (start, finish) =
+        (dir.join(format!("{host}_counter_start.yml")), dir.join(format!("{host}_counter_finish.yml")));
+    let alone = |p: &Path, other: &Path| format!("{}: no {} beside it, so no delta", p.display(), file_name(other));
+    let dumps = match (start.exists(), finish.exists()) {
+        (false, false) => return None,
+        (true, true) => counter_delta(&start, &finish, problems),
+        (true, false) => Err(alone(&start, &finish)),
+        (false, true) => Err(alone(&finish, &start)),
+    };
+    if let Err(e) = &dumps {
+        problems.push(e.clone());
+    }
+    Some(dumps)
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
 }
 
 fn read_yaml<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
@@ -249,12 +274,31 @@ fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
 }
 
 /// Lumina `counter_dump.py` files: sections of `name: value`; the delta of every counter
-/// present in both.
-fn counter_delta(start: &Path, finish: &Path) -> Result<CounterDelta, String> {
-    let (a, b) = (counter_file(start)?, counter_file(finish)?);
+/// in both, and for every other name why it has none. What is not a counter at all goes
+/// to `problems`.
+fn counter_delta(start: &Path, finish: &Path, problems: &mut Vec<String>) -> Result<CounterDelta, String> {
+    let (a, b) = (counter_file(start, problems)?, counter_file(finish, problems)?);
     let mut d = CounterDelta { files: vec![start.to_path_buf(), finish.to_path_buf()], ..CounterDelta::default() };
-    for (name, &f) in &b {
-        let Some(&s) = a.get(name) else { continue };
+    let names: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    for name in names {
+        let (s, f) = match (a.get(name), b.get(name)) {
+            (Some(Ok(s)), Some(Ok(f))) => (*s, *f),
+            (Some(Err(why)), _) => {
+                d.unusable.insert(name.clone(), format!("{}: {why}", file_name(start)));
+                continue;
+            }
+            (_, Some(Err(why))) => {
+                d.unusable.insert(name.clone(), format!("{}: {why}", file_name(finish)));
+                continue;
+            }
+            (Some(_), None) | (None, Some(_)) => {
+                let (has, lacks) = if a.contains_key(name) { (start, finish) } else { (finish, start) };
+                let why = format!("only in {}, not in {}: no delta", file_name(has), file_name(lacks));
+                d.unusable.insert(name.clone(), why);
+                continue;
+            }
+            (None, None) => continue,
+        };
         match delta(name, s, f) {
             Delta::Counted(n) => {
                 d.counters.insert(name.clone(), n);
@@ -332,19 +376,73 @@ fn delta(name: &str, start: u64, finish: u64) -> Delta {
     Delta::Unusable(format!("finish {finish} is below start {start} ({width}): reset during the run?"))
 }
 
-fn counter_file(path: &Path) -> Result<BTreeMap<String, u64>, String> {
+/// One dump: each counter's value, or why it is not a count.
+type Values = BTreeMap<String, Result<u64, String>>;
+
+/// Lumina's sections (`port-counters:`, `hw-counters:`, `ethtool-counters:`); an empty
+/// one reads as null. A `name: value` outside any section (a dump without headers) is
+/// read as a counter too: its meaning is the same.
+const SECTIONS: &[&str] = &["port-counters", "hw-counters", "ethtool-counters"];
+
+fn counter_file(path: &Path, problems: &mut Vec<String>) -> Result<Values, String> {
     let v: serde_yaml_ng::Value = read_yaml(path)?;
-    let mut out = BTreeMap::new();
-    let Some(sections) = v.as_mapping() else { return Err(format!("{}: not a mapping of sections", path.display())) };
-    for (_, section) in sections {
-        let Some(m) = section.as_mapping() else { continue };
-        for (k, v) in m {
-            if let (Some(k), Some(v)) = (k.as_str(), v.as_u64()) {
-                out.insert(k.to_string(), v);
-            }
+    let Some(top) = v.as_mapping() else {
+        return Err(format!("{}: not a mapping of counter sections or counters", path.display()));
+    };
+    let mut out = Values::new();
+    for (k, v) in top {
+        let Some(name) = k.as_str() else {
+            problems.push(format!("{}: key {} is not a counter or section name: ignored", path.display(), shown(k)));
+            continue;
+        };
+        match v.as_mapping() {
+            Some(section) => read_section(path, section, &mut out, problems),
+            None if v.is_null() && SECTIONS.contains(&name) => {}
+            None => insert(&mut out, name, count(v)),
         }
     }
     Ok(out)
+}
+
+fn read_section(path: &Path, section: &serde_yaml_ng::Mapping, out: &mut Values, problems: &mut Vec<String>) {
+    for (k, v) in section {
+        match k.as_str() {
+            Some(name) => insert(out, name, count(v)),
+            None => problems.push(format!("{}: key {} is not a counter name: ignored", path.display(), shown(k))),
+        }
+    }
+}
+
+/// A name twice in one dump (in two sections) has no one value.
+fn insert(out: &mut Values, name: &str, value: Result<u64, String>) {
+    let value = match out.get(name) {
+        Some(first) if *first != value => Err("appears twice, with different values".to_string()),
+        _ => value,
+    };
+    out.insert(name.to_string(), value);
+}
+
+/// A counter's value: a whole number, at least 0.
+fn count(v: &serde_yaml_ng::Value) -> Result<u64, String> {
+    if let Some(n) = v.as_u64() {
+        return Ok(n);
+    }
+    use serde_yaml_ng::Value;
+    Err(match v {
+        Value::Null => "no value is given".to_string(),
+        Value::Number(n) if n.is_f64() => format!("{n} is a decimal, not an integer count"),
+        Value::Number(n) => format!("{n} is negative"),
+        Value::String(s) => format!("the string {s:?} is not a number"),
+        Value::Bool(b) => format!("{b} is not a number"),
+        Value::Sequence(_) => "a list is not a number".to_string(),
+        Value::Mapping(_) => "a mapping is not a number".to_string(),
+        Value::Tagged(_) => "a tagged value is not a number".to_string(),
+    })
+}
+
+/// A YAML value on one line, for messages.
+fn shown(v: &serde_yaml_ng::Value) -> String {
+    serde_yaml_ng::to_string(v).unwrap_or_default().trim().replace('\n', " ")
 }
 
 #[cfg(test)]
@@ -414,9 +512,88 @@ mod tests {
         std::fs::write(dirs[0].join("start.yml"), counters(i64::MIN)).unwrap();
         std::fs::write(dirs[0].join("finish.yml"), counters(i64::MAX)).unwrap();
         let ctx = RunContext::load(&dirs);
-        let delta = counter_delta(&dirs[0].join("start.yml"), &dirs[0].join("finish.yml")).unwrap();
+        let mut problems = Vec::new();
+        let delta = counter_delta(&dirs[0].join("start.yml"), &dirs[0].join("finish.yml"), &mut problems).unwrap();
         std::fs::remove_dir_all(&root).unwrap();
         assert_eq!(ctx.qp_info.len(), 1);
-        assert_eq!(delta.counters.keys().collect::<Vec<_>>(), ["rp_cnp_handled"], "an overflowing delta is left out");
+        assert_eq!(delta.counters.keys().collect::<Vec<_>>(), ["rp_cnp_handled"]);
+        assert_eq!(delta.unusable["np_cnp_sent"], "start.yml: -9223372036854775808 is negative");
+        assert!(problems.is_empty());
+    }
+
+    /// Writes `files` (name, text) into a fresh directory, runs `f` on it, removes it.
+    fn in_dir<T>(tag: &str, files: &[(&str, &str)], f: impl FnOnce(&Path) -> T) -> T {
+        let dir = std::env::temp_dir().join(format!("rocescope-ctx-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        let out = f(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        out
+    }
+
+    fn delta_of(tag: &str, start: &str, finish: &str) -> (CounterDelta, Vec<String>) {
+        in_dir(tag, &[("s.yml", start), ("f.yml", finish)], |d| {
+            let mut problems = Vec::new();
+            let delta = counter_delta(&d.join("s.yml"), &d.join("f.yml"), &mut problems).unwrap();
+            (delta, problems)
+        })
+    }
+
+    #[test]
+    fn a_dump_without_section_headers_is_read_as_it_is() {
+        let (d, problems) =
+            delta_of("flat", "port_rcv_packets: 10\nnp_cnp_sent: 2\n", "port_rcv_packets: 15\nnp_cnp_sent: 2\n");
+        assert_eq!(
+            d.counters.into_iter().collect::<Vec<_>>(),
+            [("np_cnp_sent".into(), 0), ("port_rcv_packets".into(), 5)]
+        );
+        assert!(d.unusable.is_empty() && problems.is_empty());
+        // An empty section reads as null: nothing in it, nothing wrong.
+        let (d, problems) = delta_of("empty-section", "port-counters:\nhw-counters: {a: 1}\n", "hw-counters: {a: 4}\n");
+        assert_eq!((d.counters["a"], d.unusable.len(), problems.len()), (3, 0, 0));
+    }
+
+    #[test]
+    fn every_counter_a_dump_does_not_give_says_why() {
+        let start = "hw-counters:\n  a: 'N/A'\n  b: 1.5\n  c: 3\n  d: 4\n  e:\n  f: -2\n  h: 1\n  1: 5\nport-counters:\n  d: 5\n";
+        let finish = "hw-counters:\n  a: 1\n  b: 2\n  d: 9\n  e: 1\n  f: 1\n  g: 7\n  h: [1]\n";
+        let (d, problems) = delta_of("unreadable", start, finish);
+        assert!(d.counters.is_empty(), "{:?}", d.counters);
+        let why: Vec<(&str, &str)> = d.unusable.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        assert_eq!(
+            why,
+            [
+                ("a", "s.yml: the string \"N/A\" is not a number"),
+                ("b", "s.yml: 1.5 is a decimal, not an integer count"),
+                ("c", "only in s.yml, not in f.yml: no delta"),
+                ("d", "s.yml: appears twice, with different values"),
+                ("e", "s.yml: no value is given"),
+                ("f", "s.yml: -2 is negative"),
+                ("g", "only in f.yml, not in s.yml: no delta"),
+                ("h", "f.yml: a list is not a number"),
+            ]
+        );
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].ends_with("s.yml: key 1 is not a counter name: ignored"), "{problems:?}");
+    }
+
+    #[test]
+    fn counter_files_that_cannot_be_read_are_said_and_skip_the_host() {
+        let ctx = in_dir(
+            "bad-files",
+            &[
+                ("requester_counter_start.yml", "- not\n- counters\n"),
+                ("requester_counter_finish.yml", "hw-counters: {a: 1}\n"),
+                ("responder_counter_start.yml", "hw-counters: {a: 1}\n"),
+            ],
+            |d| RunContext::load(&[d.to_path_buf()]),
+        );
+        let req = ctx.requester_counters.as_ref().unwrap().as_ref().unwrap_err();
+        assert!(req.ends_with("requester_counter_start.yml: not a mapping of counter sections or counters"), "{req}");
+        let resp = ctx.responder_counters.as_ref().unwrap().as_ref().unwrap_err();
+        assert!(resp.ends_with("responder_counter_start.yml: no responder_counter_finish.yml beside it, so no delta"));
+        assert_eq!(ctx.problems, [req.clone(), resp.clone()]);
     }
 }

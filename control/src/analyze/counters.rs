@@ -261,24 +261,47 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     }
     let ctx = input.ctx;
     for (role, delta) in [(Role::Requester, &ctx.requester_counters), (Role::Responder, &ctx.responder_counters)] {
-        let nic = ctx.config.as_ref().and_then(|c| c.host(role).nic.clone());
-        let ips = hosts.ips(role);
-        let mut host = HostReport { host: role, nic, ips, skipped: None, checks: Vec::new(), not_checked: Vec::new() };
-        let rp = ctx.config.as_ref().and_then(|c| c.host(role).rp_enable);
+        let config = ctx.config.as_ref().map(|c| c.host(role));
+        let rp = config.and_then(|c| c.rp_enable);
+        let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp, discards: 0 };
+        let mut host = HostReport {
+            host: role,
+            nic: config.and_then(|c| c.nic.clone()),
+            ips: hosts.ips(role),
+            skipped: None,
+            checks: Vec::new(),
+            not_checked: Vec::new(),
+        };
         match delta {
-            Some(d) => {
-                let discards = d.counters.get(RX_DISCARDS).copied().unwrap_or(0);
-                let no_replay = no_replay.as_deref();
-                let basis = Basis { role, derived: &derived, no_replay, missing, rp, discards };
-                compare(d, &basis, &mut host);
-                report.notes.extend(wrap_note(role, d));
-                report.notes.extend(discard_note(role, discards));
-            }
+            Some(Ok(d)) => judge_host(d, basis, &mut host, &mut report.notes),
+            Some(Err(e)) => host.skipped = Some(format!("its counter dumps could not be read: {e}")),
             None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
         }
         report.hosts.push(host);
     }
     report
+}
+
+/// One host's counter deltas against the trace, and what the report should note of them.
+fn judge_host(d: &CounterDelta, basis: Basis<'_>, host: &mut HostReport, notes: &mut Vec<String>) {
+    if d.counters.is_empty() && d.unusable.is_empty() {
+        host.skipped = Some("its counter dumps hold no counters".into());
+        return;
+    }
+    let discards = d.counters.get(RX_DISCARDS).copied().unwrap_or(0);
+    let basis = Basis { discards, ..basis };
+    compare(d, &basis, host);
+    let role = basis.role;
+    notes.extend([wrap_note(role, d), unusable_note(role, d), discard_note(role, discards)].into_iter().flatten());
+}
+
+/// Names the counters the dumps give no delta for (each is in `not_checked`, with why):
+/// a dump that cannot be read must not pass as one that agrees.
+fn unusable_note(role: Role, d: &CounterDelta) -> Option<String> {
+    (!d.unusable.is_empty()).then(|| {
+        let names: Vec<&str> = d.unusable.keys().map(String::as_str).collect();
+        format!("{}: no delta for {} counter(s), not checked: {}", role.name(), names.len(), names.join(", "))
+    })
 }
 
 /// Says which counters wrapped, whose deltas are then taken modulo 2^32.
