@@ -9,14 +9,22 @@
 //! What the trace shows for a host, and how each value is derived:
 //! - sent: every RoCE frame with the host's IP as source (the switch saw it, so it left);
 //! - received: every RoCE frame to the host that was not dropped by an injected event;
-//!   corrupted frames arrive and count, then fail the ICRC check and go no further;
+//!   corrupted frames arrive and count, then fail the ICRC check and go no further; a CNP
+//!   counts as handled when the host's DCQCN reaction point is enabled, as ignored when
+//!   not (configuration `dcqcn-rp-enable`);
 //! - transport counters (out-of-sequence, duplicate, READ gap, timeouts): the Go-back-N
 //!   replay of [`super::gbn`] over each connection, in trace order (one switch port feeds
 //!   each host, in order) — the same replay whose rule checks and NAK/timeout counts the
 //!   report shows, so the two sections cannot disagree.
 //!
-//! When mirror copies are missing from the trace (gaps in the mirror sequence), every
-//! derived value may be off by up to the number missing; that is the tolerance then.
+//! The trace's value is a lower bound, never a value to be near: a frame whose copy is in
+//! the trace certainly happened, so the NIC must have counted at least that many. When
+//! mirror copies are missing from the trace (gaps in the mirror sequence), the NIC may
+//! have counted up to that many more: `trace ≤ nic ≤ trace + missing` ([`allowed`]).
+//! The one way a host receives fewer frames than the trace shows delivered is its NIC
+//! dropping them in its own port buffer (`rx_discards_phy`, Lumina §6.2.1–6.2.2): its
+//! receive-side counters may then fall short by that many, and its transport counters,
+//! which a replay delivering those frames cannot follow, are not checked.
 
 use std::collections::BTreeMap;
 use std::net::IpAddr;
@@ -41,10 +49,19 @@ pub enum Quantity {
     OutOfSequence,
     DuplicateRequests,
     ImpliedNaks,
+    /// Timer expiries after which the QP retried.
     Timeouts,
+    /// The expiry that exhausted the retry count.
+    RetriesExceeded,
     CnpsSent,
     EcnMarkedReceived,
+    /// The sum of the two below, checked when the configuration does not say whether the
+    /// reaction point is enabled.
     CnpsReceived,
+    /// CNPs received and acted on by the reaction point.
+    CnpsHandled,
+    /// CNPs received while the reaction point is disabled.
+    CnpsIgnored,
     IcrcErrors,
     ReadRequestsReceived,
     WriteRequestsReceived,
@@ -61,10 +78,13 @@ impl Quantity {
             Quantity::OutOfSequence => "out-of-sequence requests arrived",
             Quantity::DuplicateRequests => "duplicate requests arrived",
             Quantity::ImpliedNaks => "out-of-sequence READ responses were detected",
-            Quantity::Timeouts => "retransmission timeouts fired",
+            Quantity::Timeouts => "retransmission timeouts were retried",
+            Quantity::RetriesExceeded => "QPs ended with data unacknowledged (their retries exhausted)",
             Quantity::CnpsSent => "CNPs were sent",
             Quantity::EcnMarkedReceived => "CE-marked packets were received",
             Quantity::CnpsReceived => "CNPs were received",
+            Quantity::CnpsHandled => "CNPs were received, its reaction point enabled",
+            Quantity::CnpsIgnored => "CNPs were received, its reaction point disabled",
             Quantity::IcrcErrors => "packets with a bad ICRC were received",
             Quantity::ReadRequestsReceived => "READ requests were received",
             Quantity::WriteRequestsReceived => "WRITE request packets were received",
@@ -72,11 +92,32 @@ impl Quantity {
         }
     }
 
+    /// Counted by the host on receiving a frame, before its transport acts on it.
+    fn received(self) -> bool {
+        matches!(
+            self,
+            Quantity::FramesReceived
+                | Quantity::NaksReceived
+                | Quantity::EcnMarkedReceived
+                | Quantity::CnpsReceived
+                | Quantity::CnpsHandled
+                | Quantity::CnpsIgnored
+                | Quantity::IcrcErrors
+                | Quantity::ReadRequestsReceived
+                | Quantity::WriteRequestsReceived
+                | Quantity::SendRequestsReceived
+        )
+    }
+
     /// Needs the verb and connections (a replay of the transport), not just addresses.
     fn needs_replay(self) -> bool {
         matches!(
             self,
-            Quantity::OutOfSequence | Quantity::DuplicateRequests | Quantity::ImpliedNaks | Quantity::Timeouts
+            Quantity::OutOfSequence
+                | Quantity::DuplicateRequests
+                | Quantity::ImpliedNaks
+                | Quantity::Timeouts
+                | Quantity::RetriesExceeded
         )
     }
 }
@@ -90,9 +131,11 @@ const NAMES: &[(&str, Quantity)] = &[
     ("duplicate_request", Quantity::DuplicateRequests),
     ("implied_nak_seq_err", Quantity::ImpliedNaks),
     ("local_ack_timeout_err", Quantity::Timeouts),
+    ("req_transport_retries_exceeded", Quantity::RetriesExceeded),
     ("np_cnp_sent", Quantity::CnpsSent),
     ("np_ecn_marked_roce_packets", Quantity::EcnMarkedReceived),
-    ("rp_cnp_handled", Quantity::CnpsReceived),
+    ("rp_cnp_handled", Quantity::CnpsHandled),
+    ("rp_cnp_ignored", Quantity::CnpsIgnored),
     ("rx_icrc_encapsulated", Quantity::IcrcErrors),
     ("rx_read_requests", Quantity::ReadRequestsReceived),
     ("rx_write_requests", Quantity::WriteRequestsReceived),
@@ -102,7 +145,8 @@ const NAMES: &[(&str, Quantity)] = &[
     ("RxUDP", Quantity::FramesReceived),
     ("cnpSent", Quantity::CnpsSent),
     ("RxECNMrkd", Quantity::EcnMarkedReceived),
-    ("cnpHandled", Quantity::CnpsReceived),
+    ("cnpHandled", Quantity::CnpsHandled),
+    ("cnpIgnored", Quantity::CnpsIgnored),
     ("ip4InDiscards", Quantity::IcrcErrors),
     ("InRdmaReads", Quantity::ReadRequestsReceived),
     ("InRdmaWrites", Quantity::WriteRequestsReceived),
@@ -111,10 +155,16 @@ const NAMES: &[(&str, Quantity)] = &[
 
 /// Counters Lumina dumps that the trace cannot speak to, and why.
 const UNCHECKABLE: &[(&str, &str)] = &[
-    ("rx_discards_phy", "drops inside the receiving NIC's port buffer happen after the switch: invisible in the trace"),
+    (
+        RX_DISCARDS,
+        "drops in the receiving NIC's port buffer happen after the switch, invisible in the trace: this host's \
+         receive-side counters may fall short of the trace by this much",
+    ),
     ("tx_discards_phy", "drops inside the sending NIC never reach the switch: invisible in the trace"),
-    ("cnpIgnored", "whether a received CNP was acted on depends on the reaction point's state, not on the packets"),
 ];
+
+/// Frames the NIC received and dropped in its port buffer (NVIDIA ethtool).
+const RX_DISCARDS: &str = "rx_discards_phy";
 
 pub fn quantity_of(name: &str) -> Option<Quantity> {
     NAMES.iter().find(|(n, _)| *n == name).map(|&(_, q)| q)
@@ -123,8 +173,8 @@ pub fn quantity_of(name: &str) -> Option<Quantity> {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
     pub hosts: Vec<HostReport>,
-    /// Mirror copies missing from the trace (gaps in the sequence): the tolerance of
-    /// every comparison.
+    /// Mirror copies missing from the trace (gaps in the sequence): how far above the
+    /// trace's count a NIC's may be.
     pub missing_copies: u64,
     pub notes: Vec<String>,
 }
@@ -147,9 +197,12 @@ pub struct CounterCheck {
     pub name: String,
     pub quantity: Quantity,
     /// The NIC's delta over the run.
-    pub nic: i64,
+    pub nic: u64,
     /// The same quantity counted from the trace.
     pub trace: u64,
+    /// The NIC deltas the trace allows, `min..=max`.
+    pub min: u64,
+    pub max: u64,
     pub consistent: bool,
     /// Set when inconsistent.
     pub message: Option<String>,
@@ -158,7 +211,8 @@ pub struct CounterCheck {
 #[derive(Debug, serde::Serialize)]
 pub struct NotChecked {
     pub name: String,
-    pub nic: i64,
+    /// The NIC's delta, when the dumps give one.
+    pub nic: Option<u64>,
     pub why: String,
 }
 
@@ -198,20 +252,29 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
     let mut report = Report { missing_copies: missing, ..Report::default() };
     if missing > 0 {
-        report
-            .notes
-            .push(format!("{missing} mirror copies are missing from the trace: each value may be off by that much"));
+        report.notes.push(format!(
+            "{missing} mirror copies are missing from the trace: each NIC count may exceed the trace's by that much"
+        ));
     }
     if let Some(note) = replayed {
         report.notes.push(note);
     }
     let ctx = input.ctx;
     for (role, delta) in [(Role::Requester, &ctx.requester_counters), (Role::Responder, &ctx.responder_counters)] {
-        let nic = ctx.config.as_ref().and_then(|c| c.host(role).nic.clone());
-        let ips = hosts.ips(role);
-        let mut host = HostReport { host: role, nic, ips, skipped: None, checks: Vec::new(), not_checked: Vec::new() };
+        let config = ctx.config.as_ref().map(|c| c.host(role));
+        let rp = config.and_then(|c| c.rp_enable);
+        let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp, discards: 0 };
+        let mut host = HostReport {
+            host: role,
+            nic: config.and_then(|c| c.nic.clone()),
+            ips: hosts.ips(role),
+            skipped: None,
+            checks: Vec::new(),
+            not_checked: Vec::new(),
+        };
         match delta {
-            Some(d) => compare(d, role, &derived, no_replay.as_deref(), missing, &mut host),
+            Some(Ok(d)) => judge_host(d, basis, &mut host, &mut report.notes),
+            Some(Err(e)) => host.skipped = Some(format!("its counter dumps could not be read: {e}")),
             None => host.skipped = Some(format!("no {}_counter_{{start,finish}}.yml in the run", role.name())),
         }
         report.hosts.push(host);
@@ -219,35 +282,187 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     report
 }
 
-fn compare(
-    d: &CounterDelta,
+/// One host's counter deltas against the trace, and what the report should note of them.
+fn judge_host(d: &CounterDelta, basis: Basis<'_>, host: &mut HostReport, notes: &mut Vec<String>) {
+    if d.counters.is_empty() && d.unusable.is_empty() {
+        host.skipped = Some("its counter dumps hold no counters".into());
+        return;
+    }
+    let discards = d.counters.get(RX_DISCARDS).copied().unwrap_or(0);
+    let basis = Basis { discards, ..basis };
+    compare(d, &basis, host);
+    let role = basis.role;
+    notes.extend([wrap_note(role, d), unusable_note(role, d), discard_note(role, discards)].into_iter().flatten());
+}
+
+/// Names the counters the dumps give no delta for (each is in `not_checked`, with why):
+/// a dump that cannot be read must not pass as one that agrees.
+fn unusable_note(role: Role, d: &CounterDelta) -> Option<String> {
+    (!d.unusable.is_empty()).then(|| {
+        let names: Vec<&str> = d.unusable.keys().map(String::as_str).collect();
+        format!("{}: no delta for {} counter(s), not checked: {}", role.name(), names.len(), names.join(", "))
+    })
+}
+
+/// Says which counters wrapped, whose deltas are then taken modulo 2^32.
+fn wrap_note(role: Role, d: &CounterDelta) -> Option<String> {
+    (!d.wrapped.is_empty()).then(|| {
+        format!(
+            "{}: {} finished below {} start: 32-bit, wrapped; the delta is taken modulo 2^32",
+            role.name(),
+            d.wrapped.join(", "),
+            if d.wrapped.len() == 1 { "its" } else { "their" }
+        )
+    })
+}
+
+fn discard_note(role: Role, discards: u64) -> Option<String> {
+    (discards > 0).then(|| {
+        format!(
+            "{}: {RX_DISCARDS} counted {discards}: up to {discards} frames the trace shows delivered were dropped \
+             in the NIC's port buffer (Lumina §6.2.1-6.2.2), so its receive-side counters may fall short of the \
+             trace by that much, and its transport counters are not checked",
+            role.name()
+        )
+    })
+}
+
+/// What one host's counters are judged against.
+struct Basis<'a> {
     role: Role,
-    derived: &Derived,
-    no_replay: Option<&str>,
+    derived: &'a Derived,
+    /// Why the transport counters are not checked, when they are not.
+    no_replay: Option<&'a str>,
     missing: u64,
-    host: &mut HostReport,
-) {
+    /// The host's DCQCN reaction point, when the configuration says.
+    rp: Option<bool>,
+    /// Frames its NIC dropped in its port buffer (`rx_discards_phy`).
+    discards: u64,
+}
+
+/// What the trace says a counter's delta should be.
+struct Expected {
+    trace: u64,
+    min: u64,
+    max: u64,
+    /// Set when the host should count none at all, whatever the trace shows: why.
+    none: Option<&'static str>,
+}
+
+const CNP_SPLIT_UNKNOWN: &str = "a received CNP counts as handled or as ignored as the reaction point is enabled or \
+                                 not, which no configuration says (dcqcn-rp-enable); the two are checked as a sum \
+                                 when both are dumped";
+
+impl Basis<'_> {
+    /// The expected delta of a counter of quantity `q`, or why it is not checked.
+    fn expect(&self, q: Quantity) -> Result<Expected, String> {
+        if let Some(why) = self.no_replay.filter(|_| q.needs_replay()) {
+            return Err(why.into());
+        }
+        if q.needs_replay() && self.discards > 0 {
+            // One request dropped unseen shifts the NIC's Go-back-N state from the
+            // replay's for a whole window: no bound in discards holds.
+            return Err(format!(
+                "{RX_DISCARDS} counted {}: frames the trace shows delivered were dropped in this NIC's port \
+                 buffer, and a replay that delivers them cannot follow its transport",
+                self.discards
+            ));
+        }
+        match q {
+            Quantity::CnpsHandled | Quantity::CnpsIgnored => self.cnp_share(q),
+            _ => Ok(self.shown(q, self.derived.get(self.role, q))),
+        }
+    }
+
+    /// The bounds of a count of frames the trace shows (quantity `q`).
+    fn shown(&self, q: Quantity, trace: u64) -> Expected {
+        let short = if q.received() { self.discards } else { 0 };
+        let (min, max) = allowed(trace, self.missing, short);
+        Expected { trace, min, max, none: None }
+    }
+
+    /// Every CNP a host receives is counted once: as handled when its reaction point is
+    /// enabled, as ignored when not. NVIDIA: `rp_cnp_ignored` "should not raise if RoCE
+    /// congestion control was enabled"; the E810's `cnpHandled` / `cnpIgnored` alike.
+    fn cnp_share(&self, q: Quantity) -> Result<Expected, String> {
+        let Some(rp) = self.rp else { return Err(CNP_SPLIT_UNKNOWN.into()) };
+        if (q == Quantity::CnpsHandled) == rp {
+            return Ok(self.shown(q, self.derived.get(self.role, Quantity::CnpsReceived)));
+        }
+        let why = if rp {
+            "its reaction point is enabled (dcqcn-rp-enable): every CNP it receives counts as handled"
+        } else {
+            "its reaction point is disabled (dcqcn-rp-enable: false): every CNP it receives counts as ignored"
+        };
+        Ok(Expected { trace: 0, min: 0, max: 0, none: Some(why) })
+    }
+}
+
+fn compare(d: &CounterDelta, basis: &Basis<'_>, host: &mut HostReport) {
     for (name, &nic) in &d.counters {
         let Some(q) = quantity_of(name) else {
             let why = UNCHECKABLE
                 .iter()
                 .find(|(n, _)| n == name)
                 .map_or("no trace-derived equivalent is known for this counter", |(_, why)| why);
-            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.to_string() });
+            host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why: why.to_string() });
             continue;
         };
-        if let Some(why) = no_replay.filter(|_| q.needs_replay()) {
-            host.not_checked.push(NotChecked { name: name.clone(), nic, why: why.into() });
-            continue;
+        match basis.expect(q) {
+            Ok(e) => host.checks.push(check(name.clone(), q, nic, &e)),
+            Err(why) => host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why }),
         }
-        let trace = derived.get(role, q);
-        let consistent = nic.abs_diff(trace as i64) <= missing;
-        let message = (!consistent).then(|| mismatch_message(name, nic, trace, q));
-        host.checks.push(CounterCheck { name: name.clone(), quantity: q, nic, trace, consistent, message });
+    }
+    for (name, why) in &d.unusable {
+        host.not_checked.push(NotChecked { name: name.clone(), nic: None, why: why.clone() });
+    }
+    if basis.rp.is_none() {
+        host.checks.extend(cnp_sum(d, basis));
     }
 }
 
-fn mismatch_message(name: &str, nic: i64, trace: u64, q: Quantity) -> String {
+/// Handled and ignored CNPs together, when which of the two each CNP went to is unknown.
+fn cnp_sum(d: &CounterDelta, basis: &Basis<'_>) -> Option<CounterCheck> {
+    let find = |want| d.counters.iter().find(|(n, _)| quantity_of(n) == Some(want));
+    let (handled, h) = find(Quantity::CnpsHandled)?;
+    let (ignored, i) = find(Quantity::CnpsIgnored)?;
+    let e = basis.shown(Quantity::CnpsReceived, basis.derived.get(basis.role, Quantity::CnpsReceived));
+    Some(check(format!("{handled} + {ignored}"), Quantity::CnpsReceived, h.saturating_add(*i), &e))
+}
+
+fn check(name: String, quantity: Quantity, nic: u64, e: &Expected) -> CounterCheck {
+    let consistent = (e.min..=e.max).contains(&nic);
+    let message = (!consistent).then(|| match e.none {
+        Some(why) => format!("{name} counted {nic} while {why}"),
+        None => mismatch_message(&name, nic, e.trace, quantity),
+    });
+    CounterCheck { name, quantity, nic, trace: e.trace, min: e.min, max: e.max, consistent, message }
+}
+
+/// The NIC deltas a trace count allows, `(min, max)`. Every quantity here counts things the
+/// trace shows happening, so the trace is a lower bound, the missing copies the slack
+/// upwards, and frames dropped inside the receiving NIC the only slack downwards:
+/// - frames sent, CNPs sent: a copy at the switch means the frame left the host;
+/// - frames received and what is counted on receipt (NAKs, CE marks, CNPs, bad ICRCs,
+///   requests): a copy not dropped by an injected event was forwarded to the host (the
+///   fabric is lossless past the switch's ingress), whose NIC counted it unless it
+///   dropped it in its own port buffer: for these, `short` (that host's
+///   `rx_discards_phy`) lowers the floor;
+/// - transport counters (out-of-sequence, duplicates, READ gaps, timer expiries): the
+///   replay is only run with no copy missing and no frame dropped inside the NIC, and then
+///   counts exactly what the NIC saw, so the bounds meet. A retried expiry shows as a go-back no NAK caused; the expiry that
+///   exhausted the retry count shows as data unacknowledged at the trace's end. That one
+///   is an upper bound in itself (a capture cut short ends the same way), taken as exact
+///   because Lumina dumps the finish counters after the traffic generator exits, which
+///   waits for every request's completion, the failed ones too; the report notes it.
+///
+/// A copy missing from the trace is a frame the trace cannot count: it can only raise the
+/// NIC's delta above the trace's, never lower it.
+fn allowed(trace: u64, missing: u64, short: u64) -> (u64, u64) {
+    (trace.saturating_sub(short), trace.saturating_add(missing))
+}
+
+fn mismatch_message(name: &str, nic: u64, trace: u64, q: Quantity) -> String {
     if nic == 0 {
         format!("{name} unchanged while {trace} {}", q.phrase())
     } else {
@@ -367,20 +582,28 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
             d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
         }
         d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
-        unfinished += u64::from(c.unacknowledged_at_end);
+        d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
+        unfinished += retries_exceeded(c);
     }
     (unfinished > 0).then(|| {
         format!(
-            "{unfinished} connection(s) end with unacknowledged data: counted as one last timer expiry each \
-             (the one that exceeded the retry count), assuming the run was not cut short"
+            "{unfinished} connection(s) end with unacknowledged data: counted as the timer expiry that exceeded \
+             the retry count (req_transport_retries_exceeded, not local_ack_timeout_err), assuming the run was \
+             not cut short"
         )
     })
 }
 
-/// The requester's retransmission timer expiries on one connection: its timeout go-backs,
-/// plus the silent last expiry when the trace ends with data unacknowledged.
+/// The requester's retried timer expiries on one connection: its timeout go-backs. NVIDIA
+/// counts these in `local_ack_timeout_err` ("the QP retry limit was not exceeded").
 pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
-    c.timeout_retransmissions + u64::from(c.unacknowledged_at_end)
+    c.timeout_retransmissions
+}
+
+/// The silent last expiry that exceeded the retry count, when the trace ends with the
+/// connection's data unacknowledged (mlx5 `req_transport_retries_exceeded`).
+pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
+    u64::from(c.unacknowledged_at_end)
 }
 
 impl Report {

@@ -133,7 +133,8 @@ fn retry_counts() {
     let spec = run(&base.clone().config());
     assert_eq!(retries(&spec), 7);
     assert_eq!(spec.truth.timeouts.len(), 8, "the 8th expiry exceeds retry_cnt 7");
-    assert_eq!(spec.nics[0].local_ack_timeout_err, 8);
+    assert_eq!(spec.nics[0].local_ack_timeout_err, 7, "the 8th is not a retry");
+    assert_eq!(spec.nics[0].req_transport_retries_exceeded, 1);
     assert_eq!(spec.truth.qp_errors.len(), 1);
     let mut seen = std::collections::BTreeSet::new();
     for seed in 0..40 {

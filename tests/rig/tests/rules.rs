@@ -204,7 +204,16 @@ fn check_counters(cfg: &RigConfig, r: &RunResult) {
     let cnps_from = |s| r.truth.cnps.iter().filter(|c| c.from == s).count() as u64;
     assert_eq!(req.np_cnp_sent, cnps_from(Side::Requester));
     assert_eq!(resp.np_cnp_sent, cnps_from(Side::Responder));
-    assert_eq!(req.local_ack_timeout_err, r.truth.timeouts.len() as u64);
+    // Every CNP received counts once: handled by an enabled reaction point, else ignored.
+    for (nic, host, from) in [(req, &cfg.requester, Side::Responder), (resp, &cfg.responder, Side::Requester)] {
+        assert_eq!(nic.rp_cnp_handled + nic.rp_cnp_ignored, cnps_from(from));
+        let unused = if host.roce_parameters.rp_enabled() { nic.rp_cnp_ignored } else { nic.rp_cnp_handled };
+        assert_eq!(unused, 0);
+    }
+    let retried = r.truth.timeouts.iter().filter(|t| t.retried).count() as u64;
+    assert_eq!(req.local_ack_timeout_err, retried);
+    assert_eq!(req.req_transport_retries_exceeded, r.truth.qp_errors.len() as u64);
+    assert_eq!(retried + req.req_transport_retries_exceeded, r.truth.timeouts.len() as u64);
     let seq_err = r.truth.naks.iter().filter(|n| n.kind == rig::truth::NakKind::SeqErr).count() as u64;
     assert_eq!(req.packet_seq_err, seq_err, "every NAK reaches the requester");
     assert!(resp.out_of_sequence >= seq_err);

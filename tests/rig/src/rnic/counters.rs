@@ -20,10 +20,16 @@ pub struct Counters {
     pub duplicate_request: u64,
     /// Out-of-sequence READ responses detected (requester).
     pub implied_nak_seq_err: u64,
+    /// Retransmission timer expiries after which the QP retried (NVIDIA: "the QP retry
+    /// limit was not exceeded").
     pub local_ack_timeout_err: u64,
+    /// The expiry that exhausted the retry count and errored the QP.
+    pub req_transport_retries_exceeded: u64,
     pub np_cnp_sent: u64,
     pub np_ecn_marked_roce_packets: u64,
+    /// CNPs received with the reaction point enabled (acted on) or disabled.
     pub rp_cnp_handled: u64,
+    pub rp_cnp_ignored: u64,
     pub rx_icrc_encapsulated: u64,
     pub rx_read_requests: u64,
     pub rx_write_requests: u64,
@@ -48,9 +54,11 @@ impl Counters {
                 ("duplicate_request", self.duplicate_request),
                 ("implied_nak_seq_err", self.implied_nak_seq_err),
                 ("local_ack_timeout_err", self.local_ack_timeout_err),
+                ("req_transport_retries_exceeded", self.req_transport_retries_exceeded),
                 ("np_cnp_sent", self.np_cnp_sent),
                 ("np_ecn_marked_roce_packets", self.np_ecn_marked_roce_packets),
                 ("rp_cnp_handled", self.rp_cnp_handled),
+                ("rp_cnp_ignored", self.rp_cnp_ignored),
                 ("rx_icrc_encapsulated", self.rx_icrc_encapsulated),
                 ("rx_read_requests", self.rx_read_requests),
                 ("rx_write_requests", self.rx_write_requests),
@@ -64,7 +72,7 @@ impl Counters {
                 ("TxUDP", self.tx_packets),
                 ("cnpSent", self.np_cnp_sent),
                 ("cnpHandled", self.rp_cnp_handled),
-                ("cnpIgnored", 0),
+                ("cnpIgnored", self.rp_cnp_ignored),
                 ("RxECNMrkd", self.np_ecn_marked_roce_packets),
                 ("InRdmaReads", self.rx_read_requests),
                 ("InRdmaWrites", self.rx_write_requests),
@@ -96,9 +104,11 @@ mod tests {
 
     #[test]
     fn vendor_names_and_bugs() {
-        let c = Counters { np_cnp_sent: 3, implied_nak_seq_err: 2, ..Counters::default() };
+        let c = Counters { np_cnp_sent: 3, implied_nak_seq_err: 2, rp_cnp_ignored: 4, ..Counters::default() };
         assert_eq!(c.named(NicKind::Cx5, false)["np_cnp_sent"], 3);
         assert_eq!(c.named(NicKind::E810, false)["cnpSent"], 3);
+        assert_eq!(c.named(NicKind::E810, false)["cnpIgnored"], 4);
+        assert_eq!(c.named(NicKind::Cx4Lx, false)["rp_cnp_ignored"], 4);
         assert_eq!(c.named(NicKind::E810, true)["cnpSent"], 0);
         assert_eq!(c.named(NicKind::Cx4Lx, true)["implied_nak_seq_err"], 0);
         assert_eq!(c.named(NicKind::Cx5, true)["implied_nak_seq_err"], 2);

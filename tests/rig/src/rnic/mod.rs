@@ -240,9 +240,13 @@ impl Nic {
             return;
         }
         if pkt.is_cnp() {
-            self.counters.rp_cnp_handled += 1;
+            // A disabled reaction point ignores the CNP, and says so in its own counter
+            // (mlx5 `rp_cnp_ignored`, E810 `cnpIgnored`).
             if self.params.rp_enabled() {
+                self.counters.rp_cnp_handled += 1;
                 self.rp_on_cnp(pkt.conn, ctx.now);
+            } else {
+                self.counters.rp_cnp_ignored += 1;
             }
             return;
         }

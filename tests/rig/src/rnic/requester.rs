@@ -389,9 +389,14 @@ impl ReqQp {
         let armed = self.timer.timeout(self.timeouts);
         self.timeouts += 1;
         self.timed_out = Some((self.snd_una / self.shape.pkts + 1) * self.shape.pkts - 1);
-        // Every expiry counts, the last one (retries exhausted) too.
-        counters.local_ack_timeout_err += 1;
         let retried = self.timeouts <= self.timer.retry_limit;
+        // mlx5 and rxe: an expiry that is retried is a local ACK timeout; the one that
+        // exhausts the retry count is counted apart, as the QP's transport error.
+        if retried {
+            counters.local_ack_timeout_err += 1;
+        } else {
+            counters.req_transport_retries_exceeded += 1;
+        }
         let index = ctx.truth.timeouts.len() as u32;
         ctx.truth.timeouts.push(Timeout {
             conn: self.conn,

@@ -20,6 +20,8 @@ pub struct Knobs {
     pub min_time_between_cnps: u32,
     pub slow_restart: bool,
     pub adaptive: bool,
+    /// DCQCN's reaction point on both hosts (written only when on: off is the default).
+    pub rp_enable: bool,
     pub timeout: u8,
     pub multi_gid: bool,
     pub dump_hosts: Vec<u32>,
@@ -42,6 +44,7 @@ impl Default for Knobs {
             min_time_between_cnps: 0,
             slow_restart: false,
             adaptive: false,
+            rp_enable: false,
             timeout: 14,
             multi_gid: false,
             dump_hosts: vec![1],
@@ -60,8 +63,9 @@ impl Knobs {
     pub fn yaml(&self) -> String {
         let host = |port: u16, ips: &str| {
             format!(
-                "  nic: {{type: {}, switch-port: {port}, ip-list: [{ips}]}}\n  roce-parameters: {{dcqcn-np-enable: true, min-time-between-cnps: {}, slow-restart: {}, adaptive-retrans: {}}}\n",
+                "  nic: {{type: {}, switch-port: {port}, ip-list: [{ips}]}}\n  roce-parameters: {{{}dcqcn-np-enable: true, min-time-between-cnps: {}, slow-restart: {}, adaptive-retrans: {}}}\n",
                 self.nic.name(),
+                if self.rp_enable { "dcqcn-rp-enable: true, " } else { "" },
                 self.min_time_between_cnps,
                 self.slow_restart,
                 self.adaptive
