@@ -118,9 +118,31 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rocescope: {e:#}");
+            eprintln!("rocescope: {}", describe(&e));
             ExitCode::from(2)
         }
+    }
+}
+
+/// An error and its causes, each said once: the library's messages already name their
+/// cause (`{path}: {source}`), which anyhow's chain would repeat.
+fn describe(e: &anyhow::Error) -> String {
+    let mut text = e.to_string();
+    for cause in e.chain().skip(1).map(|c| c.to_string()) {
+        if !text.contains(&cause) {
+            text = format!("{text}: {cause}");
+        }
+    }
+    text
+}
+
+/// Writes `text` to standard output. A reader that went away (`| head`) ends the output,
+/// not the run: the work is done and its files written.
+fn emit(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }
 
@@ -132,8 +154,8 @@ fn reconstruct(
 ) -> anyhow::Result<ExitCode> {
     let opts = control::reconstruct::Options { pcapng: !records_only, ..merge.options() };
     let summary = control::reconstruct::reconstruct_to(runs, out, &opts)?;
-    print!("{}", control::reconstruct::render(&summary));
-    println!("wrote {}", out.display());
+    emit(&control::reconstruct::render(&summary))?;
+    emit(&format!("wrote {}\n", out.display()))?;
     Ok(verdict(summary.missing_total == 0 && summary.issues.is_empty()))
 }
 
@@ -143,11 +165,18 @@ fn reconstruction(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> 
         if dir.join(control::reconstruct::SUMMARY_FILE).exists() {
             return Ok(dir.clone());
         }
+        if !dir.exists() {
+            anyhow::bail!("{}: no such file or directory", dir.display());
+        }
+        if let Some(parent) = dir.parent().filter(|p| p.join(control::reconstruct::SUMMARY_FILE).exists()) {
+            anyhow::bail!("{} is part of a reconstruction: give its directory, {}", dir.display(), parent.display());
+        }
     }
     let out = match out {
         Some(o) => o,
         None => match runs {
             [dir] if dir.is_dir() => dir.join("rocescope"),
+            [file] => anyhow::bail!("{}: say where to reconstruct it with -o DIR", file.display()),
             _ => anyhow::bail!("several inputs: say where to reconstruct them with -o DIR"),
         },
     };
@@ -166,24 +195,28 @@ fn check(
     let dir = reconstruction(runs, out, merge)?;
     let report = control::check::check_dir(&dir, switch_counters)?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        emit(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
     } else {
-        print!("{}", report.render());
+        emit(&report.render())?;
     }
     Ok(verdict(report.complete))
 }
 
 fn analyze(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow::Result<ExitCode> {
-    let dir = reconstruction(runs, out, merge)?;
+    let dir = reconstruction(runs, out.clone(), merge)?;
     let analysis = control::analyze::Analysis::load(&dir)?;
     let report = analysis.run();
-    let path = dir.join(control::analyze::REPORT_FILE);
+    // Given a reconstruction, -o says where the report goes (else beside it).
+    let to = out.unwrap_or_else(|| dir.clone());
+    std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
+    let path = to.join(control::analyze::REPORT_FILE);
     write_json(&path, &report).with_context(|| format!("writing {}", path.display()))?;
-    print!("{}", report.render());
-    for plot in report.plots(&dir)? {
-        println!("plot: {}", plot.display());
+    let mut text = report.render();
+    for plot in report.plots(&to)? {
+        text += &format!("plot: {}\n", plot.display());
     }
-    println!("report: {}", path.display());
+    text += &format!("report: {}\n", path.display());
+    emit(&text)?;
     Ok(verdict(report.problems() == 0))
 }
 
@@ -212,10 +245,13 @@ fn verify(runs: &[PathBuf], json: bool) -> ExitCode {
                 match control::verify::verify_run(run) {
                     Ok(report) => {
                         intact &= report.intact();
-                        if json {
-                            println!("{}", serde_json::to_string_pretty(&report).expect("serializable"));
-                        } else {
-                            print!("{report}");
+                        let text = match json {
+                            true => format!("{}\n", serde_json::to_string_pretty(&report).expect("serializable")),
+                            false => report.to_string(),
+                        };
+                        if let Err(e) = emit(&text) {
+                            eprintln!("rocescope: {e}");
+                            return ExitCode::from(2);
                         }
                     }
                     Err(e) => {

@@ -538,7 +538,8 @@ impl Tally {
             format: SUMMARY_FORMAT.into(),
             version: 1,
             inputs: paths.to_vec(),
-            dirs: inputs.dirs.clone(),
+            // Absolute: check and analyze look here for the run's files from wherever they run.
+            dirs: inputs.dirs.iter().map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone())).collect(),
             mirror_port: opts.classify.mirror_port,
             roce_port: opts.classify.roce_port,
             window: opts.window,

@@ -53,6 +53,9 @@ use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
 use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
 use super::unseen::Unseen;
+
+/// The plot of CNP intervals, in the report's directory.
+pub const PLOT_INTERVALS: &str = "cnp-intervals.svg";
 use super::{render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
@@ -1198,7 +1201,7 @@ impl Report {
         if self.cnps.len() < 2 || points.is_empty() {
             return Ok(Vec::new());
         }
-        let path = dir.join("cnp-intervals.svg");
+        let path = dir.join(PLOT_INTERVALS);
         let expected = self.min_interval.expected_ns.map(us);
         draw_intervals(&path, &points, expected, self.cnps.len()).map_err(io::Error::other)?;
         Ok(vec![path])

@@ -266,6 +266,13 @@ impl Report {
 
     /// Writes every analyzer's SVG plots into `dir`.
     pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        // A plot this analysis does not draw must not survive from an earlier one.
+        for name in [retrans::PLOT_GENERATION, retrans::PLOT_REACTION, cnp::PLOT_INTERVALS] {
+            match std::fs::remove_file(dir.join(name)) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+        }
         let mut out = Vec::new();
         out.extend(self.retransmission.plots(dir)?);
         out.extend(self.cnp.plots(dir)?);
