@@ -345,6 +345,10 @@ struct Job {
     left: Option<u32>,
     /// Trace order of the request.
     asked: u64,
+    /// A repeat of the request being answered, from the PSN due next or from where it
+    /// started: the responder may answer it again (rxe does) or merge it into the answer
+    /// in progress, so it may be answered once or never.
+    optional: bool,
 }
 
 impl Job {
@@ -864,7 +868,8 @@ impl<'u> Checker<'u> {
             }
             _ if self.read.jobs.len() < MAX_PENDING => {
                 self.stats.caught_up += 1;
-                self.read.jobs.push_back(Job { next: from, left: Some(psn::distance(from, q)), asked: 0 });
+                let left = Some(psn::distance(from, q));
+                self.read.jobs.push_back(Job { next: from, left, asked: 0, optional: false });
             }
             _ => {}
         }
@@ -921,7 +926,7 @@ impl<'u> Checker<'u> {
         if self.read.jobs.len() == MAX_PENDING {
             self.read.jobs.pop_front();
         }
-        self.read.jobs.push_back(Job { next: q, left: count, asked });
+        self.read.jobs.push_back(Job { next: q, left: count, asked, optional: false });
     }
 
     /// READ: a NAK from the responder (a READ request was lost) must name the request PSN
@@ -943,7 +948,7 @@ impl<'u> Checker<'u> {
         // after the previous response seen, or those the responder owed (due again after
         // a go-back: a seen response would have moved the debt on).
         let after_last = self.tx.last.map(|l| psn::add(l, 1));
-        let due = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
+        let due = self.read.current.or(self.read.jobs.iter().find(|j| !j.optional).copied()).map(|j| j.next);
         let unseen = |from: &u32| psn::gt(p, *from) && psn::distance(*from, p) as u64 <= self.gap;
         if let Some(from) = after_last.filter(unseen).or(due.filter(unseen)) {
             self.stats.caught_up += 1;
@@ -976,7 +981,7 @@ impl<'u> Checker<'u> {
         let excused = self.gap_seen[TOWARD_SENDER] || since_request;
         if excused {
             self.stats.caught_up += 1;
-            self.read.current = Job { next: p, left: None, asked: 0 }.advance();
+            self.read.current = Job { next: p, left: None, asked: 0, optional: false }.advance();
         }
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), expected, m);
     }
@@ -996,14 +1001,20 @@ impl<'u> Checker<'u> {
     fn continue_job(&mut self, p: u32) -> bool {
         match self.read.current {
             Some(j) if j.next == p => {
-                // A repeated request naming the PSN due next is answered by the same
-                // responses (coalesced): it is not a request left waiting.
-                let repeat = self.read.jobs.iter().position(|q| q.next == p).and_then(|k| self.read.jobs.remove(k));
+                // A repeated request naming the PSN due next may be answered by the same
+                // responses (coalesced), or again after them. If it asks for more, the
+                // responder answers it on from here (a request's known end beats one
+                // taken unseen); else it waits, optional.
                 let end = |j: Job| j.left.map(|n| psn::add(j.next, n));
-                // The longer of the two; a request's known end beats one taken unseen.
-                let job = match repeat.map(|q| (q, end(q), end(j))) {
-                    Some((q, Some(a), b)) if b.is_none_or(|b| psn::gt(a, b)) => q,
-                    _ => j,
+                let longer = |q: &Job| end(*q).is_some_and(|a| end(j).is_none_or(|b| psn::gt(a, b)));
+                let k = self.read.jobs.iter().position(|q| q.next == p);
+                let job = match k {
+                    Some(k) if longer(&self.read.jobs[k]) => self.read.jobs.remove(k).unwrap_or(j),
+                    Some(k) => {
+                        self.read.jobs[k].optional = true;
+                        j
+                    }
+                    None => j,
                 };
                 self.read.answering = Some(job.asked);
                 self.read.current = job.advance();
@@ -1023,12 +1034,18 @@ impl<'u> Checker<'u> {
             return false;
         };
         let unfinished = self.read.current.filter(|c| c.left.is_some());
-        if let Some(skipped) = unfinished.iter().chain(self.read.jobs.iter().take(i)).find(|j| psn::lt(j.next, p)) {
+        let mut owed = unfinished.iter().chain(self.read.jobs.iter().take(i)).filter(|j| !j.optional);
+        if let Some(skipped) = owed.find(|j| psn::lt(j.next, p)) {
             let due = skipped.next;
             let m = format!("READ response PSN {p} starts a later request while PSN {due} of an earlier one is unsent");
             self.flag(ViolationKind::OooData, Evidence::of(r), Some(due), m);
         }
         let job = self.read.jobs.drain(..=i).next_back();
+        // Repeats of the request now answered, queued before it was: answered by it, or
+        // again after it.
+        for q in self.read.jobs.iter_mut().filter(|q| q.next == p) {
+            q.optional = true;
+        }
         self.read.answering = job.map(|j| j.asked);
         self.read.current = job.and_then(Job::advance);
         true
@@ -1510,6 +1527,47 @@ mod tests {
         t.response(105);
         let (_, v) = t.check(Verb::Read);
         assert!(!v.iter().any(|v| v.kind == ViolationKind::OooData), "{v:?}");
+    }
+
+    /// A repeat of the request being answered may be answered again (rxe) or merged into
+    /// the answer in progress: either is compliant (review, session 20).
+    #[test]
+    fn a_repeat_of_the_request_in_progress_is_answered_once_or_never() {
+        // Answered again after the responses in flight.
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.response(100);
+        t.response(101);
+        t.read_request(102, 2); // the timer's repeat
+        t.response(102); // sent before the repeat arrived
+        t.response(103);
+        t.response(102); // the repeat's answer
+        t.response(103);
+        t.read_request(104, 1);
+        t.response(104);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), []);
+        // A duplicate of a request not yet answered, merged into its answer.
+        let mut t = Trace::new();
+        t.read_request(100, 4);
+        t.read_request(100, 4);
+        for p in 100..104 {
+            t.response(p);
+        }
+        t.read_request(104, 1);
+        t.response(104);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), []);
+        // A request never answered is still owed.
+        let mut t = Trace::new();
+        t.read_request(100, 2);
+        t.read_request(102, 2);
+        t.response(100);
+        t.response(101);
+        t.read_request(104, 1);
+        t.response(104);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, 6), (ViolationKind::MissingNak, 6)]);
     }
 
     #[test]
