@@ -287,7 +287,9 @@ impl<'a> Merger<'a> {
     /// every other source's lowest lies less than half the seq space ahead. A source's
     /// lowest is taken over its first `window` copies: local disorder can put an earlier
     /// copy after its first one (0x7fffffff after 1, across the wrap), which must not
-    /// unwrap below the start.
+    /// unwrap below the start. Frames that are not copies before them (a PFC storm at
+    /// the start of a shard) are read past, up to [`REFERENCE_SCAN`] frames: a source
+    /// left out here could hold the copies from before the wrap.
     fn find_reference(&mut self) -> Option<(u64, u32)> {
         let (cfg, window) = (self.cfg, self.window);
         let firsts: Vec<u32> = self
@@ -297,7 +299,7 @@ impl<'a> Merger<'a> {
                 let mut copies = s
                     .packets()
                     .map_while(Result::ok)
-                    .take(1 << 16)
+                    .take(REFERENCE_SCAN)
                     .filter_map(|p| copy_of(&p, &cfg).map(|c| c.seq))
                     .take(window);
                 let first = copies.next()?;
@@ -488,6 +490,10 @@ impl<'a> Iterator for Merger<'a> {
         }
     }
 }
+
+/// Frames of each source read for its first copies when placing the seq wrap
+/// ([`Merger::find_reference`]): about 100 MB of a mapped file at most.
+const REFERENCE_SCAN: usize = 1 << 20;
 
 /// Where the copies of recent seqs, emitted in order, came from: one slot per seq modulo
 /// a power of two at least a window per source, so a copy repeated within about a window

@@ -340,6 +340,30 @@ mod read_ahead_only_at_holes {
         assert!(eager.trace == full.trace && eager.records == full.records);
     }
 
+    /// A dump file that opens with a long PFC storm (frames that are not copies) before
+    /// its first copy still counts where the seq wrap is: its copies from just before the
+    /// wrap are not taken for copies from before the run's start when the other file's
+    /// first copies come after the wrap (review, session 20: a 2^31 missing range).
+    #[test]
+    fn a_file_that_opens_with_a_pfc_storm_still_places_the_wrap() {
+        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 3);
+        let knobs = Knobs { conns: 1, msgs: 2, msg_pkts: 4, dump_hosts: vec![1, 1], extra_rig, ..Knobs::default() };
+        let run = edited_run("pfc-storm-wrap", &knobs, |files| {
+            let mut pfc = vec![0u8; 16 + 60];
+            pfc[8..12].copy_from_slice(&60u32.to_le_bytes());
+            pfc[12..16].copy_from_slice(&60u32.to_le_bytes());
+            pfc[16..22].copy_from_slice(&[0x01, 0x80, 0xc2, 0x00, 0x00, 0x01]);
+            pfc[28..32].copy_from_slice(&[0x88, 0x08, 0x01, 0x01]);
+            files[0].splice(0..0, std::iter::repeat_n(pfc, 70_000));
+            files[1].drain(0..2); // its copies before the wrap: it starts after it
+        });
+        let out = run.parent().unwrap().join("out");
+        let summary = reconstruct_to(std::slice::from_ref(&run), &out, &Options::default()).unwrap();
+        assert!(summary.issues.is_empty(), "{:?}", summary.issues);
+        assert_eq!(summary.missing_total, 2, "the two copies taken out");
+        assert_eq!(summary.first_seq, Some(wire::mirror::SEQ_MAX - 3));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
         #[test]
