@@ -187,18 +187,27 @@ pub struct OpenSource {
     map: MappedFile,
     /// Manifest blocks whose CRC or extent is wrong, checked once when opened.
     damage: Vec<Damage>,
-    /// How much of the file is read: a shard up to its first damaged block.
-    readable: usize,
+    /// Where reading skips damage, in file order: from an offset to where the next intact
+    /// block starts, or to the end.
+    skips: Vec<Skip>,
+}
+
+/// A stretch of a shard not to read: a damaged block, or bytes no block accounts for.
+#[derive(Debug, Clone, Copy)]
+struct Skip {
+    from: usize,
+    /// Where reading resumes; `None`: nothing after it is a block the manifest lists.
+    resume: Option<usize>,
 }
 
 impl OpenSource {
     pub fn open(spec: SourceSpec) -> Result<OpenSource, InputError> {
         let map = MappedFile::open(&spec.path).map_err(|source| InputError::Io { path: spec.path.clone(), source })?;
-        let mut source = OpenSource { spec, map, damage: Vec::new(), readable: 0 };
-        source.readable = source.bytes().len();
+        let mut source = OpenSource { spec, map, damage: Vec::new(), skips: Vec::new() };
         if !source.spec.blocks.is_empty() {
             let faults = verify_blocks(source.bytes(), &source.spec.blocks);
-            source.readable = faults.iter().map(|f| intact_before(f) as usize).fold(source.readable, usize::min);
+            source.skips = faults.iter().map(skip_over).collect();
+            source.skips.sort_by_key(|s| s.from);
             source.damage = faults.into_iter().map(|f| source.describe(f)).collect();
         }
         Ok(source)
@@ -208,9 +217,9 @@ impl OpenSource {
         self.map.bytes()
     }
 
-    /// Manifest blocks whose CRC or extent is wrong: each is a [`Damage`], and reading
-    /// stops at the first (a damaged block's packets cannot be trusted, nor can the
-    /// position of those after it).
+    /// Manifest blocks whose CRC or extent is wrong: each is a [`Damage`] naming the
+    /// packets it held, and reading skips it (its packets cannot be trusted) to the next
+    /// block, which the manifest locates and its own CRC vouches for.
     pub fn block_damage(&self) -> Vec<Damage> {
         self.damage.clone()
     }
@@ -219,12 +228,21 @@ impl OpenSource {
         let (offset, what) = match f {
             BlockFault::Missing { index, offset, len, file_len } => (
                 offset,
-                format!("block {index} ({len} bytes) extends past the end of the file ({file_len} bytes): truncated"),
+                format!(
+                    "block {index} ({len} bytes, {} packets) extends past the end of the file ({file_len} bytes): \
+                     truncated, not read",
+                    self.block_packets(index)
+                ),
             ),
-            BlockFault::Crc { index, offset, len, expected, actual } => {
-                (offset, format!("block {index} ({len} bytes): CRC-32C {actual:#010x}, manifest says {expected:#010x}"))
-            }
-            // Reported where reading stops: the end of the block before the gap.
+            BlockFault::Crc { index, offset, len, expected, actual } => (
+                offset,
+                format!(
+                    "block {index} ({len} bytes, {} packets): CRC-32C {actual:#010x}, manifest says {expected:#010x}; \
+                     not read",
+                    self.block_packets(index)
+                ),
+            ),
+            // Reported where the skipped bytes start: the end of the block before the gap.
             BlockFault::Gap { index, expected_offset, offset } => {
                 (expected_offset, format!("block {index} starts at {offset}, previous ended at {expected_offset}"))
             }
@@ -237,7 +255,7 @@ impl OpenSource {
 
     /// The packets, in file order; the iterator ends with one `Err` if the file is damaged.
     pub fn packets(&self) -> Packets<'_> {
-        let bytes = &self.bytes()[..self.readable];
+        let bytes = self.bytes();
         let inner = match self.spec.format {
             // An empty file has not even a section header: damage, as for a classic pcap.
             Format::Shard | Format::Pcapng if self.bytes().is_empty() => {
@@ -249,7 +267,11 @@ impl OpenSource {
                 Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
             },
         };
-        Packets { source: self, inner }
+        Packets { source: self, inner, skips: &self.skips }
+    }
+
+    fn block_packets(&self, index: usize) -> u64 {
+        self.spec.blocks.get(index).map_or(0, |b| b.packets)
     }
 
     fn damage(&self, offset: u64, what: String) -> Damage {
@@ -260,6 +282,8 @@ impl OpenSource {
 pub struct Packets<'a> {
     source: &'a OpenSource,
     inner: Inner<'a>,
+    /// Damage still ahead, which reading steps over (reported when the source opened).
+    skips: &'a [Skip],
 }
 
 enum Inner<'a> {
@@ -276,29 +300,15 @@ impl<'a> Iterator for Packets<'a> {
     /// stall, a third of `Merger::refill`'s samples).
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
-        let shard = self.source.spec.format == Format::Shard;
         match &mut self.inner {
             Inner::Failed(d) => d.take().map(Err),
-            Inner::Pcapng(r) => match r.next()? {
-                // As in a classic pcap file: no frame is that long, and the block would
-                // not fit the output's chunks.
-                Ok(p) if p.data.len() > MAX_CAPTURED as usize => {
-                    let what = format!("captured length {} is beyond any frame ({MAX_CAPTURED})", p.data.len());
-                    self.inner = Inner::Failed(None);
-                    Some(Err(self.source.damage(p.offset, what)))
+            Inner::Pcapng(r) => {
+                if self.skips.first().is_some_and(|s| s.from <= r.block_offset()) {
+                    self.step_over_damage();
+                    return self.next();
                 }
-                Ok(p) => Some(Ok(RawPacket {
-                    offset: p.offset,
-                    ts_ns: p.timestamp_ns,
-                    orig_len: p.original_len,
-                    data: p.data,
-                    annotation: if shard { p.annotation() } else { None },
-                })),
-                Err(e) => {
-                    let offset = read_error_offset(&e);
-                    Some(Err(self.source.damage(offset, e.to_string())))
-                }
-            },
+                self.next_pcapng()
+            }
             Inner::Pcap(records) => {
                 let at = records.offset();
                 Some(match records.next()? {
@@ -316,13 +326,57 @@ impl<'a> Iterator for Packets<'a> {
     }
 }
 
-/// Where the intact part of a shard ends, by one fault of its blocks.
-fn intact_before(f: &BlockFault) -> u64 {
+impl<'a> Packets<'a> {
+    /// Steps over the next damaged stretch of a shard: to the next intact block, or to
+    /// the end.
+    #[cold]
+    fn step_over_damage(&mut self) {
+        let Some((skip, rest)) = self.skips.split_first() else { return };
+        self.skips = rest;
+        match (&mut self.inner, skip.resume) {
+            (Inner::Pcapng(r), Some(at)) => r.resume_at(at),
+            _ => self.inner = Inner::Failed(None),
+        }
+    }
+
+    #[inline(always)]
+    fn next_pcapng(&mut self) -> Option<Result<RawPacket<'a>, Damage>> {
+        let shard = self.source.spec.format == Format::Shard;
+        let Inner::Pcapng(r) = &mut self.inner else { return None };
+        match r.next()? {
+            // As in a classic pcap file: no frame is that long, and the block would not
+            // fit the output's chunks.
+            Ok(p) if p.data.len() > MAX_CAPTURED as usize => {
+                let what = format!("captured length {} is beyond any frame ({MAX_CAPTURED})", p.data.len());
+                self.inner = Inner::Failed(None);
+                Some(Err(self.source.damage(p.offset, what)))
+            }
+            Ok(p) => Some(Ok(RawPacket {
+                offset: p.offset,
+                ts_ns: p.timestamp_ns,
+                orig_len: p.original_len,
+                data: p.data,
+                annotation: if shard { p.annotation() } else { None },
+            })),
+            Err(e) => {
+                let offset = read_error_offset(&e);
+                Some(Err(self.source.damage(offset, e.to_string())))
+            }
+        }
+    }
+}
+
+/// Where reading skips a fault of a shard's blocks: a damaged block to its end (the
+/// next block's start), a gap to the block after it; nothing after a truncated block or
+/// bytes no block accounts for.
+fn skip_over(f: &BlockFault) -> Skip {
+    let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     match *f {
-        BlockFault::Gap { expected_offset, .. } => expected_offset,
-        BlockFault::Missing { offset, .. }
-        | BlockFault::Crc { offset, .. }
-        | BlockFault::Unaccounted { offset, .. } => offset,
+        BlockFault::Crc { offset, len, .. } => Skip { from: at(offset), resume: Some(at(offset.saturating_add(len))) },
+        BlockFault::Gap { expected_offset, offset, .. } => Skip { from: at(expected_offset), resume: Some(at(offset)) },
+        BlockFault::Missing { offset, .. } | BlockFault::Unaccounted { offset, .. } => {
+            Skip { from: at(offset), resume: None }
+        }
     }
 }
 

@@ -124,7 +124,7 @@ fn a_flipped_byte_is_located_to_its_block() {
 }
 
 #[test]
-fn reconstruct_reads_a_shard_only_up_to_its_first_damaged_block() {
+fn reconstruct_skips_a_damaged_block_and_reads_the_intact_ones_after_it() {
     let (dir, m) = make_run("flip-reconstruct", 7);
     let blocks = &m.cores[0].blocks;
     let victim = blocks[2];
@@ -133,10 +133,14 @@ fn reconstruct_reads_a_shard_only_up_to_its_first_damaged_block() {
     std::fs::write(shard(dir.path()), &bytes).unwrap();
     let out = dir.path().join("out");
     let s = control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &Default::default()).unwrap();
-    // Block 0 is the section header: the packets of block 1 only.
-    assert_eq!(s.packets, blocks[1].packets, "{:?}", s.issues);
+    // Block 0 is the section header: every packet but block 2's, and that one named.
+    let all: u64 = blocks.iter().map(|b| b.packets).sum();
+    assert_eq!(s.packets, all - victim.packets, "{:?}", s.issues);
     assert_eq!(s.issues.len(), 1, "{:?}", s.issues);
     assert_eq!((&s.issues[0]["kind"], &s.issues[0]["offset"]), (&"damaged".into(), &victim.offset.into()));
+    let what = s.issues[0]["what"].as_str().unwrap();
+    assert!(what.contains(&format!("{} packets", victim.packets)) && what.ends_with("not read"), "{what}");
+    assert_eq!(s.missing_total, victim.packets, "its copies are the trace's only gap");
     let r = control::check::check_dir(&out, None).unwrap();
     assert!(!r.complete, "{}", r.render());
 }

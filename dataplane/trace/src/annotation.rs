@@ -81,7 +81,10 @@ impl Annotation {
     pub fn parse(text: &[u8]) -> Option<Annotation> {
         if let Some(rest) = text.strip_prefix(MIRROR_PREFIX) {
             let split = rest.iter().position(|&b| b == b' ')?;
+            // A seq the switch never gives (0, past the wrap) is no copy's: ring arithmetic
+            // would take it for another seq.
             let seq = std::str::from_utf8(&rest[..split]).ok()?.parse().ok()?;
+            let seq = Some(seq).filter(|s| (1..=wire::mirror::SEQ_MAX).contains(s))?;
             let event = rest[split..].strip_prefix(EVENT_PREFIX)?;
             let event = Event::ALL.into_iter().find(|e| e.name().as_bytes() == event)?;
             return Some(Annotation::Mirrored { seq, event });
@@ -215,6 +218,8 @@ mod tests {
             b"hello",
             b"mirror seq=x event=drop",
             b"mirror seq=5 event=boom",
+            b"mirror seq=0 event=drop",
+            b"mirror seq=2147483648 event=none",
             b"malformed: nope",
             b"mirrored_roce",
         ] {

@@ -73,6 +73,17 @@ impl<'a> ShardReader<'a> {
         ShardReader { bytes, pos: 0, in_section: false, interfaces: Vec::new(), failed: false }
     }
 
+    /// Where the next block starts.
+    pub fn block_offset(&self) -> usize {
+        self.pos
+    }
+
+    /// Goes on reading at `pos`, a block boundary past the current one (over a damaged
+    /// block the manifest locates), in the same section with the same interfaces.
+    pub fn resume_at(&mut self, pos: usize) {
+        self.pos = pos.clamp(self.pos, self.bytes.len());
+    }
+
     /// The next block as (type, body between length fields, offset).
     fn next_block(&mut self) -> Result<Option<RawBlock<'a>>, ReadError> {
         let offset = self.pos as u64;
