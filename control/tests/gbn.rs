@@ -160,24 +160,28 @@ fn patterns() -> Vec<rig::config::DataPktEvent> {
     ]
 }
 
+/// Three connections, two messages outstanding per QP, on two addresses, with the event
+/// patterns; CNPs with every NAK where the NIC does that (slow restart).
+fn compliant_knobs(verb: Verb, nic: NicKind) -> Knobs {
+    Knobs {
+        verb,
+        nic,
+        conns: 3,
+        msgs: 4,
+        tx_depth: 2,
+        multi_gid: true,
+        slow_restart: true,
+        timeout: 8,
+        events: patterns(),
+        ..Knobs::default()
+    }
+}
+
 #[test]
 fn compliant_runs_give_no_flags_on_every_profile_and_verb() {
     for nic in NicKind::ALL {
         for verb in [Verb::Write, Verb::Send, Verb::Read] {
-            // Three connections, two messages outstanding per QP, on two addresses; CNPs
-            // with every NAK where the NIC does that (slow restart).
-            let knobs = Knobs {
-                verb,
-                nic,
-                conns: 3,
-                msgs: 4,
-                tx_depth: 2,
-                multi_gid: true,
-                slow_restart: true,
-                timeout: 8,
-                events: patterns(),
-                ..Knobs::default()
-            };
+            let knobs = compliant_knobs(verb, nic);
             let what = format!("{} {nic:?} tx-depth 2", verb_name(verb));
             let (run, report) = gbn_report(&format!("gbn-clean-{what}"), &knobs);
             let t = &run.result.truth;
@@ -369,20 +373,7 @@ fn copies_lost_by_the_capture_flag_nothing() {
     for (nic, seed) in NicKind::ALL.into_iter().flat_map(|n| (1..=SEEDS).map(move |s| (n, s))) {
         for verb in [Verb::Write, Verb::Send, Verb::Read] {
             let faults = "    lose-mirror-copies:\n    - {dump-host: 0, count: 25}\n".to_string();
-            let knobs = Knobs {
-                verb,
-                nic,
-                conns: 3,
-                msgs: 4,
-                tx_depth: 2,
-                slow_restart: true,
-                timeout: 8,
-                events: patterns(),
-                dump_hosts: vec![1, 1],
-                faults,
-                seed,
-                ..Knobs::default()
-            };
+            let knobs = Knobs { dump_hosts: vec![1, 1], faults, seed, ..compliant_knobs(verb, nic) };
             let what = format!("{} {nic:?} seed {seed} with copies lost", verb_name(verb));
             let run = rig_run(&format!("gbn-lost-copies-{}-{nic:?}-{seed}", verb_name(verb)), &knobs);
             let lost = run.result.truth.faults.lost_mirror_copies.len() as u64;
