@@ -235,8 +235,10 @@ pub struct CheckReport {
     pub port_roles: Option<PortRoles>,
     /// Capture-side drops and failures from dataplane manifests.
     pub capture_problems: Vec<String>,
-    /// Damaged inputs, duplicates, late copies, from reconstruction.
+    /// Damaged inputs, duplicates, late copies, from reconstruction (the first of each
+    /// kind), and how many in all.
     pub reconstruction_issues: Vec<serde_json::Value>,
+    pub reconstruction_issue_total: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -474,7 +476,7 @@ impl Checker {
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
             holds: Some(ctx.reconstruction_issues.is_empty()),
-            evidence: format!("{} reconstruction issues", ctx.reconstruction_issues.len()),
+            evidence: format!("{} reconstruction issues", ctx.reconstruction_issue_total),
         });
         conditions.push(Condition {
             name: "no capture drops".into(),
@@ -502,6 +504,7 @@ impl Checker {
             port_roles: ctx.roles.clone(),
             capture_problems: ctx.capture_problems.clone(),
             reconstruction_issues: ctx.reconstruction_issues.clone(),
+            reconstruction_issue_total: ctx.reconstruction_issue_total,
         }
     }
 }
@@ -642,7 +645,9 @@ pub struct CheckContext {
     pub snapshot: Option<SwitchSnapshot>,
     pub roles: Option<PortRoles>,
     pub capture_problems: Vec<String>,
+    /// The first of each kind (`merge::ISSUES_KEPT_PER_KIND`), and how many in all.
     pub reconstruction_issues: Vec<serde_json::Value>,
+    pub reconstruction_issue_total: u64,
 }
 
 impl CheckContext {
@@ -665,6 +670,7 @@ impl CheckContext {
             roles,
             capture_problems: capture_problems(&summary.dirs),
             reconstruction_issues: summary.issues.clone(),
+            reconstruction_issue_total: summary.issues_total(),
         })
     }
 }
@@ -952,7 +958,16 @@ impl CheckReport {
         for i in self.reconstruction_issues.iter().take(10) {
             let _ = writeln!(out, "    {i}");
         }
-        more(&mut out, self.reconstruction_issues.len(), 10, "reconstruction issues");
+        let total = self.reconstruction_issue_total.max(self.reconstruction_issues.len() as u64);
+        if total > 10 {
+            use std::fmt::Write as _;
+            let kept = crate::merge::ISSUES_KEPT_PER_KIND;
+            let _ = writeln!(
+                out,
+                "    ... {} more reconstruction issues (reconstruct.json keeps the first {kept} of each kind)",
+                total - 10
+            );
+        }
         out
     }
 }
@@ -1099,6 +1114,7 @@ mod tests {
             roles: None,
             capture_problems: Vec::new(),
             reconstruction_issues: Vec::new(),
+            reconstruction_issue_total: 0,
         };
         let flows = one_way_each();
         let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);

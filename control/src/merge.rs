@@ -187,6 +187,10 @@ pub struct SourceStats {
     pub bytes_read: u64,
 }
 
+/// Issues of one kind kept with their locations; all are counted. The same dump given
+/// twice makes a duplicate per packet: kept whole, a million of them took 2.8 GB.
+pub const ISSUES_KEPT_PER_KIND: u64 = 10_000;
+
 /// Problems met while merging, each located.
 #[derive(Debug, Clone, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -201,6 +205,18 @@ pub enum MergeIssue {
     Late { seq: u32, at: Location, after_seq: u32 },
     /// A seq that precedes the merge's starting point across a wrap.
     BeforeStart { seq: u32, at: Location },
+}
+
+impl MergeIssue {
+    /// Its `kind` in reconstruct.json.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MergeIssue::Damaged(_) => "damaged",
+            MergeIssue::DuplicateSeq { .. } => "duplicate-seq",
+            MergeIssue::Late { .. } => "late",
+            MergeIssue::BeforeStart { .. } => "before-start",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -226,15 +242,19 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
+    /// The first [`ISSUES_KEPT_PER_KIND`] issues of each kind.
     pub issues: Vec<MergeIssue>,
+    /// Every issue, by kind.
+    pub issue_counts: std::collections::BTreeMap<&'static str, u64>,
 }
 
 impl<'a> Merger<'a> {
     /// `window`: packets held per source (at least 1).
     pub fn new(sources: &'a [OpenSource], cfg: ClassifyConfig, window: usize) -> Self {
         let mut issues = Vec::new();
-        for s in sources {
-            issues.extend(s.block_damage().into_iter().map(MergeIssue::Damaged));
+        let mut issue_counts = std::collections::BTreeMap::new();
+        for d in sources.iter().flat_map(|s| s.block_damage()) {
+            keep_issue(&mut issues, &mut issue_counts, MergeIssue::Damaged(d));
         }
         let states = sources
             .iter()
@@ -259,6 +279,7 @@ impl<'a> Merger<'a> {
             eager: true,
             holes: Holes::new(HOLES_KEPT),
             issues,
+            issue_counts,
         };
         m.reference = m.find_reference();
         for i in 0..m.states.len() {
@@ -277,6 +298,10 @@ impl<'a> Merger<'a> {
     /// Bytes of all sources read so far (for progress).
     pub fn bytes_read(&self) -> u64 {
         self.states.iter().map(|s| s.stats.bytes_read).sum()
+    }
+
+    fn issue(&mut self, i: MergeIssue) {
+        keep_issue(&mut self.issues, &mut self.issue_counts, i);
     }
 
     pub fn stats(&self) -> Vec<SourceStats> {
@@ -328,7 +353,7 @@ impl<'a> Merger<'a> {
             }
             Some(Err(d)) => {
                 st.done = true;
-                self.issues.push(MergeIssue::Damaged(d));
+                self.issue(MergeIssue::Damaged(d));
                 return false;
             }
             Some(Ok(raw)) => raw,
@@ -420,7 +445,7 @@ impl<'a> Merger<'a> {
                 // next would land a lap off.
                 let unwrapped = if unwrapped < 1 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
-                    self.issues.push(MergeIssue::BeforeStart { seq, at });
+                    keep_issue(&mut self.issues, &mut self.issue_counts, MergeIssue::BeforeStart { seq, at });
                     u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
@@ -472,12 +497,12 @@ impl<'a> Iterator for Merger<'a> {
                 Some(last) if seq == last || (seq < last && !self.holes.fill(seq)) => {
                     let kept = self.emitted.of(seq).map(|(source, offset)| self.location_at(source, offset));
                     let dropped = self.location(&m);
-                    self.issues.push(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
+                    self.issue(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
                     continue;
                 }
                 Some(last) if seq < last => {
                     let at = self.location(&m);
-                    self.issues.push(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
+                    self.issue(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
                     return Some(m);
                 }
                 Some(last) if seq > last + 1 => self.holes.add(last + 1, seq - 1),
@@ -488,6 +513,15 @@ impl<'a> Iterator for Merger<'a> {
             self.emitted.note(&m);
             return Some(m);
         }
+    }
+}
+
+/// Counts `i`, and keeps it if fewer than [`ISSUES_KEPT_PER_KIND`] of its kind are kept.
+fn keep_issue(kept: &mut Vec<MergeIssue>, counts: &mut std::collections::BTreeMap<&'static str, u64>, i: MergeIssue) {
+    let n = counts.entry(i.kind()).or_default();
+    *n += 1;
+    if *n <= ISSUES_KEPT_PER_KIND {
+        kept.push(i);
     }
 }
 

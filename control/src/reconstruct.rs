@@ -117,8 +117,19 @@ pub struct Summary {
     pub missing: Vec<SeqRange>,
     pub missing_total: u64,
     /// Duplicates, late copies and damaged inputs, each located; a trace with any is not
-    /// complete.
+    /// complete. The first `merge::ISSUES_KEPT_PER_KIND` of each kind.
     pub issues: Vec<serde_json::Value>,
+    /// How many issues of each kind there were (more than `issues` holds when one kind
+    /// passed the cap).
+    #[serde(default)]
+    pub issue_counts: std::collections::BTreeMap<String, u64>,
+}
+
+impl Summary {
+    /// Every issue, kept or only counted.
+    pub fn issues_total(&self) -> u64 {
+        self.issue_counts.values().sum::<u64>().max(self.issues.len() as u64)
+    }
 }
 
 impl Summary {
@@ -208,7 +219,8 @@ pub fn run(
     })?;
     progress.finish();
     let stats = merger.stats();
-    let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
+    let mut summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
+    summary.issue_counts = merger.issue_counts.iter().map(|(k, &n)| (k.to_string(), n)).collect();
     Ok((summary, builder.flows().to_vec()))
 }
 
@@ -553,6 +565,7 @@ impl Tally {
             missing: self.gaps.missing(),
             missing_total: self.gaps.total,
             issues: issues.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
+            issue_counts: Default::default(),
         }
     }
 }
@@ -779,8 +792,15 @@ pub fn render(s: &Summary) -> String {
     for i in s.issues.iter().take(20) {
         let _ = writeln!(out, "  problem: {i}");
     }
-    if s.issues.len() > 20 {
-        let _ = writeln!(out, "  ... {} more problems in {SUMMARY_FILE}", s.issues.len() - 20);
+    let total = s.issues_total();
+    if total > 20 {
+        let kept = crate::merge::ISSUES_KEPT_PER_KIND;
+        let _ = writeln!(
+            out,
+            "  ... {} more problems ({SUMMARY_FILE} keeps the first {kept} of each kind; by kind: {:?})",
+            total - 20,
+            s.issue_counts
+        );
     }
     out
 }

@@ -364,6 +364,25 @@ mod read_ahead_only_at_holes {
         assert_eq!(summary.first_seq, Some(wire::mirror::SEQ_MAX - 3));
     }
 
+    /// The same dump given twice makes a duplicate per copy: every one is counted, the
+    /// first `ISSUES_KEPT_PER_KIND` are kept with their locations (memory stays bounded).
+    #[test]
+    fn issues_are_counted_in_full_and_kept_up_to_a_cap() {
+        use control::merge::ISSUES_KEPT_PER_KIND;
+        let knobs = Knobs { conns: 4, msgs: 40, msg_pkts: 64, dump_hosts: vec![1], ..Knobs::default() };
+        let run = rig_run("issues-cap", &knobs);
+        let dump = run.dir.join("dump-0.pcap");
+        let out = run.dir.parent().unwrap().join("twice");
+        let summary = reconstruct_to(&[dump.clone(), dump], &out, &Options::default()).unwrap();
+        let copies = summary.mirrored; // each written once, repeated once
+        assert!(copies > ISSUES_KEPT_PER_KIND, "{copies} copies");
+        assert_eq!(summary.issue_counts.get("duplicate-seq"), Some(&copies));
+        assert_eq!(summary.issues.len() as u64, ISSUES_KEPT_PER_KIND);
+        assert_eq!(summary.issues_total(), copies);
+        let text = control::check::check_dir(&out, None).unwrap().render();
+        assert!(text.contains(&format!("{copies} reconstruction issues")), "{text}");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
         #[test]
