@@ -138,9 +138,9 @@ fn display_name(path: &Path) -> String {
 
 /// A file's format from its first bytes. A pcapng file that rocescope wrote (a dataplane
 /// shard, or a reconstruction's trace.pcapng) is read as a shard: its copies are restored
-/// and say their seq in their annotations. A file too short to tell, named `.pcap` or
-/// `.pcapng`, is taken for what its name says, so that it is reported damaged rather than
-/// stopping the whole reconstruction.
+/// and say their seq in their annotations. A file too short to tell or with a wrong
+/// magic, named `.pcap` or `.pcapng`, is taken for what its name says, so that it is
+/// reported damaged rather than stopping the whole reconstruction.
 fn sniff(path: &Path) -> Result<Format, InputError> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4096);
@@ -154,8 +154,8 @@ fn sniff(path: &Path) -> Result<Format, InputError> {
             Ok(if ours { Format::Shard } else { Format::Pcapng })
         }
         (Some(0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1), _) => Ok(Format::Pcap),
-        (None, Some("pcap")) => Ok(Format::Pcap),
-        (None, Some("pcapng")) => Ok(Format::Pcapng),
+        (_, Some("pcap")) => Ok(Format::Pcap),
+        (_, Some("pcapng")) => Ok(Format::Pcapng),
         _ => Err(InputError::UnknownFormat { path: path.into(), magic: head[..head.len().min(4)].to_vec() }),
     }
 }

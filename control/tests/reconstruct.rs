@@ -83,6 +83,24 @@ fn a_copy_with_malformed_headers_keeps_its_seq_and_frames_are_counted_by_kind() 
 /// order, a copy's seq as its packet id, headers restored (tshark decodes RoCE again), and
 /// a comment only where there is more to say than the seq (an event, or what a frame that
 /// is not a copy is).
+/// A file named like a capture that is not one (a wrong magic) is reported damaged and
+/// the other files are merged; a file of no capture type and no capture name is refused.
+#[test]
+fn a_capture_with_a_wrong_magic_is_damaged_not_fatal() {
+    let knobs = Knobs { conns: 1, msgs: 2, msg_pkts: 4, ..Knobs::default() };
+    let run = rig_run("wrong-magic", &knobs);
+    std::fs::write(run.dir.join("dump-9.pcap"), b"this is not a capture file at all").unwrap();
+    let out = run.dir.parent().unwrap().join("out");
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &Default::default()).unwrap();
+    assert_eq!(s.mirrored, run.result.packets.len() as u64, "the intact dump is read whole");
+    assert_eq!(s.issues.len(), 1, "{:?}", s.issues);
+    assert_eq!((&s.issues[0]["kind"], &s.issues[0]["offset"]), (&"damaged".into(), &0.into()));
+    let text = run.dir.parent().unwrap().join("notes.txt");
+    std::fs::write(&text, b"this is not a capture file at all").unwrap();
+    let refused = control::reconstruct::reconstruct_to(&[text], &out, &Default::default());
+    assert!(refused.unwrap_err().to_string().contains("not a pcap or pcapng file"));
+}
+
 #[test]
 fn tshark_reads_the_trace_in_switch_order_with_seqs_events_and_restored_headers() {
     use rocescope_tests::{scenario::Scenario, tshark};
