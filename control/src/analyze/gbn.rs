@@ -730,6 +730,7 @@ impl<'u> Checker<'u> {
             self.timer.restart(r); // nothing was outstanding: the send arms the timer
         }
         if psn::le(p, last) {
+            self.go_back_past_unacknowledged(r);
             self.go_back(r);
         } else if psn::gt(p, next_new) && psn::distance(next_new, p) as u64 <= self.gap {
             self.catch_up_with(r, next_new);
@@ -763,6 +764,17 @@ impl<'u> Checker<'u> {
         self.catch_up = Some((first, r.psn()));
         let m = format!("PSN {} sent before {} was seen", r.psn(), psn_range(first, psn::sub(r.psn(), 1)));
         self.flag_unless(true, ViolationKind::OooData, Evidence::of(r), Some(first), m);
+    }
+
+    /// Go-back-N resends from the oldest PSN not acknowledged: a go-back that starts after
+    /// it leaves data the sender cannot know arrived. Unless an ACK's copy is missing
+    /// since the last one seen (the sender knew more than the trace shows).
+    fn go_back_past_unacknowledged(&mut self, r: &Record) {
+        let p = r.psn();
+        let Some(una) = self.tx.ack_una.filter(|&u| psn::gt(p, u)) else { return };
+        let excused = self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq());
+        let m = format!("go-back to PSN {p} skips {}, never acknowledged", psn_range(una, psn::sub(p, 1)));
+        self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), Some(una), m);
     }
 
     /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
@@ -1332,6 +1344,7 @@ mod tests {
     fn a_loss_without_a_nak_is_flagged_at_its_cause() {
         let mut t = Trace::new();
         t.data(100);
+        t.ack(100);
         t.dropped(101);
         t.data(102);
         let cause = t.last_seq();
@@ -1401,6 +1414,7 @@ mod tests {
         for p in 100..106 {
             t.data(p);
         }
+        t.ack(100);
         t.data(101); // timeout go-back
         t.data(104); // skips 102, 103: nothing acknowledged them
         let skip = t.last_seq();
@@ -1410,6 +1424,24 @@ mod tests {
         let (_, v) = t.check(Verb::Write);
         assert_eq!(kinds(&v), [(ViolationKind::OooData, skip)]);
         assert_eq!(v[0].expected, Some(102));
+    }
+
+    #[test]
+    fn a_go_back_past_the_oldest_unacknowledged_psn_is_out_of_order() {
+        let mut t = Trace::new();
+        for p in 100..104 {
+            if p == 101 {
+                t.dropped(p);
+            } else {
+                t.data(p);
+            }
+        }
+        t.nak(101);
+        t.data(103); // 101 and 102 never acknowledged
+        t.data(104);
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::OooData, 6)]);
+        assert_eq!(v[0].expected, Some(101));
     }
 
     #[test]
