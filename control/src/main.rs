@@ -83,9 +83,9 @@ enum Command {
 
 #[derive(clap::Args)]
 struct MergeArgs {
-    /// Packets held per source to undo local reordering.
-    #[arg(long, default_value_t = 16_384)]
-    window: usize,
+    /// Packets held per source to undo local reordering (at least 1).
+    #[arg(long, default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(1..))]
+    window: u32,
     /// UDP dst port of mirrored copies.
     #[arg(long, default_value_t = wire::udp::LUMINA_MIRROR_PORT)]
     mirror_port: u16,
@@ -98,7 +98,7 @@ impl MergeArgs {
     fn options(&self) -> control::reconstruct::Options {
         control::reconstruct::Options {
             classify: wire::frame::ClassifyConfig { mirror_port: self.mirror_port, roce_port: self.roce_port },
-            window: self.window,
+            window: self.window as usize,
             progress: true,
             ..Default::default()
         }
