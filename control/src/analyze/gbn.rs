@@ -484,12 +484,18 @@ impl<'u> Checker<'u> {
         self.unseen.between(self.rx.last_in_order, r.seq())
     }
 
+    /// Whether a copy is missing since the last packet toward the data sender (ACK/NAK;
+    /// READ: request) before `r`: one the trace does not show may have reached it.
+    fn unseen_since_toward_sender(&self, r: &Record) -> bool {
+        self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq())
+    }
+
     /// The data receiver asks again for `p`, which it was taken to have received unseen:
     /// that copy was a drop after all. It expects `p` again; true if so.
     fn assumed_wrongly(&mut self, p: u32) -> bool {
         let Some(i) = self.assumed.iter().rposition(|&(s, n)| psn::distance(s, p) < n) else { return false };
         self.assumed.truncate(i);
-        self.rx.gbn.catch_up(p);
+        self.rx.gbn.expect(p);
         true
     }
 
@@ -597,7 +603,7 @@ impl<'u> Checker<'u> {
     /// so it expects that PSN again; the sender resends from it after the RNR timer.
     fn rnr_nak(&mut self, r: &Record) {
         self.stats.rnr_naks += 1;
-        self.rx.gbn.reject(r.psn());
+        self.rx.gbn.expect(r.psn());
         self.rx.open = None;
         // Out-of-sequence arrivals after the PSN turned away were no gaps to the responder,
         // which went back to expecting it (it may discard them silently, or NAK that PSN).
@@ -651,7 +657,7 @@ impl<'u> Checker<'u> {
         let p = r.psn();
         if let Some((from, to)) = self.catch_up.take() {
             if self.rx.epsn() == Some(from) {
-                self.rx.gbn.catch_up(to);
+                self.rx.gbn.expect(to);
                 if self.assumed.len() == MAX_HOLES {
                     self.assumed.pop_front();
                 }
@@ -772,7 +778,7 @@ impl<'u> Checker<'u> {
     fn go_back_past_unacknowledged(&mut self, r: &Record) {
         let p = r.psn();
         let Some(una) = self.tx.ack_una.filter(|&u| psn::gt(p, u)) else { return };
-        let excused = self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq());
+        let excused = self.unseen_since_toward_sender(r);
         let m = format!("go-back to PSN {p} skips {}, never acknowledged", psn_range(una, psn::sub(p, 1)));
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), Some(una), m);
     }
@@ -946,7 +952,7 @@ impl<'u> Checker<'u> {
     fn read_responder_nak(&mut self, r: &Record) {
         if let Some(epsn) = self.read.req_epsn.filter(|&e| e != r.psn()) {
             let m = format!("NAK names PSN {} but the responder expected request PSN {epsn}", r.psn());
-            let excused = self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq());
+            let excused = self.unseen_since_toward_sender(r);
             self.flag_unless(excused, ViolationKind::NakWrongPsn, Evidence::of(r), Some(epsn), m);
         }
     }
@@ -989,7 +995,7 @@ impl<'u> Checker<'u> {
             None => format!("READ response PSN {p} answers no request received"),
         };
         // The request's copy is missing: before the last request seen, or after it.
-        let since_request = self.unseen.between(self.since[TOWARD_SENDER].last(), r.seq());
+        let since_request = self.unseen_since_toward_sender(r);
         let excused = self.gap_seen[TOWARD_SENDER] || since_request;
         if excused {
             self.stats.caught_up += 1;

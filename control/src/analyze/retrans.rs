@@ -592,7 +592,7 @@ impl Tracker {
         } else if is_rnr_nak(r) && self.s.verb != Verb::Read {
             // Not accepted: the responder expects the PSN again, and the requester resends
             // from it after the RNR timer, which is no loss recovery.
-            self.rx.reject(p.psn);
+            self.rx.expect(p.psn);
             // Gaps after the PSN turned away were none to the responder, which expects it
             // again: no NAK will answer them.
             self.gaps.retain(|g| g.expected <= p.psn);

@@ -220,15 +220,10 @@ impl<P: Psn> GbnReceiver<P> {
         self.nak_outstanding = true;
     }
 
-    /// The receiver turned `p` away (RNR NAK): it expects `p` again, and what arrived
-    /// after it was not accepted either.
-    pub fn reject(&mut self, p: P) {
-        (self.expected, self.nak_outstanding) = (Some(p), false);
-    }
-
-    /// The PSNs before `p` crossed the switch with their copies missing from the trace:
-    /// the receiver is taken to have them all, and expects `p`.
-    pub fn catch_up(&mut self, p: P) {
+    /// The receiver expects `p` next, with no NAK outstanding: it turned `p` away (RNR
+    /// NAK; what arrived after it was not accepted either), or the PSNs before `p` crossed
+    /// the switch with their copies missing from the trace and it is taken to have them.
+    pub fn expect(&mut self, p: P) {
         (self.expected, self.nak_outstanding) = (Some(p), false);
     }
 
