@@ -189,8 +189,6 @@ struct Scan {
     cnps: Vec<Seen>,
     /// NAKs from an NP with no out-of-sequence arrival before them (dated by the NAK).
     naks_without_cause: usize,
-    /// The copies the trace lacks.
-    unseen: Unseen,
 }
 
 /// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
@@ -233,7 +231,7 @@ impl Scan {
         let mut receivers: Vec<GbnReceiver<u32>> = conns.iter().map(|c| GbnReceiver::new(c.ipsn)).collect();
         let mut nak_cause: Vec<Option<Trig>> = vec![None; conns.len()];
         let clock = SwitchClock::of(input.view.records);
-        let mut scan = Scan { unseen: input.conns.unseen.clone(), ..Scan::default() };
+        let mut scan = Scan::default();
         for (i, r) in input.view.records.iter().enumerate() {
             if matches!(r.kind(), Kind::NotRoce) {
                 continue;
@@ -810,7 +808,9 @@ pub fn analyze(input: &Input<'_>) -> Report {
         NpHost::of(Role::Responder, cfg.map(|c| &c.responder)),
     ];
     let scan = Scan::run(input, &hosts);
-    Report::of(&scan, &hosts, cfg.is_some())
+    let mut report = Report::of(&scan, &hosts, cfg.is_some());
+    report.set_aside_unverifiable(&scan, &input.conns.unseen);
+    report
 }
 
 impl Report {
@@ -908,13 +908,18 @@ impl Report {
         self.connections = conn_reports(scan, o, &self.triggers);
         self.counts = self.connections.iter().fold(Counts::default(), |sum, c| sum.add(c.counts));
         self.min_interval = bracket(scan, o, hosts, &self.cnps);
+        self.findings = findings(scan, steps, hosts, o);
+    }
+
+    /// Moves the findings a copy missing from the trace may explain to `unverifiable`.
+    fn set_aside_unverifiable(&mut self, scan: &Scan, unseen: &Unseen) {
         let mut cnps: FxHashMap<u32, Vec<u64>> = FxHashMap::default();
         for c in &scan.cnps {
             cnps.entry(c.conn).or_default().push(c.order);
         }
         cnps.values_mut().for_each(|v| v.sort_unstable());
-        let excused = |f: &Finding| excused(f, cnps.get(&f.conn).map_or(&[], |v| v), &scan.unseen);
-        (self.unverifiable, self.findings) = findings(scan, steps, hosts, o).into_iter().partition(excused);
+        let excused = |f: &Finding| excused(f, cnps.get(&f.conn).map_or(&[], |v| v), unseen);
+        (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(excused);
     }
 }
 
@@ -1285,7 +1290,6 @@ mod tests {
             triggers: triggers.iter().map(trig).collect(),
             cnps: cnps.iter().map(seen).collect(),
             naks_without_cause: 0,
-            unseen: Unseen::default(),
         }
     }
 

@@ -112,7 +112,11 @@ impl Connections {
             by_end.insert(c.responder, (c.id, Role::Responder));
         }
         let (mut unassigned, mut unmirrored) = (0, 0);
+        let mut gaps = crate::reconstruct::Gaps::default();
         for (i, r) in view.records.iter().enumerate() {
+            if r.seq() != 0 {
+                gaps.observe(r.seq());
+            }
             if matches!(r.kind(), Kind::NotRoce) {
                 continue;
             }
@@ -130,7 +134,7 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, unseen: Unseen::of(view.records) }
+        Connections { list, unassigned, unmirrored, unseen: Unseen::of_gaps(&gaps) }
     }
 
     /// The verb every connection has, if they agree.

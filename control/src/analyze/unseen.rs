@@ -30,6 +30,11 @@ impl Unseen {
         for r in records.iter().filter(|r| r.seq() != 0) {
             gaps.observe(r.seq());
         }
+        Unseen::of_gaps(&gaps)
+    }
+
+    /// From the gaps of a pass over the copies (`Connections::track` makes it).
+    pub fn of_gaps(gaps: &Gaps) -> Unseen {
         Unseen { runs: gaps.missing_unwrapped().collect(), total: gaps.total, first: gaps.first.unwrap_or(0) }
     }
 
