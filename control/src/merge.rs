@@ -242,19 +242,15 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
-    /// The first [`ISSUES_KEPT_PER_KIND`] issues of each kind.
-    pub issues: Vec<MergeIssue>,
-    /// Every issue, by kind.
-    pub issue_counts: std::collections::BTreeMap<&'static str, u64>,
+    pub issues: Issues,
 }
 
 impl<'a> Merger<'a> {
     /// `window`: packets held per source (at least 1).
     pub fn new(sources: &'a [OpenSource], cfg: ClassifyConfig, window: usize) -> Self {
-        let mut issues = Vec::new();
-        let mut issue_counts = std::collections::BTreeMap::new();
+        let mut issues = Issues::default();
         for d in sources.iter().flat_map(|s| s.block_damage()) {
-            keep_issue(&mut issues, &mut issue_counts, MergeIssue::Damaged(d));
+            issues.add(MergeIssue::Damaged(d));
         }
         let states = sources
             .iter()
@@ -279,7 +275,6 @@ impl<'a> Merger<'a> {
             eager: true,
             holes: Holes::new(HOLES_KEPT),
             issues,
-            issue_counts,
         };
         m.reference = m.find_reference();
         for i in 0..m.states.len() {
@@ -298,10 +293,6 @@ impl<'a> Merger<'a> {
     /// Bytes of all sources read so far (for progress).
     pub fn bytes_read(&self) -> u64 {
         self.states.iter().map(|s| s.stats.bytes_read).sum()
-    }
-
-    fn issue(&mut self, i: MergeIssue) {
-        keep_issue(&mut self.issues, &mut self.issue_counts, i);
     }
 
     pub fn stats(&self) -> Vec<SourceStats> {
@@ -353,7 +344,7 @@ impl<'a> Merger<'a> {
             }
             Some(Err(d)) => {
                 st.done = true;
-                self.issue(MergeIssue::Damaged(d));
+                self.issues.add(MergeIssue::Damaged(d));
                 return false;
             }
             Some(Ok(raw)) => raw,
@@ -445,7 +436,7 @@ impl<'a> Merger<'a> {
                 // next would land a lap off.
                 let unwrapped = if unwrapped < 1 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
-                    keep_issue(&mut self.issues, &mut self.issue_counts, MergeIssue::BeforeStart { seq, at });
+                    self.issues.add(MergeIssue::BeforeStart { seq, at });
                     u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
@@ -497,12 +488,12 @@ impl<'a> Iterator for Merger<'a> {
                 Some(last) if seq == last || (seq < last && !self.holes.fill(seq)) => {
                     let kept = self.emitted.of(seq).map(|(source, offset)| self.location_at(source, offset));
                     let dropped = self.location(&m);
-                    self.issue(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
+                    self.issues.add(MergeIssue::DuplicateSeq { seq: wire_of(seq), kept, dropped });
                     continue;
                 }
                 Some(last) if seq < last => {
                     let at = self.location(&m);
-                    self.issue(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
+                    self.issues.add(MergeIssue::Late { seq: wire_of(seq), at, after_seq: wire_of(last) });
                     return Some(m);
                 }
                 Some(last) if seq > last + 1 => self.holes.add(last + 1, seq - 1),
@@ -516,12 +507,21 @@ impl<'a> Iterator for Merger<'a> {
     }
 }
 
-/// Counts `i`, and keeps it if fewer than [`ISSUES_KEPT_PER_KIND`] of its kind are kept.
-fn keep_issue(kept: &mut Vec<MergeIssue>, counts: &mut std::collections::BTreeMap<&'static str, u64>, i: MergeIssue) {
-    let n = counts.entry(i.kind()).or_default();
-    *n += 1;
-    if *n <= ISSUES_KEPT_PER_KIND {
-        kept.push(i);
+/// The merge's issues: every one counted by kind, the first [`ISSUES_KEPT_PER_KIND`] of
+/// each kept.
+#[derive(Debug, Default)]
+pub struct Issues {
+    pub kept: Vec<MergeIssue>,
+    pub counts: std::collections::BTreeMap<&'static str, u64>,
+}
+
+impl Issues {
+    fn add(&mut self, i: MergeIssue) {
+        let n = self.counts.entry(i.kind()).or_default();
+        *n += 1;
+        if *n <= ISSUES_KEPT_PER_KIND {
+            self.kept.push(i);
+        }
     }
 }
 

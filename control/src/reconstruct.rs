@@ -15,7 +15,7 @@ use wire::frame::{ClassifyConfig, FrameInfo};
 use wire::ErrorKind;
 
 use crate::input::{Format, InputError, Inputs, OpenSource};
-use crate::merge::{wire_of, MergeIssue, Merged, Merger, SourceStats};
+use crate::merge::{wire_of, Issues, Merged, Merger, SourceStats};
 use crate::spool::Spool;
 
 pub const SUMMARY_FILE: &str = "reconstruct.json";
@@ -219,8 +219,7 @@ pub fn run(
     })?;
     progress.finish();
     let stats = merger.stats();
-    let mut summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
-    summary.issue_counts = merger.issue_counts.iter().map(|(k, &n)| (k.to_string(), n)).collect();
+    let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
     Ok((summary, builder.flows().to_vec()))
 }
 
@@ -530,7 +529,7 @@ impl Tally {
         inputs: &Inputs,
         opts: &Options,
         stats: &[SourceStats],
-        issues: Vec<MergeIssue>,
+        issues: Issues,
     ) -> Summary {
         let sources = inputs
             .sources
@@ -564,8 +563,8 @@ impl Tally {
             last_unwrapped: self.gaps.last,
             missing: self.gaps.missing(),
             missing_total: self.gaps.total,
-            issues: issues.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
-            issue_counts: Default::default(),
+            issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
+            issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
         }
     }
 }
