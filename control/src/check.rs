@@ -193,8 +193,8 @@ pub struct Condition {
 pub struct Missing {
     #[serde(flatten)]
     pub range: SeqRange,
-    /// The first seq unwrapped (counted on from the trace's first lap; 0 or below for
-    /// copies lost before it): what [`Balance::pattern`] is indexed by.
+    /// The first seq unwrapped as the records' seqs are (0 or below for copies lost
+    /// before the first lap): what [`Balance::pattern`] is indexed by.
     pub first_unwrapped: i64,
     /// Source names that should have received these seqs (from the load-balancing
     /// pattern); empty when the pattern is not inferable.

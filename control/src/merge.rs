@@ -203,7 +203,8 @@ pub enum MergeIssue {
     DuplicateSeq { seq: u32, kept: Option<Location>, dropped: Location },
     /// A copy further out of order in its file than the window: emitted late, out of order.
     Late { seq: u32, at: Location, after_seq: u32 },
-    /// A seq that precedes the merge's starting point across a wrap.
+    /// A seq further below the trace's first copy than [`LAP_MARGIN`]: a corrupted seq,
+    /// placed as its wire seq says.
     BeforeStart { seq: u32, at: Location },
 }
 
@@ -328,7 +329,7 @@ impl<'a> Merger<'a> {
             .copied()
             .find(|&c| firsts.iter().all(|&s| wire::mirror::seq_distance(c, s) < half))
             .or(firsts.first().copied())?;
-        Some((u64::from(r), r))
+        Some((first_lap_of(r), r))
     }
 
     /// Reads the next packet of source `i` into the heap; false at its end.
@@ -428,16 +429,20 @@ impl<'a> Merger<'a> {
         st.stats.bytes_read = raw.offset;
         match copy.map(|c| c.seq) {
             Some(seq) => {
-                let base = st.last.or(self.reference).unwrap_or((u64::from(seq), seq));
+                let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
-                // A copy that would unwrap before the start (a corrupted seq) is placed as
-                // its wire seq says, but is no base for the copies after it: from it, the
-                // next would land a lap off.
-                let unwrapped = if unwrapped < 1 {
+                // A copy that would unwrap further below the start than a late copy can
+                // (a corrupted seq) is placed as its wire seq says on the first lap
+                // counted, but is no base for the copies after it: from it, the next would
+                // land a lap off.
+                let (earliest, first_lap) = self
+                    .reference
+                    .map_or((1, 0), |(u, w)| (u.saturating_sub(u64::from(LAP_MARGIN)).max(1), u - u64::from(w)));
+                let unwrapped = if unwrapped < earliest as i64 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
                     self.issues.add(MergeIssue::BeforeStart { seq, at });
-                    u64::from(seq)
+                    first_lap + u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
                     unwrapped as u64
@@ -524,6 +529,22 @@ impl Issues {
         }
     }
 }
+
+/// Where the merge's count of laps starts: a trace that starts from seq 2..=[`LAP_MARGIN`]
+/// (a capture begun just after a wrap) counts from the second lap, so that a copy from
+/// before the wrap that comes later than the window unwraps below the start, as a late
+/// copy, instead of before the first lap (where it had no place but its wire seq, a lap
+/// ahead, and a 2^31 missing range between). Seq 1 is where a mirror session starts: a
+/// trace that starts there stays on the first lap, as do all others.
+fn first_lap_of(reference: u32) -> u64 {
+    let lap = if (2..=LAP_MARGIN).contains(&reference) { u64::from(SEQ_MAX) } else { 0 };
+    u64::from(reference) + lap
+}
+
+/// How far after a wrap a trace may start and still count from the second lap, and how
+/// far below the trace's first copy a late copy may lie (about two seconds of copies at
+/// 100 Gbit/s): a copy further below is taken for a corrupted seq (`before-start`).
+pub const LAP_MARGIN: u32 = 1 << 24;
 
 /// Frames of each source read for its first copies when placing the seq wrap
 /// ([`Merger::find_reference`]): about 100 MB of a mapped file at most.

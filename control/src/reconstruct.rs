@@ -111,7 +111,8 @@ pub struct Summary {
     pub mirrored: u64,
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
-    /// Unwrapped seqs of the first and last copy (equal to the wire values on the first lap).
+    /// Unwrapped seqs of the first and last copy (the wire values on the first lap; see
+    /// [`crate::merge::LAP_MARGIN`] for where the laps start).
     pub first_unwrapped: Option<u64>,
     pub last_unwrapped: Option<u64>,
     pub missing: Vec<SeqRange>,
