@@ -23,12 +23,14 @@ pub enum InputError {
     Io { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Manifest(#[from] trace::manifest::ManifestError),
-    #[error("{0}: no packet files here (expected manifest.json, or *.pcap / *.pcapng files)")]
+    #[error("{0}: no packet files here (expected manifest.json, or capture files: *.pcap, *.pcapng, *.cap)")]
     Empty(PathBuf),
     #[error("{path}: not a pcap or pcapng file (first bytes {magic:02x?})")]
     UnknownFormat { path: PathBuf, magic: Vec<u8> },
     #[error("more than {max} sources")]
     TooMany { max: usize },
+    #[error("{path} is given twice (as {first} and {second}): every copy in it would be a duplicate")]
+    GivenTwice { path: PathBuf, first: String, second: String },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -86,7 +88,35 @@ pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     if inputs.sources.len() > usize::from(u16::MAX) {
         return Err(InputError::TooMany { max: usize::from(u16::MAX) });
     }
+    refuse_repeats(&inputs.sources)?;
+    name_uniquely(&mut inputs.sources);
     Ok(inputs)
+}
+
+/// The same file reached twice (`run/` and `run/dump-0.pcap`, or a path given twice) would
+/// make every copy in it a duplicate: that is a mistake on the command line, not damage.
+fn refuse_repeats(sources: &[SourceSpec]) -> Result<(), InputError> {
+    let mut seen = std::collections::HashMap::new();
+    for s in sources {
+        let real = std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone());
+        if let Some(first) = seen.insert(real.clone(), s.path.display().to_string()) {
+            return Err(InputError::GivenTwice { path: real, first, second: s.path.display().to_string() });
+        }
+    }
+    Ok(())
+}
+
+/// Sources are named `<dir>/<file>` (or the file's name); where two inputs give the same
+/// name (`a/run` and `b/run`), those sources are named by their path instead, so that every
+/// location in the reports points at one file.
+fn name_uniquely(sources: &mut [SourceSpec]) {
+    let mut count = std::collections::HashMap::new();
+    for s in sources.iter() {
+        *count.entry(s.name.clone()).or_insert(0usize) += 1;
+    }
+    for s in sources.iter_mut().filter(|s| count[&s.name] > 1) {
+        s.name = s.path.display().to_string();
+    }
 }
 
 fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), InputError> {
@@ -111,7 +141,7 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(io)?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| matches!(p.extension().and_then(|e| e.to_str()), Some("pcap" | "pcapng")))
+        .filter(|p| p.is_file() && (named_capture(p) || capture_magic(p)))
         .collect();
     files.sort();
     if files.is_empty() {
@@ -132,6 +162,21 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
     Ok(())
 }
 
+/// A file named as a capture: `.pcap`, `.pcapng`, `.cap` in any case, or numbered
+/// (`.pcap1`, `.pcapng12`, as `tcpdump -C` names rotated files). Such a file is read even when its
+/// first bytes are wrong, to be reported damaged.
+fn named_capture(path: &Path) -> bool {
+    named_format(path).is_some()
+}
+
+/// A file that starts as a pcap or pcapng file does, whatever its name.
+fn capture_magic(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
+    read.is_ok() && format_of_magic(u32::from_le_bytes(magic)).is_some()
+}
+
 fn display_name(path: &Path) -> String {
     path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_else(|| path.display().to_string())
 }
@@ -139,24 +184,40 @@ fn display_name(path: &Path) -> String {
 /// A file's format from its first bytes. A pcapng file that rocescope wrote (a dataplane
 /// shard, or a reconstruction's trace.pcapng) is read as a shard: its copies are restored
 /// and say their seq in their annotations. A file too short to tell or with a wrong
-/// magic, named `.pcap` or `.pcapng`, is taken for what its name says, so that it is
-/// reported damaged rather than stopping the whole reconstruction.
+/// magic, named as a capture ([`named_capture`]), is taken for what its name says, so
+/// that it is reported damaged rather than stopping the whole reconstruction.
 fn sniff(path: &Path) -> Result<Format, InputError> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4096);
     let f = std::fs::File::open(path).map_err(|source| InputError::Io { path: path.into(), source })?;
     f.take(4096).read_to_end(&mut head).map_err(|source| InputError::Io { path: path.into(), source })?;
     let magic = head.get(..4).map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
-    let named = path.extension().and_then(|e| e.to_str());
-    match (magic, named) {
-        (Some(trace::pcapng::BT_SECTION_HEADER), _) => {
+    match magic.and_then(format_of_magic).or_else(|| named_format(path)) {
+        Some(Format::Pcapng) => {
             let ours = trace::reader::section_application(&head).is_some_and(|app| app.starts_with(b"rocescope"));
             Ok(if ours { Format::Shard } else { Format::Pcapng })
         }
-        (Some(0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1), _) => Ok(Format::Pcap),
-        (_, Some("pcap")) => Ok(Format::Pcap),
-        (_, Some("pcapng")) => Ok(Format::Pcapng),
-        _ => Err(InputError::UnknownFormat { path: path.into(), magic: head[..head.len().min(4)].to_vec() }),
+        Some(format) => Ok(format),
+        None => Err(InputError::UnknownFormat { path: path.into(), magic: head[..head.len().min(4)].to_vec() }),
+    }
+}
+
+/// The format a file's first four bytes (little-endian) announce.
+fn format_of_magic(magic: u32) -> Option<Format> {
+    match magic {
+        trace::pcapng::BT_SECTION_HEADER => Some(Format::Pcapng),
+        0xa1b2_c3d4 | 0xa1b2_3c4d | 0xd4c3_b2a1 | 0x4d3c_b2a1 => Some(Format::Pcap),
+        _ => None,
+    }
+}
+
+/// The format a capture's name says ([`named_capture`]).
+fn named_format(path: &Path) -> Option<Format> {
+    let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+    match ext.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "pcapng" => Some(Format::Pcapng),
+        "pcap" | "cap" => Some(Format::Pcap),
+        _ => None,
     }
 }
 

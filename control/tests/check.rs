@@ -293,11 +293,15 @@ fn a_dump_file_too_short_for_a_header_is_damage_not_an_error() {
 }
 
 #[test]
-fn a_file_given_twice_is_reported_as_duplicates_not_merged_twice() {
+fn a_file_given_twice_is_refused_and_a_copy_of_it_is_reported_as_duplicates() {
     let run = rig_run("check-duplicate", &Knobs { dump_hosts: vec![1], ..two_hosts() });
     let out = out_dir(&run);
     let file = run.dir.join("dump-0.pcap");
-    let s = control::reconstruct::reconstruct_to(&[file.clone(), file], &out, &Default::default()).unwrap();
+    let twice = control::reconstruct::reconstruct_to(&[file.clone(), file.clone()], &out, &Default::default());
+    assert!(twice.unwrap_err().to_string().contains("given twice"));
+    let copy = run.dir.join("dump-0-again.pcap");
+    std::fs::copy(&file, &copy).unwrap();
+    let s = control::reconstruct::reconstruct_to(&[file, copy], &out, &Default::default()).unwrap();
     assert_eq!(s.mirrored, run.result.stats.mirrored, "each seq once in the trace");
     assert_eq!(s.issues.len() as u64, run.result.stats.mirrored);
     assert!(s.issues.iter().all(|i| i["kind"] == "duplicate-seq"));

@@ -79,10 +79,6 @@ fn a_copy_with_malformed_headers_keeps_its_seq_and_frames_are_counted_by_kind() 
     assert_eq!(seqs, s.seqs(), "copies in switch order, the malformed one in its place");
 }
 
-/// tshark reads trace.pcapng as the emulated switch sent it: one block per frame in switch
-/// order, a copy's seq as its packet id, headers restored (tshark decodes RoCE again), and
-/// a comment only where there is more to say than the seq (an event, or what a frame that
-/// is not a copy is).
 /// A file named like a capture that is not one (a wrong magic) is reported damaged and
 /// the other files are merged; a file of no capture type and no capture name is refused.
 #[test]
@@ -101,6 +97,39 @@ fn a_capture_with_a_wrong_magic_is_damaged_not_fatal() {
     assert!(refused.unwrap_err().to_string().contains("not a pcap or pcapng file"));
 }
 
+/// Capture files in a directory are found by their name in any case, numbered as rotated
+/// files are, or by their first bytes; each source gets a name no other has; the same file
+/// reached twice is refused (each of its copies would be a duplicate).
+#[test]
+fn capture_files_are_found_named_uniquely_and_not_read_twice() {
+    let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 4, dump_hosts: vec![1, 1], ..Knobs::default() };
+    let run = rig_run("file-names", &knobs);
+    std::fs::rename(run.dir.join("dump-0.pcap"), run.dir.join("DUMP-0.PCAP")).unwrap();
+    std::fs::rename(run.dir.join("dump-1.pcap"), run.dir.join("dump.pcap1")).unwrap();
+    let out = run.dir.parent().unwrap().join("out");
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &Default::default()).unwrap();
+    assert_eq!((s.sources.len(), s.mirrored), (2, run.result.packets.len() as u64));
+    assert!(s.issues.is_empty() && s.missing_total == 0, "{:?}", s.issues);
+
+    let (a, b) = (scratch("file-names-a").join("run"), scratch("file-names-b").join("run"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::copy(run.dir.join("DUMP-0.PCAP"), a.join("dump")).unwrap(); // no extension: its magic says
+    std::fs::copy(run.dir.join("dump.pcap1"), b.join("dump")).unwrap();
+    let inputs = control::input::discover(&[a.clone(), b.clone()]).unwrap();
+    let names: Vec<&str> = inputs.sources.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, [a.join("dump").to_str().unwrap(), b.join("dump").to_str().unwrap()]);
+
+    let twice =
+        control::reconstruct::reconstruct_to(&[run.dir.clone(), run.dir.join("dump.pcap1")], &out, &Default::default());
+    let e = twice.unwrap_err().to_string();
+    assert!(e.contains("given twice") && e.contains("dump.pcap1"), "{e}");
+}
+
+/// tshark reads trace.pcapng as the emulated switch sent it: one block per frame in switch
+/// order, a copy's seq as its packet id, headers restored (tshark decodes RoCE again), and
+/// a comment only where there is more to say than the seq (an event, or what a frame that
+/// is not a copy is).
 #[test]
 fn tshark_reads_the_trace_in_switch_order_with_seqs_events_and_restored_headers() {
     use rocescope_tests::{scenario::Scenario, tshark};
@@ -382,6 +411,34 @@ mod read_ahead_only_at_holes {
         assert_eq!(summary.first_seq, Some(wire::mirror::SEQ_MAX - 3));
     }
 
+    /// A capture that begins just after the seq wrap, and a copy from before the wrap
+    /// that comes later than the window: it is a late copy below the start, and the copy
+    /// lost between it and the start is the one missing; not a copy a lap ahead with a
+    /// 2^31 missing range before it (review, session 20).
+    #[test]
+    fn a_copy_from_before_the_wrap_later_than_the_window_is_late_not_a_lap_ahead() {
+        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 5);
+        let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 8, dump_hosts: vec![1], extra_rig, ..Knobs::default() };
+        let run = edited_run("late-across-the-wrap", &knobs, |files| {
+            // Seqs MAX-5..=MAX and 1 are not captured but MAX, which comes at the end.
+            let before_wrap: Vec<_> = files[0].drain(0..7).collect();
+            files[0].push(before_wrap[5].clone());
+        });
+        let out = run.parent().unwrap().join("out");
+        let opts = Options { window: 4, ..Options::default() };
+        let summary = reconstruct_to(std::slice::from_ref(&run), &out, &opts).unwrap();
+        let kinds: Vec<&str> = summary.issues.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["late"], "{:?}", summary.issues);
+        assert_eq!(summary.issues[0]["seq"], wire::mirror::SEQ_MAX);
+        assert_eq!(summary.missing_total, 1, "seq 1, between the late copy and the start");
+        assert_eq!((summary.first_seq, summary.missing[0].first), (Some(wire::mirror::SEQ_MAX), 1));
+        // check also places the five the switch gave before the trace's first copy.
+        let r = control::check::check_dir(&out, None).unwrap();
+        let ranges: Vec<(u32, u32)> = r.missing.iter().map(|m| (m.range.first, m.range.last)).collect();
+        let max = wire::mirror::SEQ_MAX;
+        assert_eq!(ranges, [(max - 5, max - 1), (1, 1)], "{}", r.render());
+    }
+
     /// The same dump given twice makes a duplicate per copy: every one is counted, the
     /// first `ISSUES_KEPT_PER_KIND` are kept with their locations (memory stays bounded).
     #[test]
@@ -390,8 +447,10 @@ mod read_ahead_only_at_holes {
         let knobs = Knobs { conns: 4, msgs: 40, msg_pkts: 64, dump_hosts: vec![1], ..Knobs::default() };
         let run = rig_run("issues-cap", &knobs);
         let dump = run.dir.join("dump-0.pcap");
+        let again = run.dir.parent().unwrap().join("dump-0.pcap"); // the same dump, another file
+        std::fs::copy(&dump, &again).unwrap();
         let out = run.dir.parent().unwrap().join("twice");
-        let summary = reconstruct_to(&[dump.clone(), dump], &out, &Options::default()).unwrap();
+        let summary = reconstruct_to(&[dump, again], &out, &Options::default()).unwrap();
         let copies = summary.mirrored; // each written once, repeated once
         assert!(copies > ISSUES_KEPT_PER_KIND, "{copies} copies");
         assert_eq!(summary.issue_counts.get("duplicate-seq"), Some(&copies));
