@@ -148,6 +148,9 @@ const NAMES: &[(&str, Quantity)] = &[
     ("cnpHandled", Quantity::CnpsHandled),
     ("cnpIgnored", Quantity::CnpsIgnored),
     ("ip4InDiscards", Quantity::IcrcErrors),
+    ("ip6OutPkts", Quantity::FramesSent),
+    ("ip6InPkts", Quantity::FramesReceived),
+    ("ip6InDiscards", Quantity::IcrcErrors),
     ("InRdmaReads", Quantity::ReadRequestsReceived),
     ("InRdmaWrites", Quantity::WriteRequestsReceived),
     ("InRdmaSends", Quantity::SendRequestsReceived),
@@ -168,6 +171,33 @@ const RX_DISCARDS: &str = "rx_discards_phy";
 
 pub fn quantity_of(name: &str) -> Option<Quantity> {
     NAMES.iter().find(|(n, _)| *n == name).map(|&(_, q)| q)
+}
+
+/// Which frames a counter counts by IP version: irdma's `ip4*` counters count IPv4 frames
+/// only and its `ip6*` IPv6 only (RoCEv2 runs over either); every other counter counts both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum IpScope {
+    Any,
+    V4,
+    V6,
+}
+
+impl IpScope {
+    fn of_counter(name: &str) -> IpScope {
+        match name.get(..3) {
+            Some("ip4") => IpScope::V4,
+            Some("ip6") => IpScope::V6,
+            _ => IpScope::Any,
+        }
+    }
+
+    fn of_address(ip: IpAddr) -> IpScope {
+        if ip.is_ipv4() {
+            IpScope::V4
+        } else {
+            IpScope::V6
+        }
+    }
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -354,8 +384,8 @@ const CNP_SPLIT_UNKNOWN: &str = "a received CNP counts as handled or as ignored 
                                  when both are dumped";
 
 impl Basis<'_> {
-    /// The expected delta of a counter of quantity `q`, or why it is not checked.
-    fn expect(&self, q: Quantity) -> Result<Expected, String> {
+    /// The expected delta of counter `name` of quantity `q`, or why it is not checked.
+    fn expect(&self, name: &str, q: Quantity) -> Result<Expected, String> {
         if let Some(why) = self.no_replay.filter(|_| q.needs_replay()) {
             return Err(why.into());
         }
@@ -370,7 +400,7 @@ impl Basis<'_> {
         }
         match q {
             Quantity::CnpsHandled | Quantity::CnpsIgnored => self.cnp_share(q),
-            _ => Ok(self.shown(q, self.derived.get(self.role, q))),
+            _ => Ok(self.shown(q, self.derived.scoped(self.role, q, IpScope::of_counter(name)))),
         }
     }
 
@@ -408,7 +438,7 @@ fn compare(d: &CounterDelta, basis: &Basis<'_>, host: &mut HostReport) {
             host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why: why.to_string() });
             continue;
         };
-        match basis.expect(q) {
+        match basis.expect(name, q) {
             Ok(e) => host.checks.push(check(name.clone(), q, nic, &e)),
             Err(why) => host.not_checked.push(NotChecked { name: name.clone(), nic: Some(nic), why }),
         }
@@ -504,18 +534,26 @@ impl Hosts {
     }
 }
 
-/// Trace-derived values per host.
+/// Trace-derived values per host, in all and per IP version of the frames counted.
 #[derive(Debug, Default)]
 pub struct Derived {
-    values: BTreeMap<(u8, Quantity), u64>,
+    values: BTreeMap<(u8, Quantity, IpScope), u64>,
 }
 
 impl Derived {
     fn add(&mut self, role: Role, q: Quantity, n: u64) {
-        *self.values.entry((role as u8, q)).or_insert(0) += n;
+        *self.values.entry((role as u8, q, IpScope::Any)).or_insert(0) += n;
+    }
+    /// A count of frames of one IP version (`scope`), counted in all as well.
+    fn add_frames(&mut self, role: Role, q: Quantity, scope: IpScope) {
+        self.add(role, q, 1);
+        *self.values.entry((role as u8, q, scope)).or_insert(0) += 1;
     }
     pub fn get(&self, role: Role, q: Quantity) -> u64 {
-        self.values.get(&(role as u8, q)).copied().unwrap_or(0)
+        self.scoped(role, q, IpScope::Any)
+    }
+    fn scoped(&self, role: Role, q: Quantity, scope: IpScope) -> u64 {
+        self.values.get(&(role as u8, q, scope)).copied().unwrap_or(0)
     }
 }
 
@@ -527,27 +565,28 @@ fn count_frames(input: &Input<'_>, hosts: &Hosts) -> Derived {
             continue;
         }
         let Some(flow) = input.view.flow(r) else { continue };
+        let scope = IpScope::of_address(flow.src_ip());
         if let Some(h) = hosts.role(flow.src_ip()) {
-            d.add(h, Quantity::FramesSent, 1);
+            d.add_frames(h, Quantity::FramesSent, scope);
             if r.kind() == Kind::Cnp {
                 d.add(h, Quantity::CnpsSent, 1);
             }
         }
         if let Some(h) = hosts.role(flow.dst_ip()) {
-            count_received(r, h, &mut d);
+            count_received(r, h, scope, &mut d);
         }
     }
     d
 }
 
-fn count_received(r: &Record, h: Role, d: &mut Derived) {
+fn count_received(r: &Record, h: Role, scope: IpScope, d: &mut Derived) {
     if r.event() == Event::Drop {
         return;
     }
-    d.add(h, Quantity::FramesReceived, 1);
+    d.add_frames(h, Quantity::FramesReceived, scope);
     if corrupt(r) {
         // The ICRC check fails: the transport never sees it.
-        d.add(h, Quantity::IcrcErrors, 1);
+        d.add_frames(h, Quantity::IcrcErrors, scope);
         return;
     }
     if r.kind() == Kind::Cnp {
@@ -646,6 +685,22 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// irdma's ip4* counters see only IPv4 frames, its ip6* only IPv6: on a host whose
+    /// RoCE runs over IPv6, ip4InPkts stays 0 and is consistent, RxUDP counts all.
+    #[test]
+    fn ip_version_counters_count_their_own_frames() {
+        let mut d = Derived::default();
+        for _ in 0..5 {
+            d.add_frames(Role::Responder, Quantity::FramesReceived, IpScope::V6);
+        }
+        d.add_frames(Role::Responder, Quantity::FramesReceived, IpScope::V4);
+        let basis = Basis { role: Role::Responder, derived: &d, no_replay: None, missing: 0, rp: None, discards: 0 };
+        let trace = |name: &str| basis.expect(name, quantity_of(name).unwrap()).unwrap().trace;
+        assert_eq!((trace("ip4InPkts"), trace("ip6InPkts"), trace("RxUDP"), trace("port_rcv_packets")), (1, 5, 6, 6));
+        assert_eq!(IpScope::of_counter("ip6InDiscards"), IpScope::V6);
+        assert_eq!(IpScope::of_counter("InRdmaReads"), IpScope::Any);
+    }
 
     #[test]
     fn every_vendor_name_maps_once() {
