@@ -20,7 +20,7 @@ use serde::Serialize;
 use trace::record::{flag, Record, RecordView};
 use wire::mirror::SEQ_MAX;
 
-use crate::reconstruct::{Gaps, SeqRange, Summary};
+use crate::reconstruct::{Gaps, SeqRange, Summary, MISSING_LISTED};
 
 /// Lumina's switch dump (`switch_state_snapshot.yml`): per-port RoCE counters, plus the
 /// emulator's `rocescope:` detail when present.
@@ -221,8 +221,10 @@ pub struct CheckReport {
     pub first_seq: Option<u32>,
     pub last_seq: Option<u32>,
     /// Missing ranges in seq order, with those before the first and after the last copy
-    /// when the switch's seq range is known.
+    /// when the switch's seq range is known: the first [`MISSING_LISTED`].
     pub missing: Vec<Missing>,
+    /// How many missing ranges there are in all.
+    pub missing_ranges: u64,
     pub missing_total: u64,
     /// Copies the switch counters say it sent beyond the seqs the trace spans, lost before
     /// its first copy or after its last; where exactly is unknown without the switch's seq
@@ -423,10 +425,12 @@ impl Checker {
         let ends = span.and_then(|s| ends_lost(&self.gaps, s));
         let (head, tail) = ends.unwrap_or_default();
         let unwrapped = |(a, b): (u64, u64)| (i128::from(a), i128::from(b));
+        let missing_ranges = self.gaps.ranges() + u64::from(head.is_some()) + u64::from(tail.is_some());
         let missing: Vec<Missing> = head
             .into_iter()
             .chain(self.gaps.missing_unwrapped().map(unwrapped))
             .chain(tail)
+            .take(MISSING_LISTED)
             .map(|(first, last)| Missing {
                 range: seq_range(first, last),
                 first_unwrapped: first as i64,
@@ -455,7 +459,7 @@ impl Checker {
         let mut evidence = if missing_total == 0 {
             format!("{} copies, seq {first} to {last}", self.mirrored)
         } else {
-            format!("{missing_total} seqs missing in {} ranges", missing.len())
+            format!("{missing_total} seqs missing in {missing_ranges} ranges")
         };
         if missing_at_ends > 0 {
             evidence.push_str(&format!(
@@ -497,6 +501,7 @@ impl Checker {
             first_seq: self.gaps.first.map(crate::merge::wire_of),
             last_seq: self.gaps.last.map(crate::merge::wire_of),
             missing,
+            missing_ranges,
             missing_total,
             missing_at_ends,
             balance,
@@ -943,7 +948,7 @@ impl CheckReport {
             };
             let _ = writeln!(out, "    missing seq {}..{} ({}){at}", m.range.first, m.range.last, m.range.count);
         }
-        more(&mut out, self.missing.len(), 20, "ranges");
+        more(&mut out, self.missing_ranges as usize, 20, "ranges", self.missing.len());
         if let Some(b) = &self.balance {
             let _ = writeln!(out, "  load balancing: period {} by {}, pattern {:?}", b.period, b.level, b.pattern);
         }
@@ -954,7 +959,8 @@ impl CheckReport {
                 t.src, t.dst, t.seq, t.switch_ts_ns, t.previous_seq, t.previous_ts_ns
             );
         }
-        more(&mut out, self.timestamp_regressions.len(), 10, "timestamp regressions");
+        let regressions = self.timestamp_regressions.len();
+        more(&mut out, regressions, 10, "timestamp regressions", regressions);
         for i in self.reconstruction_issues.iter().take(10) {
             let _ = writeln!(out, "    {i}");
         }
@@ -972,11 +978,13 @@ impl CheckReport {
     }
 }
 
-/// Says how many of `len` items the summary left out after showing `shown`.
-fn more(out: &mut String, len: usize, shown: usize, what: &str) {
+/// Says how many of `len` items the summary left out after showing `shown`, and how many
+/// the JSON report lists (`listed`).
+fn more(out: &mut String, len: usize, shown: usize, what: &str, listed: usize) {
     if len > shown {
         use std::fmt::Write as _;
-        let _ = writeln!(out, "    ... {} more {what} (`check --json` lists them all)", len - shown);
+        let json = if listed >= len { "them all".to_string() } else { format!("the first {listed}") };
+        let _ = writeln!(out, "    ... {} more {what} (`check --json` lists {json})", len - shown);
     }
 }
 

@@ -67,6 +67,10 @@ impl Default for Options {
     }
 }
 
+/// Missing ranges listed in reconstruct.json and check's report (a dump host that captured
+/// nothing leaves millions); the counts cover them all.
+pub const MISSING_LISTED: usize = 10_000;
+
 /// A run of consecutive seqs absent from the trace (wire values; `first > last` when the
 /// range crosses the wrap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,7 +119,11 @@ pub struct Summary {
     /// [`crate::merge::LAP_MARGIN`] for where the laps start).
     pub first_unwrapped: Option<u64>,
     pub last_unwrapped: Option<u64>,
+    /// The first [`MISSING_LISTED`] missing ranges.
     pub missing: Vec<SeqRange>,
+    /// How many missing ranges there are in all.
+    #[serde(default)]
+    pub missing_ranges: u64,
     pub missing_total: u64,
     /// Duplicates, late copies and damaged inputs, each located; a trace with any is not
     /// complete. The first `merge::ISSUES_KEPT_PER_KIND` of each kind.
@@ -403,13 +411,59 @@ struct NotCopies {
 
 /// The missing seq ranges of copies met in trace order (unwrapped seqs). A late copy — at
 /// or below the last one, which the merge reports — fills its place in a missing range.
-#[derive(Debug, Default, PartialEq, Eq)]
+///
+/// Ranges are kept as periodic runs (equal ranges at an equal stride): a dump host that
+/// captured nothing leaves a gap every few seqs, tens of millions of ranges in a long run,
+/// which as a run take one entry. Memory grows with the irregular gaps only.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Gaps {
     pub first: Option<u64>,
     pub last: Option<u64>,
-    /// Each missing run, first → last (unwrapped, inclusive).
-    runs: std::collections::BTreeMap<u64, u64>,
+    /// Each run by its first seq (unwrapped); runs are disjoint and in order.
+    runs: std::collections::BTreeMap<u64, Run>,
     pub total: u64,
+    /// Missing ranges in all (a run holds `reps` of them).
+    ranges: u64,
+}
+
+/// `reps` missing ranges of `len` seqs each, the i-th starting `i * stride` after the
+/// run's first seq (`stride` is unused when `reps` is 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Run {
+    len: u64,
+    stride: u64,
+    reps: u64,
+}
+
+impl Run {
+    fn single(first: u64, last: u64) -> Run {
+        Run { len: last - first + 1, stride: 0, reps: 1 }
+    }
+
+    /// The i-th range of a run starting at `first`.
+    fn range(&self, first: u64, i: u64) -> (u64, u64) {
+        let a = first + i * self.stride;
+        (a, a + self.len - 1)
+    }
+
+    /// Which range of the run `seq` falls in or after (the run starts at `first <= seq`).
+    fn index(&self, first: u64, seq: u64) -> u64 {
+        if self.reps == 1 {
+            0
+        } else {
+            ((seq - first) / self.stride).min(self.reps - 1)
+        }
+    }
+
+    /// How many of the run's seqs lie below `x`.
+    fn below(&self, first: u64, x: u64) -> u64 {
+        if x <= first {
+            return 0;
+        }
+        let i = self.index(first, x - 1);
+        let (a, _) = self.range(first, i);
+        i * self.len + (x - a).min(self.len)
+    }
 }
 
 impl Gaps {
@@ -420,36 +474,67 @@ impl Gaps {
             return;
         };
         if seq > last {
-            self.absent(last + 1, seq - 1);
+            if seq > last + 1 {
+                self.push(last + 1, seq - 1);
+            }
             self.last = Some(seq);
         } else if seq < first {
-            self.absent(seq + 1, first - 1);
+            if seq + 1 < first {
+                self.insert(seq + 1, first - 1);
+            }
             self.first = Some(seq);
         } else {
             self.fill(seq);
         }
     }
 
-    fn absent(&mut self, first: u64, last: u64) {
-        if first <= last {
-            self.runs.insert(first, last);
-            self.total += last - first + 1;
+    /// Adds the range `a..=b`, which lies after every range so far: it extends the last
+    /// run when it repeats that run's length at its stride.
+    fn push(&mut self, a: u64, b: u64) {
+        let len = b - a + 1;
+        if let Some(mut last) = self.runs.last_entry() {
+            let start = *last.key();
+            let run = last.get_mut();
+            let next = if run.reps == 1 { a - start > len } else { a == start + run.reps * run.stride };
+            if run.len == len && next {
+                if run.reps == 1 {
+                    run.stride = a - start;
+                }
+                run.reps += 1;
+                (self.total, self.ranges) = (self.total + len, self.ranges + 1);
+                return;
+            }
         }
+        self.insert(a, b);
     }
 
-    /// A late copy: no longer missing (nothing changes for a duplicate).
+    fn insert(&mut self, a: u64, b: u64) {
+        self.runs.insert(a, Run::single(a, b));
+        (self.total, self.ranges) = (self.total + (b - a + 1), self.ranges + 1);
+    }
+
+    /// A late copy: no longer missing (nothing changes for a duplicate). Its run is split
+    /// around the range it falls in.
     fn fill(&mut self, seq: u64) {
-        let Some((&a, &b)) = self.runs.range(..=seq).next_back() else { return };
-        if seq > b {
+        let Some((&first, &run)) = self.runs.range(..=seq).next_back() else { return };
+        let i = run.index(first, seq);
+        let (a, b) = run.range(first, i);
+        if seq < a || seq > b {
             return;
         }
-        self.total -= 1;
-        self.runs.remove(&a);
+        self.runs.remove(&first);
+        (self.total, self.ranges) = (self.total - run.len, self.ranges - 1);
+        if i > 0 {
+            self.runs.insert(first, Run { reps: i, ..run });
+        }
         if a < seq {
-            self.runs.insert(a, seq - 1);
+            self.insert(a, seq - 1);
         }
         if seq < b {
-            self.runs.insert(seq + 1, b);
+            self.insert(seq + 1, b);
+        }
+        if i + 1 < run.reps {
+            self.runs.insert(a + run.stride, Run { reps: run.reps - i - 1, ..run });
         }
     }
 
@@ -459,48 +544,62 @@ impl Gaps {
         let (Some(a0), Some(a1)) = (self.first, self.last) else { return later };
         let (Some(b0), Some(b1)) = (later.first, later.last) else { return self };
         let (lo, hi) = (a0.min(b0), a1.max(b1));
-        let (unseen_a, unseen_b) = (self.unseen_within(lo, hi), later.unseen_within(lo, hi));
-        let (mut runs, mut total) = (std::collections::BTreeMap::new(), 0);
-        let (mut i, mut j) = (0, 0);
-        while i < unseen_a.len() && j < unseen_b.len() {
-            let ((a, b), (c, d)) = (unseen_a[i], unseen_b[j]);
-            let (first, last) = (a.max(c), b.min(d));
+        let mut out = Gaps { first: Some(lo), last: Some(hi), ..Gaps::default() };
+        let (mut a, mut b) = (self.unseen_within(lo, hi).peekable(), later.unseen_within(lo, hi).peekable());
+        while let (Some(&(x0, x1)), Some(&(y0, y1))) = (a.peek(), b.peek()) {
+            let (first, last) = (x0.max(y0), x1.min(y1));
             if first <= last {
-                runs.insert(first, last);
-                total += last - first + 1;
+                out.push(first, last);
             }
-            if b < d {
-                i += 1;
+            if x1 < y1 {
+                a.next();
             } else {
-                j += 1;
+                b.next();
             }
-        }
-        Gaps { first: Some(lo), last: Some(hi), runs, total }
-    }
-
-    /// The seqs in `lo..=hi` this pass did not see, as sorted disjoint ranges: its missing
-    /// runs and whatever lies outside its own first..=last.
-    fn unseen_within(&self, lo: u64, hi: u64) -> Vec<(u64, u64)> {
-        let (Some(first), Some(last)) = (self.first, self.last) else { return vec![(lo, hi)] };
-        let mut out = Vec::with_capacity(self.runs.len() + 2);
-        if lo < first {
-            out.push((lo, first - 1));
-        }
-        out.extend(self.runs.iter().map(|(&a, &b)| (a, b)));
-        if last < hi {
-            out.push((last + 1, hi));
         }
         out
     }
 
-    /// The missing ranges in seq order, as wire seqs.
-    pub fn missing(&self) -> Vec<SeqRange> {
-        self.missing_unwrapped().map(|(a, b)| SeqRange::of_unwrapped(a, b)).collect()
+    /// The seqs in `lo..=hi` this pass did not see, as ranges in order: its missing ranges
+    /// and whatever lies outside its own first..=last.
+    fn unseen_within(&self, lo: u64, hi: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+        let (first, last) = (self.first.unwrap_or(hi + 1), self.last.unwrap_or(hi));
+        let head = (lo < first).then(|| (lo, first.min(hi + 1) - 1));
+        let tail = (last < hi && self.first.is_some()).then(|| (last + 1, hi));
+        head.into_iter().chain(self.missing_unwrapped()).chain(tail)
+    }
+
+    /// The missing ranges in seq order, as wire seqs: the first `limit`.
+    pub fn missing(&self, limit: usize) -> Vec<SeqRange> {
+        self.missing_unwrapped().take(limit).map(|(a, b)| SeqRange::of_unwrapped(a, b)).collect()
     }
 
     /// The missing ranges in seq order, as unwrapped `(first, last)`.
     pub fn missing_unwrapped(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
-        self.runs.iter().map(|(&a, &b)| (a, b))
+        self.runs.iter().flat_map(|(&first, run)| (0..run.reps).map(move |i| run.range(first, i)))
+    }
+
+    /// How many missing ranges there are.
+    pub fn ranges(&self) -> u64 {
+        self.ranges
+    }
+
+    /// How many seqs in `lo..hi` are missing.
+    pub fn count_within(&self, lo: u64, hi: u64) -> u64 {
+        if lo >= hi {
+            return 0;
+        }
+        let from = self.runs.range(..=lo).next_back().map_or(lo, |(&first, _)| first);
+        self.runs.range(from..hi).map(|(&first, run)| run.below(first, hi) - run.below(first, lo)).sum()
+    }
+
+    /// Marks `0..first` missing too (copies lost before the first one), unless a range
+    /// already starts at 0.
+    pub fn missing_from_zero(&mut self) {
+        let Some(first) = self.first.filter(|&f| f > 0) else { return };
+        if !self.runs.contains_key(&0) {
+            self.insert(0, first - 1);
+        }
     }
 }
 
@@ -562,7 +661,8 @@ impl Tally {
             last_seq: self.gaps.last.map(wire_of),
             first_unwrapped: self.gaps.first,
             last_unwrapped: self.gaps.last,
-            missing: self.gaps.missing(),
+            missing: self.gaps.missing(MISSING_LISTED),
+            missing_ranges: self.gaps.ranges(),
             missing_total: self.gaps.total,
             issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
@@ -781,7 +881,7 @@ pub fn render(s: &Summary) -> String {
         );
     }
     if let (Some(a), Some(b)) = (s.first_seq, s.last_seq) {
-        let _ = writeln!(out, "mirror seq {a}..{b}: {} missing in {} ranges", s.missing_total, s.missing.len());
+        let _ = writeln!(out, "mirror seq {a}..{b}: {} missing in {} ranges", s.missing_total, s.missing_ranges);
     }
     for r in s.missing.iter().take(20) {
         let _ = writeln!(out, "  missing {}..{} ({})", r.first, r.last, r.count);
@@ -826,10 +926,41 @@ mod tests {
             let seen: std::collections::BTreeSet<u64> = seqs.iter().copied().collect();
             let (lo, hi) = (*seen.first().unwrap(), *seen.last().unwrap());
             let unseen: Vec<u64> = (lo..=hi).filter(|s| !seen.contains(s)).collect();
-            let listed: Vec<u64> = gaps.missing().iter().flat_map(|r| u64::from(r.first)..=u64::from(r.last)).collect();
+            let listed: Vec<u64> = gaps.missing(usize::MAX).iter().flat_map(|r| u64::from(r.first)..=u64::from(r.last)).collect();
             proptest::prop_assert_eq!(&listed, &unseen);
             proptest::prop_assert_eq!(gaps.total, unseen.len() as u64);
             proptest::prop_assert_eq!((gaps.first, gaps.last), (Some(lo), Some(hi)));
+            proptest::prop_assert_eq!(gaps.ranges(), gaps.missing_unwrapped().count() as u64);
+            for (a, b) in [(0, 400), (lo, hi), (lo + 3, hi / 2), (hi / 3, hi)] {
+                let brute = unseen.iter().filter(|&&s| a <= s && s < b).count() as u64;
+                proptest::prop_assert_eq!(gaps.count_within(a, b), brute, "{}..{}", a, b);
+            }
+        }
+
+        /// A dump host that captured nothing (every `period`-th seq from `phase` missing),
+        /// some of its copies then arriving late: exact, and a few runs however long.
+        #[test]
+        fn periodic_gaps_are_exact_in_a_few_runs(
+            period in 2u64..6,
+            phase in 0u64..6,
+            n in 1u64..3000,
+            late in proptest::collection::vec(0u64..3000, 0..6),
+        ) {
+            let lost = |s: u64| s % period == phase % period;
+            let mut gaps = Gaps::default();
+            (1..=n).filter(|&s| !lost(s)).for_each(|s| gaps.observe(s));
+            late.iter().filter(|&&s| (1..=n).contains(&s)).for_each(|&s| gaps.observe(s));
+            let seen: std::collections::BTreeSet<u64> =
+                (1..=n).filter(|&s| !lost(s)).chain(late.iter().copied().filter(|s| (1..=n).contains(s))).collect();
+            let Some((&lo, &hi)) = seen.first().zip(seen.last()) else { return Ok(()) };
+            let unseen: Vec<u64> = (lo..=hi).filter(|s| !seen.contains(s)).collect();
+            let listed: Vec<u64> = gaps.missing_unwrapped().flat_map(|(a, b)| a..=b).collect();
+            proptest::prop_assert_eq!(&listed, &unseen);
+            proptest::prop_assert_eq!(gaps.total, unseen.len() as u64);
+            proptest::prop_assert!(gaps.runs.len() <= 2 + 3 * late.len(), "{} runs", gaps.runs.len());
+            let (a, b) = (lo + n / 5, hi - n / 7);
+            let brute = unseen.iter().filter(|&&s| a <= s && s < b).count() as u64;
+            proptest::prop_assert_eq!(gaps.count_within(a, b), brute);
         }
 
         /// Two passes over a trace cut anywhere, joined, find what one pass finds.
@@ -841,7 +972,8 @@ mod tests {
                 part.iter().for_each(|&s| gaps.observe(s));
                 gaps
             };
-            proptest::prop_assert_eq!(pass(&seqs[..cut]).join(pass(&seqs[cut..])), pass(&seqs));
+            let listed = |g: &Gaps| (g.first, g.last, g.total, g.ranges(), g.missing_unwrapped().collect::<Vec<_>>());
+            proptest::prop_assert_eq!(listed(&pass(&seqs[..cut]).join(pass(&seqs[cut..]))), listed(&pass(&seqs)));
         }
     }
 }

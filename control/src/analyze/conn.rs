@@ -134,7 +134,7 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, unseen: Unseen::of_gaps(&gaps) }
+        Connections { list, unassigned, unmirrored, unseen: Unseen::of_gaps(gaps) }
     }
 
     /// The verb every connection has, if they agree.

@@ -13,15 +13,13 @@ use trace::record::Record;
 
 use crate::reconstruct::Gaps;
 
-/// Missing mirror seqs, as sorted disjoint unwrapped ranges (the reconstruction's own
-/// count: a copy later than the reorder window fills its place).
+/// Missing mirror seqs (the reconstruction's own count: a copy later than the reorder
+/// window fills its place), as unwrapped seqs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Unseen {
-    runs: Vec<(u64, u64)>,
+    gaps: Gaps,
     /// Between the first copy and the last.
     total: u64,
-    /// The trace's first copy.
-    first: u64,
 }
 
 impl Unseen {
@@ -30,20 +28,18 @@ impl Unseen {
         for r in records.iter().filter(|r| r.seq() != 0) {
             gaps.observe(r.seq());
         }
-        Unseen::of_gaps(&gaps)
+        Unseen::of_gaps(gaps)
     }
 
     /// From the gaps of a pass over the copies (`Connections::track` makes it).
-    pub fn of_gaps(gaps: &Gaps) -> Unseen {
-        Unseen { runs: gaps.missing_unwrapped().collect(), total: gaps.total, first: gaps.first.unwrap_or(0) }
+    pub fn of_gaps(gaps: Gaps) -> Unseen {
+        Unseen { total: gaps.total, gaps }
     }
 
     /// Copies were lost before the trace's first (the switch's counters say so): any
     /// connection may have lost packets there.
     pub fn lost_before_first(&mut self) {
-        if self.first > 0 && self.runs.first().is_none_or(|&(a, _)| a > 0) {
-            self.runs.insert(0, (0, self.first - 1));
-        }
+        self.gaps.missing_from_zero();
     }
 
     /// How many copies are missing between the trace's first and last.
@@ -60,11 +56,7 @@ impl Unseen {
     /// How many copies are missing strictly between `after` and `before`: at most that
     /// many packets went unseen there.
     pub fn count_between(&self, after: Option<u64>, before: u64) -> u64 {
-        let lo = after.map_or(0, |a| a + 1);
-        // From the first run that ends at or above `lo`, while runs start below `before`.
-        let i = self.runs.partition_point(|&(_, last)| last < lo);
-        let overlap = |&(first, last): &(u64, u64)| (last + 1).min(before).saturating_sub(first.max(lo));
-        self.runs[i..].iter().take_while(|&&(first, _)| first < before).map(overlap).sum()
+        self.gaps.count_within(after.map_or(0, |a| a + 1), before)
     }
 }
 
