@@ -22,7 +22,9 @@
 //!   pass each other, so episodes wait for their NAK until the end of the trace.
 //! - **READ requester**: its NAK is a repeated READ request, from the first missing PSN as
 //!   it knew it (responses still on their way do not count). A gap that a request sent
-//!   before it fills needs none; while a repeat is outstanding, a new gap needs none.
+//!   before it fills needs none; while a repeat is outstanding, a new gap needs none, and
+//!   a second repeat the timer does not explain is a second NAK. A repeat the timer sent
+//!   after the NAK was due is no NAK.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
@@ -36,7 +38,7 @@ use trace::record::{flag, Record};
 use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
-use super::context::Verb;
+use super::context::{TestConfig, Verb};
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, later, path_mtu, Arrival,
     GbnReceiver,
@@ -53,6 +55,10 @@ const MAX_HOLES: usize = 64;
 /// requester may not have reached the requester when it sent the request (switch and link
 /// latencies, NIC processing), so the request may not reflect it.
 pub const IN_FLIGHT_NS: u64 = 10_000;
+/// READ: the longest a requester takes from an out-of-sequence response to its repeated
+/// request, per NIC, twice Lumina §6.1's figures (Fig. 8: CX4 Lx ≈150 µs, E810 ≈83 ms;
+/// CX5/CX6 Dx READ is not given, so the slowest NVIDIA NIC's).
+const READ_NAK_NS: [(&str, u64); 4] = [("cx4", 300_000), ("cx5", 300_000), ("cx6", 300_000), ("e810", 166_000_000)];
 /// At most this from a packet's switch ingress to its receiver's transport, plus from the
 /// receiver back to the switch (switch latency, links, serialisation): a go-back sooner
 /// than this after an ACK's copy may have left before the ACK arrived.
@@ -190,11 +196,21 @@ pub struct Params {
     /// answer a NAK, and one later than that is counted as the timeout that overtook it;
     /// without it, a go-back a NAK explains is counted as NAK-triggered (Lumina's rule).
     pub timeout_ns: Option<u64>,
+    /// READ: the longest the requester may take to repeat its request after an
+    /// out-of-sequence response ([`READ_NAK_NS`] for its NIC); `None` when unknown.
+    pub read_nak_ns: Option<u64>,
+}
+
+/// The requester NIC's READ NAK bound, when the configuration names a NIC Lumina measured.
+pub fn read_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
+    let nic = config?.requester.nic.as_deref()?;
+    READ_NAK_NS.iter().find(|(n, _)| *n == nic).map(|&(_, ns)| ns)
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let timeout_ns = fixed_timeout_ns(config);
+    let read_nak_ns = read_nak_ns(config);
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -204,7 +220,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let records = input.view.records;
         let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
-        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns };
+        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
         report.violations.extend(checked.violations);
@@ -287,6 +303,9 @@ struct Receiver {
     next_id: u64,
     /// Trace order of the last in-order arrival: what the receiver knows dates from it.
     last_in_order: Option<u64>,
+    /// READ: the first missing PSN a repeated request not sent by the timer (a NAK) asked
+    /// for, until a response arrives in order.
+    repeat_for: Option<u32>,
 }
 
 impl Receiver {
@@ -298,6 +317,7 @@ impl Receiver {
             recent: VecDeque::new(),
             next_id: 0,
             last_in_order: None,
+            repeat_for: None,
         }
     }
     fn epsn(&self) -> Option<u32> {
@@ -345,6 +365,8 @@ struct Job {
     left: Option<u32>,
     /// Trace order of the request.
     asked: u64,
+    /// Its copy's switch timestamp (`None`: its copy is missing).
+    asked_ts: Option<u64>,
     /// A repeat of the request being answered, from the PSN due next or from where it
     /// started: the responder may answer it again (rxe does) or merge it into the answer
     /// in progress, so it may be answered once or never.
@@ -432,6 +454,9 @@ struct Checker<'u> {
     /// unseen, latest last: a missing copy may as well have been a drop, which the
     /// receiver's NAK (READ: repeated request) for one of them shows.
     assumed: VecDeque<(u32, u32)>,
+    /// READ: the shortest the trace shows from a request's copy to its first response's:
+    /// the path from the switch to the hosts and back, plus the responder's turnaround.
+    path_ns: Option<u64>,
 }
 
 impl<'u> Checker<'u> {
@@ -453,6 +478,7 @@ impl<'u> Checker<'u> {
             catch_up: None,
             unverifiable: Vec::new(),
             assumed: VecDeque::new(),
+            path_ns: None,
         }
     }
 
@@ -674,6 +700,7 @@ impl<'u> Checker<'u> {
                 if self.p.verb == Verb::Read {
                     self.timer.restart_heard(r);
                     self.note_in_order(r);
+                    self.rx.repeat_for = None;
                 }
                 if let Some((id, _)) = self.rx.open.take() {
                     self.close_episode(id, r.seq());
@@ -696,10 +723,18 @@ impl<'u> Checker<'u> {
         }
     }
 
-    /// READ: remembers the in-order responses of the last [`IN_FLIGHT_NS`].
+    /// READ: how long before a request a response may have passed the switch and still not
+    /// have reached the requester when it sent the request: [`IN_FLIGHT_NS`] on a lab rack,
+    /// more on the longer paths (cables, slow links) the trace shows.
+    fn in_flight_ns(&self) -> u64 {
+        IN_FLIGHT_NS + self.path_ns.unwrap_or(0)
+    }
+
+    /// READ: remembers the in-order responses of the last [`Self::in_flight_ns`].
     fn note_in_order(&mut self, r: &Record) {
+        let window = self.in_flight_ns();
         let recent = &mut self.rx.recent;
-        while recent.front().is_some_and(|&(_, ts)| elapsed(ts, r.switch_ts_ns) >= IN_FLIGHT_NS) {
+        while recent.front().is_some_and(|&(_, ts)| elapsed(ts, r.switch_ts_ns) >= window) {
             recent.pop_front();
         }
         if recent.len() == MAX_PENDING {
@@ -804,6 +839,10 @@ impl<'u> Checker<'u> {
     /// is overtaken). Without it, Lumina's rule: a NAK if one explains it.
     fn count_go_back(&mut self, r: &Record, answers_nak: bool) {
         let timeout = self.timer.expired(r, self.p.timeout_ns).unwrap_or(!answers_nak);
+        self.count_go_back_as(r, timeout);
+    }
+
+    fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
             self.stats.timeout_retransmissions += 1;
             self.timer.restart(r);
@@ -865,7 +904,7 @@ impl<'u> Checker<'u> {
             if let Some(from) = unseen_from {
                 self.requests_unseen(from, q);
             }
-            self.request_received(q, count, r.seq());
+            self.request_received(r, count);
         }
     }
 
@@ -887,7 +926,7 @@ impl<'u> Checker<'u> {
             _ if self.read.jobs.len() < MAX_PENDING => {
                 self.stats.caught_up += 1;
                 let left = Some(psn::distance(from, q));
-                self.read.jobs.push_back(Job { next: from, left, asked: 0, optional: false });
+                self.read.jobs.push_back(Job { next: from, left, asked: 0, asked_ts: None, optional: false });
             }
             _ => {}
         }
@@ -904,15 +943,23 @@ impl<'u> Checker<'u> {
     /// the requester knew it: responses that passed the switch less than
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
+        let timer = self.timer.expired(r, self.p.timeout_ns);
+        self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat.
         self.rx.gbn.recovering();
-        let answered = self.rx.awaiting.pop_front();
+        if timer != Some(true) {
+            self.rx.repeat_for = self.rx.epsn(); // a NAK (the timer's repeats are no NAKs)
+        }
+        // Lumina §6.1: the READ NAK is the requester's prompt repeat; the timer's, after it was due, is none.
+        let no_nak = timer == Some(true) && self.read_nak_overdue(r);
+        let answered = if no_nak { None } else { self.rx.awaiting.pop_front() };
         if let (Some(e), Some((id, seen))) = (answered, self.rx.open.as_mut()) {
             *seen |= *id == e.id;
         }
-        self.count_go_back(r, answered.is_some());
+        self.count_go_back_as(r, timer.unwrap_or(answered.is_none()));
         let Some(epsn) = self.rx.epsn() else { return };
-        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && elapsed(ts, r.switch_ts_ns) < IN_FLIGHT_NS;
+        let window = self.in_flight_ns();
+        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && elapsed(ts, r.switch_ts_ns) < window;
         if r.psn() == epsn || self.rx.recent.iter().any(seen_late) {
             return;
         }
@@ -928,8 +975,39 @@ impl<'u> Checker<'u> {
         self.flag_unless(excused, ViolationKind::ReadWrongRestart, Evidence::of(r), Some(epsn), m);
     }
 
-    /// READ: the responder received a request starting at `q`.
-    fn request_received(&mut self, q: u32, count: Option<u32>, asked: u64) {
+    /// READ: the requester's NAK for the oldest gap still waiting for one was due before
+    /// `r`: the gap showed longer ago than its NIC takes to repeat a request.
+    fn read_nak_overdue(&self, r: &Record) -> bool {
+        let (Some(bound), Some(e)) = (self.p.read_nak_ns, self.rx.awaiting.front()) else { return false };
+        elapsed(e.cause.switch_ts_ns, r.switch_ts_ns) > bound
+    }
+
+    /// READ: a repeat the timer cannot have sent while an earlier NAK (a repeat the timer
+    /// did not send either) for the same first missing PSN is outstanding (no response
+    /// arrived in order since): a second NAK in one loss episode, as
+    /// `Answer::AlreadyAnswered` for WRITE/SEND. Without the timeout it may be the
+    /// timer's: not judged.
+    fn second_repeat(&mut self, r: &Record, timer: Option<bool>) {
+        let outstanding = self.rx.repeat_for.filter(|&p| Some(p) == self.rx.epsn());
+        let Some(lost) = outstanding.filter(|_| timer == Some(false) && !self.timer_may_have_sent(r)) else { return };
+        let excused = self.unseen_since_in_order(r);
+        let m = format!(
+            "second repeated READ request (PSN {}) while the one for missing PSN {lost} is outstanding",
+            r.psn()
+        );
+        self.flag_unless(excused, ViolationKind::MultipleOutstandingNaks, Evidence::of(r), Some(lost), m);
+    }
+
+    /// Whether the timer may have sent `r` after all: it restarts at the requester's own
+    /// sends, which the trace dates by their copies, up to a path's delay late.
+    fn timer_may_have_sent(&self, r: &Record) -> bool {
+        let (Some(t), Some(start)) = (self.p.timeout_ns, self.timer.started) else { return true };
+        elapsed(start, r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
+    }
+
+    /// READ: the responder received request `r`.
+    fn request_received(&mut self, r: &Record, count: Option<u32>) {
+        let q = r.psn();
         if let Some(epsn) = self.read.req_epsn {
             self.count_request(q, epsn);
         }
@@ -944,7 +1022,8 @@ impl<'u> Checker<'u> {
         if self.read.jobs.len() == MAX_PENDING {
             self.read.jobs.pop_front();
         }
-        self.read.jobs.push_back(Job { next: q, left: count, asked, optional: false });
+        let asked_ts = Some(r.switch_ts_ns);
+        self.read.jobs.push_back(Job { next: q, left: count, asked: r.seq(), asked_ts, optional: false });
     }
 
     /// READ: a NAK from the responder (a READ request was lost) must name the request PSN
@@ -969,8 +1048,7 @@ impl<'u> Checker<'u> {
         let due = self.read.current.or(self.read.jobs.iter().find(|j| !j.optional).copied()).map(|j| j.next);
         let unseen = |from: &u32| psn::gt(p, *from) && psn::distance(*from, p) as u64 <= self.gap;
         if let Some(from) = after_last.filter(unseen).or(due.filter(unseen)) {
-            self.stats.caught_up += 1;
-            self.catch_up = Some((from, p));
+            self.catch_up_with(r, from); // unverifiable, as WRITE's
             self.skip_responses_to(p);
         }
         if !self.continue_job(p) && !self.start_job(r, p) {
@@ -999,7 +1077,7 @@ impl<'u> Checker<'u> {
         let excused = self.gap_seen[TOWARD_SENDER] || since_request;
         if excused {
             self.stats.caught_up += 1;
-            self.read.current = Job { next: p, left: None, asked: 0, optional: false }.advance();
+            self.read.current = Job { next: p, left: None, asked: 0, asked_ts: None, optional: false }.advance();
         }
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), expected, m);
     }
@@ -1059,6 +1137,10 @@ impl<'u> Checker<'u> {
             self.flag(ViolationKind::OooData, Evidence::of(r), Some(due), m);
         }
         let job = self.read.jobs.drain(..=i).next_back();
+        if let Some(asked) = job.and_then(|j| j.asked_ts) {
+            let t = elapsed(asked, r.switch_ts_ns);
+            self.path_ns = Some(self.path_ns.map_or(t, |p| p.min(t)));
+        }
         // Repeats of the request now answered, queued before it was: answered by it, or
         // again after it.
         for q in self.read.jobs.iter_mut().filter(|q| q.next == p) {
@@ -1163,13 +1245,14 @@ mod tests {
     struct Trace {
         packets: Vec<(Record, Role)>,
         timeout_ns: Option<u64>,
+        read_nak_ns: Option<u64>,
         /// Seqs given to copies missing from the trace.
         missing: u64,
     }
 
     impl Trace {
         fn new() -> Trace {
-            Trace { packets: Vec::new(), timeout_ns: None, missing: 0 }
+            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0 }
         }
         /// The next packet's copy is missing from the trace.
         fn unseen(&mut self) {
@@ -1224,7 +1307,8 @@ mod tests {
             (c.stats, c.violations)
         }
         fn check_all(&self, verb: Verb, ipsn: u32) -> Checked {
-            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu: Some(1024), timeout_ns: self.timeout_ns };
+            let (timeout_ns, read_nak_ns) = (self.timeout_ns, self.read_nak_ns);
+            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu: Some(1024), timeout_ns, read_nak_ns };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
             if records.first().is_some_and(|r| r.seq() > 1) {
@@ -1676,14 +1760,16 @@ mod tests {
         t.response(102);
         t.read_request(101, 2);
         let n = t.packets.len();
+        t.packets[1].0.switch_ts_ns = t.packets[0].0.switch_ts_ns + 2_000; // a lab rack
         let repeat_ts = t.packets[n - 1].0.switch_ts_ns;
         t.packets[n - 2].0.switch_ts_ns = repeat_ts - 1_000;
         t.packets[n - 3].0.switch_ts_ns = repeat_ts - 2_000;
         let (s, v) = t.check(Verb::Read);
         assert_eq!(v, []);
         assert_eq!((s.read_reissues, s.timeout_retransmissions, s.ooo_episodes), (1, 1, 0));
-        // Long after them, the same repeat ignores responses the requester had.
-        t.packets[n - 3].0.switch_ts_ns = repeat_ts - IN_FLIGHT_NS;
+        // Long after them (the window: IN_FLIGHT_NS and the path the request's answer took),
+        // the same repeat ignores responses the requester had.
+        t.packets[n - 3].0.switch_ts_ns = repeat_ts - IN_FLIGHT_NS - 2_000;
         let (_, v) = t.check(Verb::Read);
         assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, n as u32)]);
         assert_eq!(v[0].expected, Some(103));
@@ -1725,7 +1811,10 @@ mod tests {
         assert_eq!(kinds(&c.violations), []);
         assert_eq!(c.stats.caught_up, 3, "the unseen request, the unseen responses, the unseen repeat");
         // What a missing copy may explain is kept apart, not dropped.
-        assert_eq!(kinds(&c.unverifiable), [(ViolationKind::MissingNak, 13), (ViolationKind::OooData, 15)]);
+        // The responses caught up with (108 after 105) are kept too, as WRITE's are.
+        let unverifiable =
+            [(ViolationKind::OooData, 11), (ViolationKind::MissingNak, 13), (ViolationKind::OooData, 15)];
+        assert_eq!(kinds(&c.unverifiable), unverifiable);
 
         // WRITE: data copies missing, and a NAK's.
         let mut t = Trace::new();
@@ -1789,7 +1878,7 @@ mod tests {
         t.dropped(101);
         t.data(102);
         let cause = t.last_seq();
-        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None, missing: 0 };
+        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None, read_nak_ns: None, missing: 0 };
         compliant.nak(101);
         for p in [101, 102] {
             compliant.data(p);
@@ -1824,6 +1913,125 @@ mod tests {
         t.ack(103);
         let (s, v) = t.check(Verb::Send);
         assert_eq!(v, [], "{s:?}");
+    }
+
+    /// A READ loss recovered only by the timer, 900 µs after the gap showed: `timeout`
+    /// restarts at response 100, 101 is dropped, 102 shows the gap, the timer repeats from
+    /// 101 a timeout later. With the NIC's READ NAK bound known and shorter, no NAK came.
+    fn read_loss_left_to_the_timer(read_nak_ns: Option<u64>) -> Trace {
+        let mut t = Trace::new();
+        (t.timeout_ns, t.read_nak_ns) = (Some(1_000_000), read_nak_ns);
+        t.read_request(100, 4);
+        t.response(100);
+        t.dropped_response(101);
+        t.response(102); // seq 4: the gap shows
+        t.response(103);
+        t.read_request(101, 3);
+        t.packets[5].0.switch_ts_ns = t.packets[1].0.switch_ts_ns + 1_100_000;
+        for p in 101..104 {
+            t.response(p);
+            let n = t.packets.len();
+            t.packets[n - 1].0.switch_ts_ns = t.packets[n - 2].0.switch_ts_ns + 1_000;
+        }
+        t
+    }
+
+    #[test]
+    fn a_read_loss_left_to_the_timer_got_no_nak() {
+        let (s, v) = read_loss_left_to_the_timer(Some(300_000)).check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::MissingNak, 4)]);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (0, 1));
+        // A NIC that takes longer to repeat than the timer (E810: ≈83 ms) may have been
+        // overtaken, and without the bound nothing says the NAK was due: not flagged.
+        for bound in [Some(166_000_000), None] {
+            let (s, v) = read_loss_left_to_the_timer(bound).check(Verb::Read);
+            assert_eq!((v, s.timeout_retransmissions), (vec![], 1), "{bound:?}");
+        }
+        // A prompt repeat, before the timer could fire, is the NAK.
+        let mut t = read_loss_left_to_the_timer(Some(300_000));
+        t.packets[5].0.switch_ts_ns = t.packets[4].0.switch_ts_ns + 50_000;
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!((v, s.nak_retransmissions, s.timeout_retransmissions), (vec![], 1, 0));
+    }
+
+    #[test]
+    fn a_second_read_repeat_in_one_loss_is_a_second_nak() {
+        let mut t = Trace::new();
+        t.timeout_ns = Some(1_000_000);
+        t.read_request(100, 4);
+        t.response(100);
+        t.dropped_response(101);
+        t.response(102);
+        t.read_request(101, 3); // the READ NAK
+        t.read_request(101, 3); // again, 100 µs later: the timer cannot have sent it
+        let second = t.last_seq();
+        for p in 101..104 {
+            t.response(p);
+        }
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::MultipleOutstandingNaks, second)]);
+        assert_eq!((v[0].psn, v[0].expected), (101, Some(101)));
+        // The timer's repeat a timeout after the first is a timeout retransmission.
+        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, read_nak_ns: None, missing: 0 };
+        for (r, _) in &mut late.packets[5..] {
+            r.switch_ts_ns += 1_000_000;
+        }
+        let (s, v) = late.check(Verb::Read);
+        assert_eq!((v, s.nak_retransmissions, s.timeout_retransmissions), (vec![], 1, 1));
+        // A repeat after the first one's response arrived opens no second NAK either.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(1_000_000);
+        t.read_request(100, 4);
+        t.response(100);
+        t.dropped_response(101);
+        t.response(102);
+        t.read_request(101, 3);
+        t.response(101);
+        t.dropped_response(102);
+        t.response(103); // a new loss: its own NAK
+        t.read_request(102, 2);
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), []);
+    }
+
+    /// IBA C9-105 (rxe: "use the psn of the previous ack sent"): a duplicate is ACKed again
+    /// with the last PSN acknowledged, never the duplicate's own, older PSN.
+    #[test]
+    fn a_duplicates_ack_repeats_the_last_acknowledged_psn() {
+        let mut t = Trace::new();
+        for p in 100..104 {
+            t.data(p);
+        }
+        t.ack(103);
+        t.data(101); // a spurious go-back: duplicates
+        t.ack(103); // their ACK
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!((v, s.duplicate_requests), (vec![], 1));
+        t.ack(101); // naming the duplicate's PSN goes back
+        let (_, v) = t.check(Verb::Write);
+        assert_eq!(kinds(&v), [(ViolationKind::AckBackwards, t.last_seq())]);
+    }
+
+    #[test]
+    fn a_longer_path_widens_the_in_flight_window() {
+        // Requests take 30 µs to be answered: the switch is far from both hosts. Responses
+        // 101, 102 passed the switch 20 µs before the timer's repeat from 101.
+        let mut t = Trace::new();
+        t.read_request(100, 3);
+        t.response(100);
+        t.packets[1].0.switch_ts_ns = t.packets[0].0.switch_ts_ns + 30_000;
+        t.response(101);
+        t.response(102);
+        t.read_request(101, 2);
+        let repeat_ts = t.packets[4].0.switch_ts_ns;
+        t.packets[2].0.switch_ts_ns = repeat_ts - 21_000;
+        t.packets[3].0.switch_ts_ns = repeat_ts - 20_000;
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        // On a lab rack (answered in 2 µs) the requester had them.
+        t.packets[1].0.switch_ts_ns = t.packets[0].0.switch_ts_ns + 2_000;
+        let (_, v) = t.check(Verb::Read);
+        assert_eq!(kinds(&v), [(ViolationKind::ReadWrongRestart, 5)]);
     }
 
     #[test]
