@@ -687,9 +687,11 @@ mod tests {
         r
     }
 
+    type Seen = (u32, Option<u32>, u64, Option<u64>, bool);
+
     /// The messages of one connection from PSN 10 in `records`, the copies their seqs skip
     /// missing: (first PSN, last PSN, bytes, completed, start unseen).
-    fn messages(verb: Verb, records: &[Record]) -> Vec<(u32, Option<u32>, u64, Option<u64>, bool)> {
+    fn messages(verb: Verb, records: &[Record]) -> Vec<Seen> {
         let unseen = Unseen::of(records);
         let mut t = Tracker::new(verb, 1024, 10, SwitchClock::default(), &unseen);
         for r in records {
