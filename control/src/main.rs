@@ -76,9 +76,21 @@ enum Command {
         /// Where to reconstruct (when given runs) and write the report.
         #[arg(short, long)]
         out: Option<PathBuf>,
+        /// Leave goodput's per-message lists (every message's PSNs, bytes and times) out of
+        /// report.json; the per-connection and overall counts, goodput and completion-time
+        /// statistics stay. On long traces the lists are most of the file.
+        #[arg(long)]
+        no_per_message: bool,
         #[command(flatten)]
         merge: MergeArgs,
     },
+}
+
+/// What report.json holds of goodput's messages.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum PerMessage {
+    Kept,
+    LeftOut,
 }
 
 #[derive(clap::Args)]
@@ -113,7 +125,10 @@ fn main() -> ExitCode {
         Command::Check { runs, switch_counters, out, json, merge } => {
             check(&runs, switch_counters.as_deref(), out, json, &merge)
         }
-        Command::Analyze { runs, out, merge } => analyze(&runs, out, &merge),
+        Command::Analyze { runs, out, no_per_message, merge } => {
+            let per_message = if no_per_message { PerMessage::LeftOut } else { PerMessage::Kept };
+            analyze(&runs, out, per_message, &merge)
+        }
     };
     match result {
         Ok(code) => code,
@@ -202,10 +217,18 @@ fn check(
     Ok(verdict(report.complete))
 }
 
-fn analyze(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow::Result<ExitCode> {
+fn analyze(
+    runs: &[PathBuf],
+    out: Option<PathBuf>,
+    per_message: PerMessage,
+    merge: &MergeArgs,
+) -> anyhow::Result<ExitCode> {
     let dir = reconstruction(runs, out.clone(), merge)?;
     let analysis = control::analyze::Analysis::load(&dir)?;
-    let report = analysis.run();
+    let mut report = analysis.run();
+    if per_message == PerMessage::LeftOut {
+        report.goodput.leave_out_per_message();
+    }
     // Given a reconstruction, -o says where the report goes (else beside it).
     let to = out.unwrap_or_else(|| dir.clone());
     std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;

@@ -92,6 +92,34 @@ fn a_faulty_rnic_fails_the_analysis_and_is_named() {
     assert!(out.join(control::reconstruct::TRACE_FILE).exists());
 }
 
+/// `--no-per-message` leaves goodput's per-message lists out of report.json (most of it on a
+/// long trace) and keeps every per-connection and overall statistic as it was.
+#[test]
+fn report_json_without_per_message_lists_keeps_the_statistics() {
+    let knobs = Knobs { conns: 2, msgs: 6, events: vec![ev(1, 3, EventKind::Drop, 1)], ..Knobs::default() };
+    let run = rig_run("analyze-no-per-message", &knobs);
+    let out = run.dir.parent().unwrap().join("out");
+    let (code, text) = rocescope(&[Path::new("analyze"), &run.dir, Path::new("-o"), &out]);
+    assert_eq!(code, 0, "{text}");
+    let full = report(&out);
+    let (code, text) = rocescope(&[Path::new("analyze"), &out, Path::new("--no-per-message")]);
+    assert_eq!(code, 0, "{text}");
+    let short = report(&out);
+    let (full, short) = (&full["goodput"], &short["goodput"]);
+    assert_eq!(full["overall"], short["overall"]);
+    let conns = |g: &Value| g["connections"].as_array().unwrap().clone();
+    assert_eq!(conns(short).len(), 2);
+    for (f, s) in conns(full).iter().zip(&conns(short)) {
+        assert_eq!(f["per_message"].as_array().map(Vec::len), Some(6));
+        assert!(s.get("per_message").is_none(), "{s}");
+        let mut f = f.clone();
+        f.as_object_mut().unwrap().remove("per_message");
+        assert_eq!(&f, s, "every per-connection statistic stays");
+        assert_eq!(s["completed"], 6);
+        assert!(s["mct_ns"]["p99"].as_u64().is_some() && s["goodput_gbps"].as_f64().is_some(), "{s}");
+    }
+}
+
 mod arbitrary_traces {
     //! Whatever a record file holds — damaged captures, foreign traffic, nonsense headers,
     //! any configuration — every analyzer returns a report, renders it and plots it: no
