@@ -1253,6 +1253,19 @@ fn draw_intervals(path: &Path, points: &[(f64, f64)], expected: Option<f64>, n: 
 mod tests {
     use super::*;
 
+    /// The terminal names the same kinds as report.json: `name()` is written by hand (a
+    /// `const fn`), so it is held to serde's here.
+    #[test]
+    fn names_are_the_report_json_names() {
+        use FindingKind::*;
+        for kind in [MissingCnp, CnpWithoutTrigger, CnpWhileNpDisabled, CnpsTooClose] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
+        }
+        for cause in [Cause::Ecn, Cause::Nak] {
+            assert_eq!(serde_json::to_value(cause).unwrap(), cause.name());
+        }
+    }
+
     fn hosts(nic: &str, us: u64) -> [NpHost; 2] {
         let cfg = HostConfig { nic: Some(nic.into()), min_time_between_cnps_us: Some(us), ..HostConfig::default() };
         [NpHost::of(Role::Requester, Some(&cfg)), NpHost::of(Role::Responder, Some(&cfg))]
