@@ -60,8 +60,10 @@ pub const IN_FLIGHT_NS: u64 = 10_000;
 /// CX5/CX6 Dx READ is not given, so the slowest NVIDIA NIC's).
 const READ_NAK_NS: [(&str, u64); 4] = [("cx4", 300_000), ("cx5", 300_000), ("cx6", 300_000), ("e810", 166_000_000)];
 /// At most this from a packet's switch ingress to its receiver's transport, plus from the
-/// receiver back to the switch (switch latency, links, serialisation): a go-back sooner
-/// than this after an ACK's copy may have left before the ACK arrived.
+/// receiver back to the switch (switch latency, links, serialisation) on a lab rack: a
+/// go-back sooner than this after an ACK's copy may have left before the ACK arrived.
+/// Longer paths (cables, slow links) stretch it to the round trip the trace shows
+/// (`Checker::delivery_ns`).
 pub const DELIVERY_NS: u64 = 1_000;
 
 /// What rule a packet broke.
@@ -338,6 +340,9 @@ struct Sender {
     ack_una: Option<u32>,
     /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
     holes: Vec<(u32, u32)>,
+    /// Recent first transmissions (PSN, copy timestamp) no ACK has named yet: an ACK
+    /// naming one times the path's round trip.
+    fresh: VecDeque<(u32, u64)>,
 }
 
 /// READ: what the responder was asked for, and what the requester asked.
@@ -386,9 +391,10 @@ impl Job {
 /// When the requester's retransmission timer last (re)started, on the switch clock, as
 /// early as the trace allows: at its own send with nothing outstanding or its timeout's
 /// go-back, or at progress it heard of — an ACK/NAK advancing, READ: an in-order response.
-/// Heard progress counts from its copy's timestamp, and only for go-backs at least
-/// [`DELIVERY_NS`] later: a timer that fired while it was on its way never saw it. A
-/// timeout fires no earlier than the timeout after the start.
+/// Heard progress counts from its copy's timestamp, and only for go-backs at least a
+/// delivery bound later ([`DELIVERY_NS`], or the path's round trip): a timer that fired
+/// while it was on its way, or whose go-back was still leaving, never saw it. A timeout
+/// fires no earlier than the timeout after the start.
 #[derive(Debug, Default)]
 struct Timer {
     started: Option<u64>,
@@ -408,10 +414,11 @@ impl Timer {
         self.heard.push_back(r.switch_ts_ns);
     }
 
-    /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown).
-    fn expired(&mut self, r: &Record, timeout_ns: Option<u64>) -> Option<bool> {
+    /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown); progress
+    /// heard less than `delivery_ns` before it may not have reached the requester in time.
+    fn expired(&mut self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<bool> {
         let now = r.switch_ts_ns;
-        while let Some(&at) = self.heard.front().filter(|&&at| elapsed(at, now) >= DELIVERY_NS && !later(at, now)) {
+        while let Some(&at) = self.heard.front().filter(|&&at| elapsed(at, now) >= delivery_ns && !later(at, now)) {
             self.heard.pop_front();
             if self.started.is_none_or(|s| later(at, s)) {
                 self.started = Some(at);
@@ -454,8 +461,9 @@ struct Checker<'u> {
     /// unseen, latest last: a missing copy may as well have been a drop, which the
     /// receiver's NAK (READ: repeated request) for one of them shows.
     assumed: VecDeque<(u32, u32)>,
-    /// READ: the shortest the trace shows from a request's copy to its first response's:
-    /// the path from the switch to the hosts and back, plus the responder's turnaround.
+    /// The shortest the trace shows from a request's copy to its first response's (READ)
+    /// or from a new data packet's copy to the ACK naming it (WRITE/SEND): the path from
+    /// the switch to the hosts and back, plus the responder's turnaround.
     path_ns: Option<u64>,
 }
 
@@ -576,6 +584,9 @@ impl<'u> Checker<'u> {
         } else {
             self.last_ack = Some(r.psn());
         }
+        if self.p.verb != Verb::Read {
+            self.time_path_by_ack(r);
+        }
         if delivered(r) {
             self.acknowledged(r, psn::add(r.psn(), 1));
         }
@@ -596,6 +607,7 @@ impl<'u> Checker<'u> {
     /// it); only a delivered one tells the sender anything.
     fn nak(&mut self, r: &Record) {
         let at = Evidence::of(r);
+        self.time_path_by_nak(r);
         let wrongly = self.assumed_wrongly(r.psn());
         let excused = wrongly || self.unseen_since_in_order(r);
         match self.answer_episode(r.psn()) {
@@ -638,6 +650,16 @@ impl<'u> Checker<'u> {
             self.acknowledged(r, r.psn());
             self.tx.rnr_pending = Some(r.psn());
         }
+    }
+
+    /// WRITE/SEND: a NAK naming a waiting episode's first missing PSN: the time from the
+    /// out-of-sequence arrival that caused it is a round trip through the responder (plus
+    /// its NAK generation) — often the first the trace shows, before any go-back.
+    fn time_path_by_nak(&mut self, r: &Record) {
+        let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause.switch_ts_ns) else {
+            return;
+        };
+        self.note_path(cause, r);
     }
 
     /// Matches a NAK naming `named` to the episode it answers: the waiting episode it
@@ -730,6 +752,21 @@ impl<'u> Checker<'u> {
         IN_FLIGHT_NS + self.path_ns.unwrap_or(0)
     }
 
+    /// How long after progress's copy (an ACK, READ: a response) a go-back's copy may still
+    /// come from before the requester heard of it: the way to the requester plus the
+    /// go-back's way back, serialisation included. [`DELIVERY_NS`] on a lab rack; over
+    /// long cables or slow links (a 1 Gb/s link serialises a 1 KiB packet in 8 µs each
+    /// way) the round trip the trace shows, which spans the same links and switch.
+    fn delivery_ns(&self) -> u64 {
+        DELIVERY_NS.max(self.path_ns.unwrap_or(0))
+    }
+
+    /// Keeps the shortest request-to-reply time seen as the path's round trip.
+    fn note_path(&mut self, asked_ts: u64, r: &Record) {
+        let t = elapsed(asked_ts, r.switch_ts_ns);
+        self.path_ns = Some(self.path_ns.map_or(t, |p| p.min(t)));
+    }
+
     /// READ: remembers the in-order responses of the last [`Self::in_flight_ns`].
     fn note_in_order(&mut self, r: &Record) {
         let window = self.in_flight_ns();
@@ -761,6 +798,7 @@ impl<'u> Checker<'u> {
         let p = r.psn();
         let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
             (self.tx.highest, self.tx.last) = (Some(p), Some(p));
+            self.note_fresh(r);
             return;
         };
         let next_new = psn::add(h, 1);
@@ -795,7 +833,26 @@ impl<'u> Checker<'u> {
         self.tx.last = Some(p);
         if psn::gt(p, h) {
             self.tx.highest = Some(p);
+            self.note_fresh(r);
         }
+    }
+
+    /// WRITE/SEND: a first transmission, to time the path by the ACK that names it.
+    fn note_fresh(&mut self, r: &Record) {
+        if self.tx.fresh.len() == MAX_HOLES {
+            self.tx.fresh.pop_front();
+        }
+        self.tx.fresh.push_back((r.psn(), r.switch_ts_ns));
+    }
+
+    /// WRITE/SEND: an ACK naming a first transmission still remembered: the time between
+    /// their copies is a round trip through the responder (a retransmission's copy would
+    /// be later than the one it acknowledges, so only first ones count).
+    fn time_path_by_ack(&mut self, r: &Record) {
+        let Some(i) = self.tx.fresh.iter().position(|&(p, _)| p == r.psn()) else { return };
+        let (_, sent) = self.tx.fresh[i];
+        self.tx.fresh.drain(..=i);
+        self.note_path(sent, r);
     }
 
     /// Data PSNs `first..r.psn()` were never seen, right after a copy went missing: they
@@ -838,7 +895,7 @@ impl<'u> Checker<'u> {
     /// go-back for the same NAK); after, the timeout fired first (a NAK still on its way
     /// is overtaken). Without it, Lumina's rule: a NAK if one explains it.
     fn count_go_back(&mut self, r: &Record, answers_nak: bool) {
-        let timeout = self.timer.expired(r, self.p.timeout_ns).unwrap_or(!answers_nak);
+        let timeout = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns()).unwrap_or(!answers_nak);
         self.count_go_back_as(r, timeout);
     }
 
@@ -943,7 +1000,7 @@ impl<'u> Checker<'u> {
     /// the requester knew it: responses that passed the switch less than
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
-        let timer = self.timer.expired(r, self.p.timeout_ns);
+        let timer = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns());
         self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat.
         self.rx.gbn.recovering();
@@ -1138,8 +1195,7 @@ impl<'u> Checker<'u> {
         }
         let job = self.read.jobs.drain(..=i).next_back();
         if let Some(asked) = job.and_then(|j| j.asked_ts) {
-            let t = elapsed(asked, r.switch_ts_ns);
-            self.path_ns = Some(self.path_ns.map_or(t, |p| p.min(t)));
+            self.note_path(asked, r);
         }
         // Repeats of the request now answered, queued before it was: answered by it, or
         // again after it.

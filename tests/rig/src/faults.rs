@@ -69,6 +69,12 @@ pub enum GbnViolationKind {
     /// The data sender transmits `psn + 1` before `psn` the first time round: out-of-order
     /// data that is not a retransmission.
     OooData,
+    /// READ: at its first gap expecting response `psn`, the requester does not repeat its
+    /// request (its NAK, Lumina §6.1) and leaves the recovery to its retransmission timer.
+    ReadNoNak,
+    /// READ: at its first gap expecting response `psn`, the requester repeats its request
+    /// twice: a second NAK while the first is outstanding.
+    ReadDoubleNak,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

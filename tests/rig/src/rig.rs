@@ -19,7 +19,7 @@ use crate::rnic::responder::RespQp;
 use crate::rnic::{Ctx, Nic, Shape};
 use crate::sim::{ns, to_ns, EventQueue, Ps};
 use crate::switch::{Ingress, Switch};
-use crate::truth::{InjectedEvent, Truth};
+use crate::truth::{InjectedEvent, NakKind, Truth};
 
 /// Where the dump hosts' frames go.
 pub enum Capture<'a> {
@@ -139,7 +139,9 @@ impl<'c> Rig<'c> {
         for v in &cfg.rig.faults.gbn_violations {
             let c = (v.qpn - 1) as usize;
             match v.kind {
-                GbnViolationKind::OooData => nics[0].req[c].set_violation(*v),
+                GbnViolationKind::OooData | GbnViolationKind::ReadNoNak | GbnViolationKind::ReadDoubleNak => {
+                    nics[0].req[c].set_violation(*v)
+                }
                 GbnViolationKind::NakWrongPsn => nics[1].resp[c].set_violation(*v),
             }
         }
@@ -427,11 +429,14 @@ impl<'c> Rig<'c> {
         })
     }
 
-    /// A NAK-wrong-PSN violation is the NAK packet itself: name it by the NAK's seq.
+    /// A NAK-wrong-PSN violation is the NAK packet itself, a READ double NAK the second
+    /// repeated request: name each by its NAK's seq (known once the NAK's copy is made).
     fn name_wrong_naks(&mut self) {
-        let mut naks = self.truth.naks.iter().filter(|n| n.violation);
-        for v in &mut self.truth.faults.gbn_violations {
-            if v.violation.kind == GbnViolationKind::NakWrongPsn {
+        for (fault, kind) in
+            [(GbnViolationKind::NakWrongPsn, NakKind::SeqErr), (GbnViolationKind::ReadDoubleNak, NakKind::ReadReissue)]
+        {
+            let mut naks = self.truth.naks.iter().filter(|n| n.violation && n.kind == kind);
+            for v in self.truth.faults.gbn_violations.iter_mut().filter(|v| v.violation.kind == fault) {
                 if let Some(n) = naks.next() {
                     v.seq = n.seq;
                 }

@@ -205,6 +205,7 @@ pub struct FaultTruth {
 pub struct FiredViolation {
     pub violation: GbnViolation,
     pub conn: u32,
-    /// The packet that breaks the rule (the wrong NAK, or the early data packet).
+    /// The packet that breaks the rule (the wrong NAK, the early data packet, the READ
+    /// response whose gap got no repeated request, or the second repeated request).
     pub seq: u32,
 }

@@ -15,11 +15,16 @@ use super::dcqcn::Rp;
 use super::{Counters, Ctx, Outcome, Shape, Tx};
 use crate::config::Verb;
 use crate::event::Ev;
-use crate::faults::GbnViolation;
+use crate::faults::{GbnViolation, GbnViolationKind};
 use crate::packet::{ends_message, segment_opcode, Pkt, SegmentKind, Side, Tag};
 use crate::profile::NicProfile;
 use crate::sim::{ns, to_ns, wire_time, Ps};
 use crate::truth::{FiredViolation, Nak, NakKind, QpError, Retransmission, Timeout, Trigger};
+
+/// READ double-NAK fault: the second repeat follows the first by this much — after the
+/// first has gone out (a READ request takes well under 1 µs to send), before its responses
+/// can be back (every profile's READ reaction is at least 2 µs).
+const SECOND_REPEAT_AFTER: Ps = ns(1_000);
 
 /// Retransmission timer settings of a QP.
 #[derive(Debug, Clone)]
@@ -84,8 +89,8 @@ pub struct ReqQp {
     trigger: Option<Trigger>,
     pub failed: bool,
     next_tx_at: Ps,
-    /// OOO-data fault still to fire (at offset x), then the offset of the held-back
-    /// packet.
+    /// GBN-violation fault still to fire (at offset x: OOO data, or a READ NAK fault at
+    /// the first gap expecting x), then the offset of the held-back OOO packet.
     violation: Option<(u64, GbnViolation)>,
     held_back: Option<u64>,
 }
@@ -120,7 +125,7 @@ impl ReqQp {
         }
     }
 
-    /// Arms the out-of-order-data fault at relative PSN `v.psn`.
+    /// Arms the out-of-order-data or READ NAK fault at relative PSN `v.psn`.
     pub fn set_violation(&mut self, v: GbnViolation) {
         self.violation = Some((u64::from(v.psn) - 1, v));
     }
@@ -170,7 +175,7 @@ impl ReqQp {
         let mut off = self.snd_nxt;
         let mut first_time = off >= self.sent_max;
         let mut tag = Tag::None;
-        if let Some((x, v)) = self.violation {
+        if let Some((x, v)) = self.violation.filter(|(_, v)| v.kind == GbnViolationKind::OooData) {
             if off == x && self.sent_max == x && x + 1 < self.end() {
                 // GBN-violation fault: send x+1 before x, both first transmissions.
                 off = x + 1;
@@ -299,30 +304,64 @@ impl ReqQp {
             return Outcome { wake: self.progress(ctx, self.read_expect), nak: false };
         }
         if q > self.read_expect && !self.read_recovering {
-            // §6.1: the requester's "NACK" for READ is a new READ request from the gap.
             self.read_recovering = true;
             counters.implied_nak_seq_err += 1;
-            let generation = ctx.rng.latency(profile.nack_gen_read);
-            let index = ctx.truth.naks.len() as u32;
-            ctx.truth.naks.push(Nak {
-                conn: self.conn,
-                kind: NakKind::ReadReissue,
-                from: Side::Requester,
-                expected_psn: self.read_expect + 1,
-                wire_psn: ctx.conns[self.conn as usize].wire_psn(self.read_expect),
-                cause_seq: pkt.seq,
-                cause_switch_ts_ns: pkt.switch_ts_ns,
-                model_generation_ns: to_ns(generation),
-                model_reaction_ns: None,
-                seq: 0,
-                switch_ts_ns: 0,
-                violation: false,
-            });
-            let ev = Ev::GoBack { conn: self.conn, psn: self.read_expect, trigger: Trigger::Nak(index) };
-            ctx.at(ctx.now + generation, ev);
-            // No CNP with it: Lumina's CNP checker counts NAK packets only.
+            self.read_gap(ctx, profile, pkt);
         }
         Outcome::default()
+    }
+
+    /// §6.1: the requester's "NACK" for READ is a new READ request from the gap, after the
+    /// NIC's READ NACK generation time — unless a READ NAK fault fires at this gap.
+    fn read_gap(&mut self, ctx: &mut Ctx, profile: &NicProfile, pkt: &Pkt) {
+        let fault = self.take_read_violation();
+        if let Some(v) = fault.filter(|v| v.kind == GbnViolationKind::ReadNoNak) {
+            // No repeat: the timer, still running since the last progress, recovers. The
+            // violation is the gap left unanswered.
+            ctx.truth.faults.gbn_violations.push(FiredViolation { seq: pkt.seq, ..violation_record(v) });
+            return;
+        }
+        let generation = ctx.rng.latency(profile.nack_gen_read);
+        self.read_nak(ctx, pkt, generation, false);
+        if let Some(v) = fault {
+            // The second repeat is named by its NAK's seq at the end of the run.
+            self.read_nak(ctx, pkt, generation + SECOND_REPEAT_AFTER, true);
+            ctx.truth.faults.gbn_violations.push(violation_record(v));
+        }
+        // No CNP with it: Lumina's CNP checker counts NAK packets only.
+    }
+
+    /// The READ NAK fault armed for the gap now found (expecting `read_expect`), if any.
+    fn take_read_violation(&mut self) -> Option<GbnViolation> {
+        let (x, v) = self.violation?;
+        let read = matches!(v.kind, GbnViolationKind::ReadNoNak | GbnViolationKind::ReadDoubleNak);
+        if !read || x != self.read_expect {
+            return None;
+        }
+        self.violation = None;
+        Some(v)
+    }
+
+    /// Repeats the READ request from the gap `after` from now: a NAK (`violation`: the
+    /// double-NAK fault's second one) that `pkt` caused.
+    fn read_nak(&mut self, ctx: &mut Ctx, pkt: &Pkt, after: Ps, violation: bool) {
+        let index = ctx.truth.naks.len() as u32;
+        ctx.truth.naks.push(Nak {
+            conn: self.conn,
+            kind: NakKind::ReadReissue,
+            from: Side::Requester,
+            expected_psn: self.read_expect + 1,
+            wire_psn: ctx.conns[self.conn as usize].wire_psn(self.read_expect),
+            cause_seq: pkt.seq,
+            cause_switch_ts_ns: pkt.switch_ts_ns,
+            model_generation_ns: to_ns(after),
+            model_reaction_ns: None,
+            seq: 0,
+            switch_ts_ns: 0,
+            violation,
+        });
+        let ev = Ev::GoBack { conn: self.conn, psn: self.read_expect, trigger: Trigger::Nak(index) };
+        ctx.at(ctx.now + after, ev);
     }
 
     /// Everything before offset `una` is acknowledged.
