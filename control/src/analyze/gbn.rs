@@ -1287,6 +1287,17 @@ mod tests {
     use trace::record::Kind;
     use wire::mirror::Event;
 
+    /// `name()` (a hand-written `const fn`) is what report.json says.
+    #[test]
+    fn violation_names_are_the_report_json_names() {
+        use ViolationKind::*;
+        let all =
+            [OooData, NakWrongPsn, MultipleOutstandingNaks, UnexpectedNak, AckBackwards, MissingNak, ReadWrongRestart];
+        for kind in all {
+            assert_eq!(serde_json::to_value(kind).unwrap(), kind.name());
+        }
+    }
+
     const IPSN: u32 = 100;
     const WRITE_ONLY: u8 = 0x0a;
     const READ_REQUEST: u8 = 0x0c;
