@@ -152,6 +152,12 @@ pub struct Message {
     /// `first_packet_ns` is the first packet seen, later than the real start.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub start_unseen: bool,
+    /// Where it starts or ends was inferred across two or more PSNs whose copies are
+    /// missing: a whole message may hide there, so this may be more than one. Counted as
+    /// one (the trace never counts more messages than were sent); its completion time is
+    /// not known and `mct_ns` is left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bounds_unseen: bool,
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
@@ -159,7 +165,7 @@ pub struct Message {
 
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
-    let mtu = path_mtu(config, input.view.records).unwrap_or(1);
+    let mtu = path_mtu(config, input.view.records);
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
     let mut per_conn: Vec<(u32, Vec<Message>)> =
         known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu))).collect();
@@ -173,7 +179,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     for ((_, msgs), posts) in per_conn.iter_mut().zip(posts) {
         for (m, p) in msgs.iter_mut().zip(posts) {
             m.posted_ns = p;
-            m.mct_ns = m.completed_ns.map(|c| c.saturating_sub(p));
+            m.mct_ns = m.completed_ns.filter(|_| !m.bounds_unseen).map(|c| c.saturating_sub(p));
         }
     }
     let run_start = run_start(&lists_of(&per_conn));
@@ -272,9 +278,19 @@ fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting) -> Vec<V
 /// start messages, and a READ response moves the first-transmission mark as its request
 /// would have: a READ request repeated from a gap in the responses is a retransmission
 /// even when the original request's copy is missing, never a second message.
+///
+/// Under heavy capture loss a message's end is taken from what proves it — a seen Last,
+/// a WRITE's RETH length, an ACK whose MSN counts it, a READ First/Only response — and
+/// cut at the next start only when nothing else tells. An open message's unseen tail is
+/// its own, never a message of its own (that counted ~9 % more messages than were sent,
+/// on a run missing half its copies). Where a boundary had to be guessed across two or
+/// more unseen PSNs the message may be two: counted once, `bounds_unseen`, no MCT (a
+/// merged pair reported one MCT spanning both).
 struct Tracker<'u> {
     verb: Verb,
     mtu: u32,
+    /// `mtu` is the path's (else 1, and a RETH's length tells no PSN span).
+    mtu_known: bool,
     /// Next PSN never seen sent: first transmissions start here.
     hi: u32,
     msgs: Vec<Message>,
@@ -283,6 +299,8 @@ struct Tracker<'u> {
     open: bool,
     /// Its bytes come from the RETH rather than from the payloads.
     bytes_from_reth: bool,
+    /// The open message's last PSN when its first packet said (a WRITE's RETH length).
+    open_end: Option<u32>,
     una: u32,
     read_expect: u32,
     next_incomplete: usize,
@@ -303,17 +321,24 @@ struct Tracker<'u> {
     /// The responder's MSN less the messages complete when an ACK first told it: MSN −
     /// base is how many messages the responder has completed.
     msn_base: Option<u32>,
+    /// A message before the MSN was calibrated may be two: it cannot be.
+    uncounted: bool,
 }
 
 /// At most this many acknowledgement points are held for a message whose end is unknown.
 const HELD_CAP: usize = 64;
 
 impl<'u> Tracker<'u> {
-    fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: u32) -> Vec<Message> {
+    fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>) -> Vec<Message> {
         let records = input.view.records;
         let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn());
         let Some(ipsn) = c.ipsn.or(first) else { return Vec::new() };
-        let mut t = Tracker::new(verb, mtu, ipsn, SwitchClock::of(records), &input.conns.unseen);
+        let mut t = Tracker::new(verb, mtu.unwrap_or(1), ipsn, SwitchClock::of(records), &input.conns.unseen);
+        t.mtu_known = mtu.is_some();
+        // From the QP's setup: a new QP's responder starts its MSN at 0 (IBA 9.7.7.2), so
+        // MSN counts the connection's messages from its first PSN on, whatever copies the
+        // trace lacks.
+        t.msn_base = c.from_qp_info.then_some(0);
         for &(i, to) in &c.packets {
             t.packet(&records[i as usize], to);
         }
@@ -324,10 +349,12 @@ impl<'u> Tracker<'u> {
         Tracker {
             verb,
             mtu,
+            mtu_known: true,
             hi: ipsn,
             msgs: Vec::new(),
             open: false,
             bytes_from_reth: false,
+            open_end: None,
             una: ipsn,
             read_expect: ipsn,
             next_incomplete: 0,
@@ -339,6 +366,7 @@ impl<'u> Tracker<'u> {
             toward_responder: Since::default(),
             missed: false,
             msn_base: None,
+            uncounted: false,
         }
     }
 
@@ -365,6 +393,9 @@ impl<'u> Tracker<'u> {
 
     /// The messages; those not completed say whether their completion may be unseen.
     fn finish(mut self) -> Vec<Message> {
+        if let Some(end) = self.open_end {
+            self.close(end); // the RETH said where it ends
+        }
         for m in self.msgs.iter_mut().filter(|m| m.completed_ns.is_none()) {
             m.completion_unseen = self.unseen.between(Some(m.first_order), u64::MAX);
         }
@@ -395,7 +426,7 @@ impl<'u> Tracker<'u> {
             }
             self.close(end);
         } else {
-            self.close(psn::sub(r.psn(), 1)); // its Last response's copy is missing
+            self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, Some(end), bytes);
         }
@@ -404,17 +435,23 @@ impl<'u> Tracker<'u> {
 
     fn on_data(&mut self, r: &Record) {
         let op = r.opcode();
+        self.end_at_known(r.psn());
         if starts_message(op) {
-            self.close(psn::sub(r.psn(), 1)); // the open message's Last copy is missing
+            self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
             self.bytes_from_reth = r.has(flag::RETH);
+            // A WRITE's RETH gives the whole message's DMA length: its PSNs (as a READ's).
+            let spans = self.verb == Verb::Write && r.has(flag::RETH) && self.mtu_known;
+            self.open_end = spans.then(|| psn::add(r.psn(), read_span(r, self.mtu) - 1));
         } else if !self.open && self.missed {
             // Its First copy is missing: the message began right after the previous one.
-            self.push_unseen(r, self.hi, None, 0);
-            self.open = true;
+            self.push_first_unseen(r);
             self.bytes_from_reth = false;
+        } else if self.open && self.open_end.is_none() && psn::distance(self.hi, r.psn()) >= 2 {
+            // A Last and the next First may be among the PSNs unseen: two messages as one.
+            self.mark_bounds_unseen();
         }
         // Not open: the trace starts mid-message.
         if self.open && !self.bytes_from_reth {
@@ -431,9 +468,12 @@ impl<'u> Tracker<'u> {
     /// Last or Only one ends the message known from responses only.
     fn on_read_data(&mut self, r: &Record) {
         if psn::ge(r.psn(), self.hi) {
-            if !self.open && self.missed {
-                self.push_unseen(r, self.hi, None, 0);
-                self.open = true;
+            if matches!(r.opcode() & 0x1f, 0x0d | 0x10) && (self.open || self.missed) {
+                self.response_starts(r);
+            } else if !self.open && self.missed {
+                self.push_first_unseen(r);
+            } else if self.open && psn::distance(self.hi, r.psn()) >= 2 {
+                self.mark_bounds_unseen(); // as for SEND/WRITE: maybe two messages
             }
             if !self.open {
                 return;
@@ -448,6 +488,17 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// A First or Only READ response past every request seen starts a message whose
+    /// request copy is missing (a READ's responses are First … Last, or one Only):
+    /// the open message ended before it.
+    fn response_starts(&mut self, r: &Record) {
+        self.end_before(r.psn());
+        self.unseen_before(r);
+        self.push_unseen(r, r.psn(), None, 0);
+        self.hi = r.psn();
+        self.open = true;
+    }
+
     /// Adds `r`'s payload (without pad) to the last message; the packets from `hi` before
     /// it, whose copies are missing, are First or Middle ones: one MTU each.
     fn add_payload(&mut self, r: &Record) {
@@ -458,8 +509,55 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// The open message's end is known and `p` is past it: it ended there, its Last copy
+    /// missing, and `p` belongs to a later message.
+    fn end_at_known(&mut self, p: u32) {
+        match self.open_end {
+            Some(end) if self.open && psn::gt(p, end) => {
+                self.close(end);
+                self.hi = psn::add(end, 1);
+            }
+            _ => {}
+        }
+    }
+
+    /// A message starts at `p` while one is open whose end is not known: that one ran up
+    /// to `p`, its Last copy missing. With two or more PSNs unseen before `p` a whole
+    /// message may be among them, as well: the trace cannot tell, so it counts one (never
+    /// more messages than were sent) and leaves its MCT out.
+    fn end_before(&mut self, p: u32) {
+        if !self.open {
+            return;
+        }
+        let unseen = psn::distance(self.hi, p);
+        self.close(psn::sub(p, 1));
+        self.hi = p;
+        if unseen >= 2 {
+            self.mark_bounds_unseen();
+        }
+    }
+
+    /// A packet past the first PSN of a message whose first copy is missing: the message
+    /// began at `hi`. With two or more PSNs unseen before it, one of them may have ended
+    /// another message: as in [`Self::end_before`], one is counted, its MCT left out.
+    fn push_first_unseen(&mut self, r: &Record) {
+        self.push_unseen(r, self.hi, None, 0);
+        self.open = true;
+        if psn::distance(self.hi, r.psn()) >= 2 {
+            self.mark_bounds_unseen();
+        }
+    }
+
+    fn mark_bounds_unseen(&mut self) {
+        self.uncounted |= self.msn_base.is_none();
+        if let Some(m) = self.msgs.last_mut() {
+            m.bounds_unseen = true;
+        }
+    }
+
     /// The open message ends at `last`: the acknowledgements held for it may complete it.
     fn close(&mut self, last: u32) {
+        self.open_end = None;
         if !std::mem::take(&mut self.open) {
             return;
         }
@@ -477,8 +575,11 @@ impl<'u> Tracker<'u> {
     /// not known.
     fn unseen_before(&mut self, r: &Record) {
         if psn::gt(r.psn(), self.hi) && self.missed {
-            let bytes = u64::from(psn::distance(self.hi, r.psn())) * u64::from(self.mtu);
-            self.push_unseen(r, self.hi, Some(psn::sub(r.psn(), 1)), bytes);
+            let span = psn::distance(self.hi, r.psn());
+            self.push_unseen(r, self.hi, Some(psn::sub(r.psn(), 1)), u64::from(span) * u64::from(self.mtu));
+            if span >= 2 {
+                self.mark_bounds_unseen(); // may be several messages
+            }
             self.hi = r.psn();
         }
     }
@@ -495,6 +596,7 @@ impl<'u> Tracker<'u> {
             mct_ns: None,
             completion_unseen: false,
             start_unseen: false,
+            bounds_unseen: false,
             first_order: r.seq(),
         });
     }
@@ -535,12 +637,41 @@ impl<'u> Tracker<'u> {
                 0b01 | 0b11 => r.psn(),
                 _ => return,
             };
+            self.close_by_msn(r, una);
             self.progress(una, ts);
             self.count_by_msn(r, una, ts);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
             self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
         }
+    }
+
+    /// The responder's MSN counts the messages it completed (IBA 9.7.7.2): an ACK whose MSN
+    /// counts every message the trace holds, the open one too, proves that one ended
+    /// before `una` (its Last copy missing). It ends at `una` − 1, the PSN the responder
+    /// acknowledges; a trace that waited for the next message's start would let it
+    /// swallow that message when its First copy is missing too. An MSN counting `n` more
+    /// proves `n` messages none of whose starts the trace has, among the open one's PSNs
+    /// or an earlier message's: they are counted here, sharing its PSNs and bytes, and
+    /// none of them has a known MCT.
+    fn close_by_msn(&mut self, r: &Record, una: u32) {
+        let Some(base) = self.msn_base.filter(|_| self.open && self.verb != Verb::Read) else { return };
+        let done = psn::distance(base, r.msn()) as usize;
+        if done < self.msgs.len() || psn::lt(una, self.hi) {
+            return;
+        }
+        self.close(psn::sub(una, 1));
+        self.hi = una;
+        let n = done - self.msgs.len();
+        if n == 0 {
+            return;
+        }
+        self.mark_bounds_unseen();
+        let Some(open) = self.msgs.last_mut() else { return };
+        open.bytes /= n as u64 + 1;
+        let mut more = Message { start_unseen: true, ..open.clone() };
+        more.first_psn = more.last_psn.unwrap_or(more.first_psn);
+        self.msgs.extend(std::iter::repeat_n(more, n));
     }
 
     /// The responder's MSN counts the messages it completed (IBA 9.7.7.2): an ACK for PSNs
@@ -552,8 +683,9 @@ impl<'u> Tracker<'u> {
             return;
         }
         let Some(base) = self.msn_base else {
-            // Calibrated only while every message before the oldest incomplete one is known.
-            if self.held.is_empty() {
+            // Calibrated only while every message before the oldest incomplete one is known
+            // and counted exactly (none may be two).
+            if self.held.is_empty() && !self.uncounted {
                 self.msn_base = Some(psn::sub(r.msn(), self.next_incomplete as u32));
             }
             return;
@@ -567,6 +699,9 @@ impl<'u> Tracker<'u> {
         for _ in 0..n {
             // More than one: where each ends is not known; they share the PSNs and bytes.
             self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), bytes / n as u64);
+            if n > 1 {
+                self.mark_bounds_unseen();
+            }
         }
         self.hi = una;
         self.complete(self.una, ts);
@@ -794,6 +929,7 @@ mod tests {
             mct_ns: None,
             completion_unseen: false,
             start_unseen: false,
+            bounds_unseen: false,
             first_order: 0,
         }
     }
