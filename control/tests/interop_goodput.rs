@@ -90,9 +90,18 @@ fn compare_with_generator(label: &str, run: &RigRun, max_rel: f64) -> (f64, f64)
         assert_eq!(c.conn, q.conn);
         assert_eq!((c.totals.completed, c.totals.bytes), (q.completed, q.bytes), "{label} conn {}", c.conn);
         assert_eq!(c.totals.messages, q.posted, "{label} conn {}: every posted message was sent", c.conn);
-        let mcts: Vec<f64> = c.per_message.iter().flatten().filter_map(|m| m.mct_ns).map(|n| n as f64 / 1e3).collect();
-        assert_eq!(mcts.len(), q.mct_us.len(), "{label}");
-        for (i, (t, g)) in mcts.iter().zip(&q.mct_us).enumerate() {
+        // Every completed message's MCT is reported, but where a missing copy may hide an
+        // earlier completion (and then for the message it let go); none is when no copy is.
+        // The generator lists the MCTs of the messages completed, in order.
+        let msgs = c.per_message.as_deref().expect("kept");
+        assert_eq!(q.mct_us.len() as u64, q.completed, "{label}");
+        let reported = msgs.iter().filter(|m| m.mct_ns.is_some()).count() as u64;
+        assert_eq!(reported + c.totals.mct_unknown, c.totals.completed, "{label} conn {}", c.conn);
+        if a.input().conns.unseen.total() == 0 {
+            assert_eq!(c.totals.mct_unknown, 0, "{label} conn {}: no copy is missing", c.conn);
+        }
+        let mcts = msgs.iter().zip(&q.mct_us).filter_map(|(m, g)| Some((m.mct_ns? as f64 / 1e3, g)));
+        for (i, (t, g)) in mcts.enumerate() {
             let d = (t - g).abs();
             assert!(d <= MCT_BOUND_US, "{label} conn {} message {i}: trace {t:.3} µs, generator {g:.3} µs", c.conn);
             worst_mct = worst_mct.max(d);
@@ -233,8 +242,6 @@ fn messages_whose_first_copy_is_lost_count_once() {
 struct TrueMessage {
     first: u64,
     last: u64,
-    /// Switch time of the packet that completed it.
-    completed_ns: Option<u64>,
     /// Switch time of the first packet in the trace that proves its completion.
     proved_ns: Option<u64>,
 }
@@ -259,9 +266,8 @@ fn true_messages(run: &RigRun, kept: &dyn Fn(&rig::rig::PacketRecord) -> bool) -
                 .filter(|p| starts_message(p.opcode))
                 .map(|p| {
                     let last = p.psn + pkts - 1;
-                    let done = own.iter().find(|q| proves(q, last)).map(|q| q.switch_ts_ns);
                     let proved = own.iter().find(|q| proves(q, last) && kept(q)).map(|q| q.switch_ts_ns);
-                    TrueMessage { first: p.psn, last, completed_ns: done, proved_ns: proved }
+                    TrueMessage { first: p.psn, last, proved_ns: proved }
                 })
                 .collect()
         })
@@ -294,6 +300,7 @@ fn check_against_truth(label: &str, run: &RigRun, kept: &dyn Fn(&rig::rig::Packe
         let base = base.expect("packets");
         let rel = |p: u32| u64::from(p.wrapping_sub(base) & 0xff_ffff) + 1;
         let mut seen = vec![false; msgs.len()];
+        let mut reported = 0u64;
         for m in list {
             if m.bounds_unseen {
                 // Maybe several messages, sharing PSNs with others the MSN proves.
@@ -313,27 +320,27 @@ fn check_against_truth(label: &str, run: &RigRun, kept: &dyn Fn(&rig::rig::Packe
             if let (Some(proved), None) = (t.proved_ns, m.completed_ns) {
                 panic!("{what} message {i}: the trace proves it complete at {proved}, not counted: {m:?}");
             }
+            // A reported MCT is as exact as without loss; one the missing copies leave
+            // uncertain is not reported (completion_may_be_earlier, or a post estimated
+            // from such a completion).
             let Some(mct) = m.mct_ns else { continue };
-            let (done, proved) = (t.completed_ns.expect("completed"), t.proved_ns.expect("proved"));
-            let bound = q.mct_us[i] * 1e3 + MCT_BOUND_US * 1e3 + (proved - done) as f64;
-            assert!(
-                mct as f64 <= bound,
-                "{what} message {i}: MCT {mct} ns, truth {} µs, bound {bound}: {m:?}",
-                q.mct_us[i]
-            );
+            let off = (mct as f64 - q.mct_us[i] * 1e3).abs();
+            assert!(off <= MCT_BOUND_US * 1e3, "{what} message {i}: MCT {mct} ns, truth {} µs: {m:?}", q.mct_us[i]);
+            reported += 1;
         }
         // Every completion the trace proves is counted, but for messages counted as part
         // of another (never more than the messages not counted).
         let proven = msgs.iter().filter(|t| t.proved_ns.is_some()).count() as u64;
         let uncounted = q.posted - c.totals.messages;
         assert!(c.totals.completed + uncounted >= proven, "{what}: {} completed, {proven} proven", c.totals.completed);
+        assert_eq!(c.totals.mct_unknown + reported, c.totals.completed, "{what}");
     }
 }
 
-/// Half of every connection's copies missing (two dump hosts, one file empty) and a
-/// tenth missing (copies lost on the way to a dump host): goodput counts no message that
-/// was not posted, reports no MCT longer than the missing copies allow, and counts the
-/// completions the trace proves.
+/// Half of every connection's copies missing (two dump hosts, one file empty): goodput
+/// counts no message that was not posted, reports only MCTs as exact as without loss
+/// (within the 1 µs the lossless runs allow; the others are left out and counted in
+/// `mct_unknown`), and counts the completions the trace proves.
 #[test]
 fn heavy_capture_loss_neither_invents_messages_nor_stretches_times() {
     for verb in VERBS {

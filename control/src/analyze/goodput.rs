@@ -77,6 +77,10 @@ pub struct Totals {
     /// Messages not completed whose completion may be in a mirror copy missing from the
     /// trace (one is missing after their first packet).
     pub completion_unseen: u64,
+    /// Completed messages with no completion time: where they started or completed is known
+    /// only within missing copies (`bounds_unseen`, `completion_may_be_earlier`, or a post
+    /// estimated from such a completion).
+    pub mct_unknown: u64,
     /// Bytes of the completed messages.
     pub bytes: u64,
     /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s.
@@ -97,6 +101,7 @@ impl Totals {
             messages: msgs.clone().count() as u64,
             completed: done.clone().count() as u64,
             completion_unseen: msgs.filter(|m| m.completion_unseen).count() as u64,
+            mct_unknown: done.clone().filter(|m| m.mct_ns.is_none()).count() as u64,
             bytes,
             goodput_gbps,
             mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
@@ -158,6 +163,11 @@ pub struct Message {
     /// not known and `mct_ns` is left out.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bounds_unseen: bool,
+    /// Completed, but a copy toward the requester is missing just before the packet that
+    /// completed it: an earlier ACK (READ: response) may have completed it, so
+    /// `completed_ns` is a bound, not the time, and `mct_ns` is left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub completion_may_be_earlier: bool,
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
@@ -177,9 +187,10 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let posting = if barrier { Posting::Barrier } else { Posting::PerQp };
     let posts = estimate_posts(&lists, depth as usize, posting);
     for ((_, msgs), posts) in per_conn.iter_mut().zip(posts) {
-        for (m, p) in msgs.iter_mut().zip(posts) {
-            m.posted_ns = p;
-            m.mct_ns = m.completed_ns.filter(|_| !m.bounds_unseen).map(|c| c.saturating_sub(p));
+        for (m, post) in msgs.iter_mut().zip(posts) {
+            m.posted_ns = post.ns;
+            let known = post.known && !m.bounds_unseen && !m.completion_may_be_earlier;
+            m.mct_ns = m.completed_ns.filter(|_| known).map(|c| c.saturating_sub(post.ns));
         }
     }
     let run_start = run_start(&lists_of(&per_conn));
@@ -234,8 +245,17 @@ fn round_start(lists: &[&[Message]], depth: usize, r: usize) -> Option<u64> {
     lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth)).map(|m| m.first_packet_ns).min()
 }
 
+/// A message's estimated post time, and whether it is as good as the trace allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Post {
+    ns: u64,
+    /// False when it comes from a completion known only as a bound, or from the message's
+    /// first packet (the completion before it unknown).
+    known: bool,
+}
+
 /// Estimated post time of every message (module documentation).
-fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting) -> Vec<Vec<u64>> {
+fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting) -> Vec<Vec<Post>> {
     let start = run_start(lists).unwrap_or(0);
     lists
         .iter()
@@ -244,18 +264,37 @@ fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting) -> Vec<V
                 .enumerate()
                 .map(|(k, m)| {
                     let post = if k < depth {
-                        Some(start)
+                        Some(Post { ns: start, known: true })
                     } else {
                         match posting {
-                            Posting::PerQp => msgs[k - depth].completed_ns,
-                            Posting::Barrier => round_done(lists, depth, k / depth - 1),
+                            Posting::PerQp => completion(&msgs[k - depth]),
+                            Posting::Barrier => round_done_known(lists, depth, k / depth - 1),
                         }
                     };
-                    post.map_or(m.first_packet_ns, |p| p.min(m.first_packet_ns))
+                    // Without the completion that let it go, its first packet: later than
+                    // the post by the NIC's own delay, so no MCT is reported from it.
+                    let first = Post { ns: m.first_packet_ns, known: false };
+                    match post {
+                        Some(p) if p.ns <= m.first_packet_ns || m.start_unseen => p,
+                        _ => first,
+                    }
                 })
                 .collect()
         })
         .collect()
+}
+
+/// When a message completed, as a post time for the one its completion let go.
+fn completion(m: &Message) -> Option<Post> {
+    let known = !m.completion_may_be_earlier && !m.bounds_unseen;
+    m.completed_ns.map(|ns| Post { ns, known })
+}
+
+/// [`round_done`], known when every completion in the round is.
+fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post> {
+    let round = || lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth));
+    let known = round().filter(|m| m.completed_ns.is_some()).all(|m| completion(m).is_some_and(|p| p.known));
+    round_done(lists, depth, r).map(|ns| Post { ns, known })
 }
 
 /// Finds one connection's messages and when each completed.
@@ -307,7 +346,7 @@ struct Tracker<'u> {
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
     /// first of them past it.
-    held: Vec<(u32, u64)>,
+    held: Vec<(u32, u64, Proof)>,
     clock: SwitchClock,
     /// READ: the PSN of the previous response copy.
     read_last: u32,
@@ -321,8 +360,39 @@ struct Tracker<'u> {
     /// The responder's MSN less the messages complete when an ACK first told it: MSN −
     /// base is how many messages the responder has completed.
     msn_base: Option<u32>,
+    /// The response at hand, as proof of when what it completes completed.
+    proof: Proof,
     /// A message before the MSN was calibrated may be two: it cannot be.
     uncounted: bool,
+}
+
+/// A completing packet (an ACK/NAK, READ: a response): how far it proves when the messages
+/// it completes completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Proof {
+    /// Trace order of the connection's previous packet toward the requester.
+    after: Option<u64>,
+    /// Its own trace order.
+    at: u64,
+    /// A NAK (or RNR NAK): it names the PSN it did not take, not the last it did.
+    nak: bool,
+}
+
+impl Proof {
+    fn of(r: &Record, after: Option<u64>) -> Proof {
+        Proof { after, at: r.seq(), nak: r.has(flag::AETH) && r.syndrome() >> 5 != 0 }
+    }
+
+    /// Whether the message ending at `last`, whose first packet seen is at trace order
+    /// `first`, may have completed before this packet acknowledging up to `una`: only if a
+    /// copy is missing after both its first packet and the connection's previous packet
+    /// toward the requester (an unseen ACK may hide there), and this packet does not name
+    /// `last` itself (ACKs never go back, so an earlier one naming `last` or beyond cannot
+    /// be; only a repeat could).
+    fn may_be_late(self, unseen: &Unseen, first: u64, una: u32, last: u32) -> bool {
+        let from = self.after.max(Some(first));
+        unseen.between(from, self.at) && (self.nak || psn::sub(una, 1) != last)
+    }
 }
 
 /// At most this many acknowledgement points are held for a message whose end is unknown.
@@ -366,6 +436,7 @@ impl<'u> Tracker<'u> {
             toward_responder: Since::default(),
             missed: false,
             msn_base: None,
+            proof: Proof { after: None, at: 0, nak: false },
             uncounted: false,
         }
     }
@@ -383,9 +454,10 @@ impl<'u> Tracker<'u> {
                 }
             }
             Role::Requester => {
+                let after = self.toward_requester.last();
                 let gap = self.toward_requester.step(self.unseen, r);
                 if r.kind() == Kind::Response {
-                    self.on_response(r, gap);
+                    self.on_response(r, gap, after);
                 }
             }
         }
@@ -564,8 +636,8 @@ impl<'u> Tracker<'u> {
         if let Some(m) = self.msgs.last_mut() {
             m.last_psn = Some(last);
         }
-        for (una, ts) in std::mem::take(&mut self.held) {
-            self.complete(una, ts);
+        for (una, ts, proof) in std::mem::take(&mut self.held) {
+            self.complete(una, ts, proof);
         }
     }
 
@@ -597,6 +669,7 @@ impl<'u> Tracker<'u> {
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
+            completion_may_be_earlier: false,
             first_order: r.seq(),
         });
     }
@@ -611,8 +684,9 @@ impl<'u> Tracker<'u> {
     }
 
     /// A response; `gap` copies are missing since the previous one.
-    fn on_response(&mut self, r: &Record, gap: u64) {
+    fn on_response(&mut self, r: &Record, gap: u64, after: Option<u64>) {
         let ts = self.clock.ns(r);
+        self.proof = Proof::of(r, after);
         let read_data = is_data(r, Verb::Read);
         // READ responses from the one the requester awaits, where as many copies are
         // missing: they arrived unseen, if they followed the previous response seen, or
@@ -704,7 +778,7 @@ impl<'u> Tracker<'u> {
             }
         }
         self.hi = una;
-        self.complete(self.una, ts);
+        self.complete(self.una, ts, self.proof);
     }
 
     /// Everything before `una` is acknowledged: complete the messages it covers.
@@ -712,22 +786,24 @@ impl<'u> Tracker<'u> {
         if psn::gt(una, self.una) {
             self.una = una;
         }
-        self.complete(self.una, ts);
+        self.complete(self.una, ts, self.proof);
     }
 
-    /// Completes, at `ts`, the messages that end before `una`.
-    fn complete(&mut self, una: u32, ts: u64) {
+    /// Completes, at `ts`, the messages that end before `una`, as far as `proof` goes.
+    fn complete(&mut self, una: u32, ts: u64, proof: Proof) {
+        let unseen = self.unseen;
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
                 Some(last) if psn::gt(una, last) => {
                     m.completed_ns = Some(ts);
+                    m.completion_may_be_earlier = proof.may_be_late(unseen, m.first_order, una, last);
                     self.next_incomplete += 1;
                     self.held.clear();
                 }
                 Some(_) => break,
                 None => {
-                    if self.held.len() < HELD_CAP && self.held.last().is_none_or(|&(u, _)| psn::gt(una, u)) {
-                        self.held.push((una, ts));
+                    if self.held.len() < HELD_CAP && self.held.last().is_none_or(|&(u, _, _)| psn::gt(una, u)) {
+                        self.held.push((una, ts, proof));
                     }
                     break;
                 }
@@ -747,8 +823,12 @@ impl Totals {
             0 => String::new(),
             n => format!(" ({n} more may have: their completion may be in a missing copy)"),
         };
+        let known = match self.mct_unknown {
+            0 => String::new(),
+            n => format!(" ({} known; missing copies leave {n} uncertain)", self.completed - n),
+        };
         format!(
-            "{}/{} messages completed{unseen}, {} bytes, {gbps}, MCT µs min {} median {} p99 {} max {} mean {mean}",
+            "{}/{} messages completed{unseen}, {} bytes, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
             self.completed,
             self.messages,
             self.bytes,
@@ -930,6 +1010,7 @@ mod tests {
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
+            completion_may_be_earlier: false,
             first_order: 0,
         }
     }
@@ -961,7 +1042,7 @@ mod tests {
         for r in &records {
             match r.kind() {
                 Kind::Request => t.on_request(r),
-                _ => t.on_response(r, 0),
+                _ => t.on_response(r, 0, None),
             }
         }
         let done: Vec<Option<u64>> = t.msgs.iter().map(|m| m.completed_ns).collect();
@@ -976,14 +1057,24 @@ mod tests {
         let b = [msg(2, Some(30)), msg(32, Some(45))];
         let lists: Vec<&[Message]> = vec![&a, &b];
         assert!(is_barrier(&lists, 1));
-        assert_eq!(estimate_posts(&lists, 1, Posting::PerQp), vec![vec![1, 10], vec![1, 30]]);
-        assert_eq!(estimate_posts(&lists, 1, Posting::Barrier), vec![vec![1, 30], vec![1, 30]]);
+        assert_eq!(post_times(&lists, Posting::PerQp), [[(1, true), (10, true)], [(1, true), (30, true)]]);
+        assert_eq!(post_times(&lists, Posting::Barrier), [[(1, true), (30, true)], [(1, true), (30, true)]]);
         // QP 0 starting its second message at 11, before QP 1 is done: no barrier, and a
         // post is never later than the message's first packet.
         let early = [msg(1, Some(10)), msg(11, Some(20))];
         let lists: Vec<&[Message]> = vec![&early, &b];
         assert!(!is_barrier(&lists, 1));
-        assert_eq!(estimate_posts(&lists, 1, Posting::Barrier), vec![vec![1, 11], vec![1, 30]]);
+        // The first packet is later than the post by the NIC's delay: no MCT from it.
+        assert_eq!(post_times(&lists, Posting::Barrier), [[(1, true), (11, false)], [(1, true), (30, true)]]);
+        // A completion that may have been earlier makes the post after it uncertain.
+        let mut late = a.clone();
+        late[0].completion_may_be_earlier = true;
+        let lists: Vec<&[Message]> = vec![&late, &b];
+        assert_eq!(post_times(&lists, Posting::PerQp), [[(1, true), (10, false)], [(1, true), (30, true)]]);
+    }
+
+    fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {
+        estimate_posts(lists, 1, posting).iter().map(|q| q.iter().map(|p| (p.ns, p.known)).collect()).collect()
     }
 
     #[test]
@@ -1050,16 +1141,16 @@ mod tests {
         let mut t = tracker(Verb::Write, SwitchClock::default());
         t.on_request(&rec(0x06, 10, 100).with_reth(2048)); // WRITE FIRST; its LAST (11) has no copy
         t.on_request(&rec(0x0a, 12, 300).with_reth(1024)); // WRITE ONLY
-        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0); // ACK up to 12
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0, None); // ACK up to 12
         let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
         assert_eq!(got, [(10, Some(11), Some(900)), (12, Some(12), Some(900))]);
         // tx-depth 1: the ACK of 11 comes before the next message starts; the first message
         // completed then, not at the next ACK.
         let mut t = tracker(Verb::Write, SwitchClock::default());
         t.on_request(&rec(0x06, 10, 100).with_reth(2048));
-        t.on_response(&rec(0x11, 11, 500).with_aeth(0x1f, 1), 0); // ACK up to 11
+        t.on_response(&rec(0x11, 11, 500).with_aeth(0x1f, 1), 0, None); // ACK up to 11
         t.on_request(&rec(0x0a, 12, 600).with_reth(1024));
-        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0);
+        t.on_response(&rec(0x11, 12, 900).with_aeth(0x1f, 2), 0, None);
         let got: Vec<_> = t.msgs.iter().map(|m| (m.first_psn, m.last_psn, m.completed_ns)).collect();
         assert_eq!(got, [(10, Some(11), Some(500)), (12, Some(12), Some(900))]);
     }
