@@ -366,12 +366,17 @@ fn random_runs() -> u64 {
 
 #[test]
 fn random_compliant_runs_give_no_flags() {
-    let n = random_runs();
-    let mut rng = rig::rng::Rng::new(0x6b6e);
+    random_compliant_runs("gbn-random", 0x6b6e, random_knobs);
+}
+
+/// [`random_runs`] compliant runs with the knobs `knobs_of` draws (from a generator seeded
+/// with `seed`): no flags, counts as the emulator's. Lists every failing case.
+fn random_compliant_runs(prefix: &str, seed: u64, mut knobs_of: impl FnMut(&mut rig::rng::Rng, u64) -> Knobs) {
+    let mut rng = rig::rng::Rng::new(seed);
     let mut failures = Vec::new();
-    for case in 0..n {
-        let knobs = random_knobs(&mut rng, case);
-        let name = format!("gbn-random-{case}");
+    for case in 0..random_runs() {
+        let knobs = knobs_of(&mut rng, case);
+        let name = format!("{prefix}-{case}");
         let r = std::panic::catch_unwind(|| {
             let (mut run, report) = gbn_report(&name, &knobs);
             run.result.truth.unmatched_events.clear(); // random rounds need not happen
@@ -473,21 +478,8 @@ fn compliant_runs_with_slow_paths_give_no_flags() {
             }
         }
     }
-    let mut rng = rig::rng::Rng::new(0x510e);
-    let mut failures = Vec::new();
-    for case in 0..random_runs() {
+    random_compliant_runs("gbn-slow-random", 0x510e, |rng, case| {
         let extra = paths[rng.between(0, 2) as usize];
-        let knobs = Knobs { extra_rig: format!("  {extra}\n"), ..random_knobs(&mut rng, case) };
-        let name = format!("gbn-slow-random-{case}");
-        let r = std::panic::catch_unwind(|| {
-            let (mut run, report) = gbn_report(&name, &knobs);
-            run.result.truth.unmatched_events.clear(); // random rounds need not happen
-            assert_compliant(&name, &run, &report);
-        });
-        if r.is_err() {
-            failures.push(format!("{case}: {knobs:?}"));
-        }
-        let _ = std::fs::remove_dir_all(scratch(&name));
-    }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+        Knobs { extra_rig: format!("  {extra}\n"), ..random_knobs(rng, case) }
+    });
 }
