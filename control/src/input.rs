@@ -16,6 +16,7 @@ use trace::mapped::MappedFile;
 use trace::reader::{verify_blocks, BlockFault, ShardReader};
 
 use crate::pcap::{PcapRecords, MAX_CAPTURED};
+use crate::reconstruct::{SUMMARY_FILE, TRACE_FILE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum InputError {
@@ -64,6 +65,15 @@ pub struct Inputs {
     /// Directories among the inputs (for switch counters, QP info, NIC counters).
     pub dirs: Vec<PathBuf>,
     pub manifests: Vec<(PathBuf, Manifest)>,
+    /// Files in an input directory that are not read, and why.
+    pub skipped: Vec<Skipped>,
+}
+
+/// A file of an input directory left out.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub why: String,
 }
 
 /// Finds every source in `paths`. Sources get indices in the order found (sorted file names
@@ -88,22 +98,54 @@ pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     if inputs.sources.len() > usize::from(u16::MAX) {
         return Err(InputError::TooMany { max: usize::from(u16::MAX) });
     }
-    refuse_repeats(&inputs.sources)?;
+    read_each_file_once(&mut inputs)?;
     name_uniquely(&mut inputs.sources);
     Ok(inputs)
 }
 
-/// The same file reached twice (`run/` and `run/dump-0.pcap`, or a path given twice) would
-/// make every copy in it a duplicate: that is a mistake on the command line, not damage.
-fn refuse_repeats(sources: &[SourceSpec]) -> Result<(), InputError> {
-    let mut seen = std::collections::HashMap::new();
-    for s in sources {
-        let real = std::fs::canonicalize(&s.path).unwrap_or_else(|_| s.path.clone());
-        if let Some(first) = seen.insert(real.clone(), s.path.display().to_string()) {
-            return Err(InputError::GivenTwice { path: real, first, second: s.path.display().to_string() });
+/// The same file reached twice would make every copy in it a duplicate. Within one input
+/// directory that is an alias (a symlink or hard link beside the file: `latest.pcap`),
+/// read once and the alias skipped; through two inputs (`run/` and `run/dump-0.pcap`, or
+/// a path given twice) it is a mistake on the command line, refused.
+fn read_each_file_once(inputs: &mut Inputs) -> Result<(), InputError> {
+    let mut seen: std::collections::HashMap<FileId, (usize, String)> = std::collections::HashMap::new();
+    let mut kept = Vec::with_capacity(inputs.sources.len());
+    for s in std::mem::take(&mut inputs.sources) {
+        let shown = s.path.display().to_string();
+        match seen.get(&FileId::of(&s.path)) {
+            None => {
+                seen.insert(FileId::of(&s.path), (s.host, shown));
+                kept.push(s);
+            }
+            Some((host, first)) if *host == s.host => {
+                let why = format!("the same file as {first}");
+                inputs.skipped.push(Skipped { path: s.path, why });
+            }
+            Some((_, first)) => {
+                let path = std::fs::canonicalize(&s.path).unwrap_or(s.path);
+                return Err(InputError::GivenTwice { path, first: first.clone(), second: shown });
+            }
         }
     }
+    inputs.sources = kept;
     Ok(())
+}
+
+/// What makes two paths one file: device and inode (hard links too), else the path.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum FileId {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+impl FileId {
+    fn of(path: &Path) -> FileId {
+        use std::os::unix::fs::MetadataExt;
+        match std::fs::metadata(path) {
+            Ok(m) => FileId::Inode(m.dev(), m.ino()),
+            Err(_) => FileId::Path(path.to_path_buf()),
+        }
+    }
 }
 
 /// Sources are named `<dir>/<file>` (or the file's name); where two inputs give the same
@@ -143,6 +185,16 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.is_file() && (named_capture(p) || capture_magic(p)))
         .collect();
+    if dir.join(SUMMARY_FILE).exists() {
+        // A reconstruction's own trace (written here by `-o` before that was refused): its
+        // copies are the other files' again.
+        let ours = dir.join(TRACE_FILE);
+        if files.contains(&ours) {
+            files.retain(|p| *p != ours);
+            let why = format!("the trace of the reconstruction whose {SUMMARY_FILE} is beside it");
+            inputs.skipped.push(Skipped { path: ours, why });
+        }
+    }
     files.sort();
     if files.is_empty() {
         return Err(InputError::Empty(dir.to_path_buf()));

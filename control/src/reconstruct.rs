@@ -34,6 +34,8 @@ pub enum ReconstructError {
     TooManyLaps,
     #[error("{0}: an input is also an output of this reconstruction; write it elsewhere with -o")]
     InputIsOutput(PathBuf),
+    #[error("{0}: the output directory is an input directory (a later reconstruction of it would read its own trace again); write it elsewhere with -o")]
+    OutputInInput(PathBuf),
 }
 
 #[derive(Debug, Clone)]
@@ -132,6 +134,9 @@ pub struct Summary {
     /// passed the cap).
     #[serde(default)]
     pub issue_counts: std::collections::BTreeMap<String, u64>,
+    /// Files of the input directories not read, and why (an alias of a file read).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped_inputs: Vec<crate::input::Skipped>,
 }
 
 impl Summary {
@@ -666,6 +671,7 @@ impl Tally {
             missing_total: self.gaps.total,
             issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
+            skipped_inputs: inputs.skipped.clone(),
         }
     }
 }
@@ -792,6 +798,10 @@ fn ready_to_overwrite(inputs: &crate::input::Inputs, out: &Path) -> Result<(), R
         .iter()
         .filter_map(|name| std::fs::canonicalize(out.join(name)).ok())
         .collect();
+    let real_out = std::fs::canonicalize(out).ok();
+    if real_out.is_some() && inputs.dirs.iter().any(|d| std::fs::canonicalize(d).ok() == real_out) {
+        return Err(ReconstructError::OutputInInput(out.to_path_buf()));
+    }
     for s in &inputs.sources {
         let path = &s.path;
         std::fs::File::open(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
@@ -886,8 +896,12 @@ pub fn render(s: &Summary) -> String {
     for r in s.missing.iter().take(20) {
         let _ = writeln!(out, "  missing {}..{} ({})", r.first, r.last, r.count);
     }
-    if s.missing.len() > 20 {
-        let _ = writeln!(out, "  ... {} more ranges in {SUMMARY_FILE}", s.missing.len() - 20);
+    if s.missing_ranges > 20 {
+        let listed = s.missing.len();
+        let _ = writeln!(out, "  ... {} more ranges ({SUMMARY_FILE} lists the first {listed})", s.missing_ranges - 20);
+    }
+    for k in &s.skipped_inputs {
+        let _ = writeln!(out, "  skipped {}: {}", k.path.display(), k.why);
     }
     for i in s.issues.iter().take(20) {
         let _ = writeln!(out, "  problem: {i}");

@@ -126,6 +126,36 @@ fn capture_files_are_found_named_uniquely_and_not_read_twice() {
     assert!(e.contains("given twice") && e.contains("dump.pcap1"), "{e}");
 }
 
+/// A symlink or hard link beside a dump in its directory (`latest.pcap`) is the same file:
+/// read once, the alias reported skipped. An output directory that is an input directory
+/// is refused (the next reconstruction of it would read its trace again), and a
+/// reconstruction's trace.pcapng left in a run directory is not taken for a dump.
+#[test]
+fn aliases_and_our_own_outputs_are_not_read_as_dumps() {
+    let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 4, dump_hosts: vec![1, 1], ..Knobs::default() };
+    let run = rig_run("aliases", &knobs);
+    std::os::unix::fs::symlink(run.dir.join("dump-0.pcap"), run.dir.join("latest.pcap")).unwrap();
+    std::fs::hard_link(run.dir.join("dump-1.pcap"), run.dir.join("dump-1-again.pcap")).unwrap();
+    let out = run.dir.parent().unwrap().join("out");
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &Default::default()).unwrap();
+    assert!(s.issues.is_empty() && s.missing_total == 0, "{:?}", s.issues);
+    assert_eq!((s.sources.len(), s.mirrored), (2, run.result.packets.len() as u64));
+    let skipped: Vec<&str> = s.skipped_inputs.iter().map(|k| k.path.file_name().unwrap().to_str().unwrap()).collect();
+    // In name order, the first name of a file is read (a hard link has no original).
+    assert_eq!(skipped, ["dump-1.pcap", "latest.pcap"]);
+
+    let into_run = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &run.dir, &Default::default());
+    assert!(into_run.unwrap_err().to_string().contains("the output directory is an input directory"));
+    // As an older rocescope let it be: the run's own reconstruction written into it.
+    for f in ["trace.pcapng", "reconstruct.json"] {
+        std::fs::copy(out.join(f), run.dir.join(f)).unwrap();
+    }
+    let again =
+        control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &Default::default()).unwrap();
+    assert!(again.issues.is_empty(), "{:?}", again.issues);
+    assert!(again.skipped_inputs.iter().any(|k| k.path.ends_with("trace.pcapng")), "{:?}", again.skipped_inputs);
+}
+
 /// tshark reads trace.pcapng as the emulated switch sent it: one block per frame in switch
 /// order, a copy's seq as its packet id, headers restored (tshark decodes RoCE again), and
 /// a comment only where there is more to say than the seq (an event, or what a frame that
