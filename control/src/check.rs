@@ -418,7 +418,8 @@ impl Checker {
     }
 
     /// Judges the pass against the switch counters and the reconstruction.
-    pub fn finish(self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
+    pub fn finish(mut self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
+        self.gaps.set_aside_outlier(); // a seq-outlier of the reconstruction
         let balance = self.balance.result();
         let names = &ctx.source_names;
         let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);

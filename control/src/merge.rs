@@ -206,6 +206,10 @@ pub enum MergeIssue {
     /// A seq further below the trace's first copy than [`LAP_MARGIN`]: a corrupted seq,
     /// placed as its wire seq says.
     BeforeStart { seq: u32, at: Location },
+    /// The trace's last copy, more than [`LAP_MARGIN`] seqs past the copy before it: a
+    /// corrupted seq (a real jump would have copies after it). It stays in the trace, last,
+    /// and the seqs it jumped over are not counted missing ([`crate::reconstruct::Gaps`]).
+    SeqOutlier { seq: u32, at: Location, after_seq: u32 },
 }
 
 impl MergeIssue {
@@ -216,6 +220,7 @@ impl MergeIssue {
             MergeIssue::DuplicateSeq { .. } => "duplicate-seq",
             MergeIssue::Late { .. } => "late",
             MergeIssue::BeforeStart { .. } => "before-start",
+            MergeIssue::SeqOutlier { .. } => "seq-outlier",
         }
     }
 }
@@ -243,6 +248,8 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
+    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before.
+    outlier: Option<MergeIssue>,
     pub issues: Issues,
 }
 
@@ -275,6 +282,7 @@ impl<'a> Merger<'a> {
             emitted: Emitted::new(window, sources.len()),
             eager: true,
             holes: Holes::new(HOLES_KEPT),
+            outlier: None,
             issues,
         };
         m.reference = m.find_reference();
@@ -476,7 +484,13 @@ impl<'a> Iterator for Merger<'a> {
 
     fn next(&mut self) -> Option<Merged<'a>> {
         loop {
-            let i = self.next_source()?;
+            let Some(i) = self.next_source() else {
+                // The last copy still the outlier it was when it left: no copy followed it.
+                if let Some(issue) = self.outlier.take() {
+                    self.issues.add(issue);
+                }
+                return None;
+            };
             let m = self.states[i].pending.pop().expect("a source with a head has a packet pending");
             // Every source keeps a packet pending while it has any: its next one may be a
             // frame that goes right after the copy just emitted. So too while its last copy
@@ -505,6 +519,9 @@ impl<'a> Iterator for Merger<'a> {
                 None if seq > 1 => self.holes.add(1, seq - 1),
                 _ => {}
             }
+            self.outlier = self.last_emitted.filter(|&last| seq > last + u64::from(LAP_MARGIN)).map(|last| {
+                MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) }
+            });
             self.last_emitted = Some(seq);
             self.emitted.note(&m);
             return Some(m);

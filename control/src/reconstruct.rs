@@ -15,7 +15,7 @@ use wire::frame::{ClassifyConfig, FrameInfo};
 use wire::ErrorKind;
 
 use crate::input::{Format, InputError, Inputs, OpenSource};
-use crate::merge::{wire_of, Issues, Merged, Merger, SourceStats};
+use crate::merge::{wire_of, Issues, Merged, Merger, SourceStats, LAP_MARGIN};
 use crate::spool::Spool;
 
 pub const SUMMARY_FILE: &str = "reconstruct.json";
@@ -598,6 +598,26 @@ impl Gaps {
         self.runs.range(from..hi).map(|(&first, run)| run.below(first, hi) - run.below(first, lo)).sum()
     }
 
+    /// The trace's last copy, when more than [`LAP_MARGIN`] seqs past the one before it (a
+    /// corrupted seq, `seq-outlier`: a real jump would have copies after it), is set aside:
+    /// the seqs it jumped over are not missing, and the span ends at the copy before.
+    /// Returns whether it did.
+    pub fn set_aside_outlier(&mut self) -> bool {
+        let Some(last) = self.last else { return false };
+        let Some(mut entry) = self.runs.last_entry() else { return false };
+        let (start, run) = (*entry.key(), *entry.get());
+        let (a, b) = run.range(start, run.reps - 1);
+        if b + 1 != last || b - a < u64::from(LAP_MARGIN) {
+            return false;
+        }
+        match run.reps {
+            1 => drop(entry.remove()),
+            _ => entry.get_mut().reps -= 1,
+        }
+        (self.total, self.ranges, self.last) = (self.total - run.len, self.ranges - 1, Some(a - 1));
+        true
+    }
+
     /// Marks `0..first` missing too (copies lost before the first one), unless a range
     /// already starts at 0.
     pub fn missing_from_zero(&mut self) {
@@ -629,13 +649,14 @@ impl Tally {
     }
 
     fn summary(
-        self,
+        mut self,
         paths: &[PathBuf],
         inputs: &Inputs,
         opts: &Options,
         stats: &[SourceStats],
         issues: Issues,
     ) -> Summary {
+        self.gaps.set_aside_outlier(); // reported by the merge as a seq-outlier
         let sources = inputs
             .sources
             .iter()
@@ -928,6 +949,24 @@ mod tests {
         let mut c = Classifier::new(ClassifyConfig::default());
         let _ = c.classify(&[0u8; 60], u32::MAX);
         assert!(c.zeros.len() <= 14 + 8 + 40 + 65_535, "padded to {} bytes", c.zeros.len());
+    }
+
+    #[test]
+    fn a_last_copy_far_past_the_rest_is_set_aside() {
+        let far = u64::from(LAP_MARGIN) + 1;
+        let mut gaps = Gaps::default();
+        [1, 3, 5, 7, 9].into_iter().chain([9 + far + 1]).for_each(|s| gaps.observe(s));
+        assert!(gaps.set_aside_outlier());
+        assert_eq!((gaps.last, gaps.total, gaps.ranges()), (Some(9), 4, 4));
+        assert_eq!(gaps.missing_unwrapped().collect::<Vec<_>>(), [(2, 2), (4, 4), (6, 6), (8, 8)]);
+        // A jump no longer than the margin is loss, and one with copies after it too.
+        let mut near = Gaps::default();
+        [1, far].into_iter().for_each(|s| near.observe(s));
+        assert!(!near.set_aside_outlier());
+        let mut followed = Gaps::default();
+        [1, far + 1, far + 2].into_iter().for_each(|s| followed.observe(s));
+        assert!(!followed.set_aside_outlier());
+        assert_eq!(followed.total, far - 1);
     }
 
     proptest::proptest! {

@@ -32,7 +32,8 @@ impl Unseen {
     }
 
     /// From the gaps of a pass over the copies (`Connections::track` makes it).
-    pub fn of_gaps(gaps: Gaps) -> Unseen {
+    pub fn of_gaps(mut gaps: Gaps) -> Unseen {
+        gaps.set_aside_outlier(); // a seq-outlier of the reconstruction hides nothing
         Unseen { total: gaps.total, gaps }
     }
 
