@@ -493,10 +493,16 @@ fn allowed(trace: u64, missing: u64, short: u64) -> (u64, u64) {
 }
 
 fn mismatch_message(name: &str, nic: u64, trace: u64, q: Quantity) -> String {
+    // "12 IPv6 frames were received" for an ip6* counter: it counts those only.
+    let what = match IpScope::of_counter(name) {
+        IpScope::Any => q.phrase().to_string(),
+        IpScope::V4 => format!("IPv4 {}", q.phrase()),
+        IpScope::V6 => format!("IPv6 {}", q.phrase()),
+    };
     if nic == 0 {
-        format!("{name} unchanged while {trace} {}", q.phrase())
+        format!("{name} unchanged while {trace} {what}")
     } else {
-        format!("{name} counted {nic} while {trace} {} (trace)", q.phrase())
+        format!("{name} counted {nic} while {trace} {what} (trace)")
     }
 }
 
@@ -699,6 +705,8 @@ mod tests {
         let trace = |name: &str| basis.expect(name, quantity_of(name).unwrap()).unwrap().trace;
         assert_eq!((trace("ip4InPkts"), trace("ip6InPkts"), trace("RxUDP"), trace("port_rcv_packets")), (1, 5, 6, 6));
         assert_eq!(IpScope::of_counter("ip6InDiscards"), IpScope::V6);
+        let m = mismatch_message("ip6InPkts", 5, 0, Quantity::FramesReceived);
+        assert_eq!(m, "ip6InPkts counted 5 while 0 IPv6 frames were received (trace)");
         assert_eq!(IpScope::of_counter("InRdmaReads"), IpScope::Any);
     }
 
