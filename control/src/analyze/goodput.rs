@@ -78,12 +78,14 @@ pub struct Totals {
     /// trace (one is missing after their first packet).
     pub completion_unseen: u64,
     /// Completed messages with no completion time: where they started or completed is known
-    /// only within missing copies (`bounds_unseen`, `completion_may_be_earlier`, or a post
-    /// estimated from such a completion).
+    /// only within missing copies (`bounds_unseen`, `completion_uncertain`, or a post not
+    /// known: estimated from such a completion, after a merge, or at a start the trace may
+    /// have missed).
     pub mct_unknown: u64,
     /// Bytes of the completed messages.
     pub bytes: u64,
-    /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s.
+    /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s, of
+    /// the messages begun after that post (the trace saw them or an earlier one begin).
     pub goodput_gbps: Option<f64>,
     pub mct_ns: Summary,
 }
@@ -92,9 +94,12 @@ impl Totals {
     fn of<'m>(msgs: impl Iterator<Item = &'m Message> + Clone, run_start: Option<u64>) -> Totals {
         let done = msgs.clone().filter(|m| m.completed_ns.is_some());
         let bytes = done.clone().map(|m| m.bytes).sum();
-        let last = done.clone().filter_map(|m| m.completed_ns).max();
+        // Only messages begun after `run_start`: bytes sent before it would be counted over
+        // a span that leaves their time out.
+        let timed = done.clone().filter(|m| m.begun_in_trace);
+        let last = timed.clone().filter_map(|m| m.completed_ns).max();
         let goodput_gbps = match (run_start, last) {
-            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
+            (Some(a), Some(b)) if b > a => Some(timed.map(|m| m.bytes).sum::<u64>() as f64 * 8.0 / (b - a) as f64),
             _ => None,
         };
         Totals {
@@ -163,14 +168,21 @@ pub struct Message {
     /// not known and `mct_ns` is left out.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bounds_unseen: bool,
-    /// Completed, but a copy toward the requester is missing just before the packet that
-    /// completed it: an earlier ACK (READ: response) may have completed it, so
-    /// `completed_ns` is a bound, not the time, and `mct_ns` is left out.
+    /// Completed, but missing copies leave when unproven, so `completed_ns` is not the time
+    /// and `mct_ns` is left out: a copy toward the requester is missing just before the
+    /// packet that completed it (an earlier ACK or response may have completed it), or —
+    /// READ — it completed on responses whose copies are missing, taken as delivered (one
+    /// may have been dropped, and the requester waited for it to come again).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub completion_may_be_earlier: bool,
+    pub completion_uncertain: bool,
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
+    /// The trace saw it, or an earlier message of its connection, begin: it started after
+    /// the run start goodput counts from. A message before that may have begun before the
+    /// trace did (a capture that starts mid-run), and its bytes would inflate goodput.
+    #[serde(skip)]
+    begun_in_trace: bool,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -179,17 +191,20 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
     let mut per_conn: Vec<(u32, Vec<Message>)> =
         known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu))).collect();
+    for (_, msgs) in &mut per_conn {
+        mark_begun_in_trace(msgs);
+    }
     let unknown = input.conns.list.len() - per_conn.len();
     let depth = config.and_then(|c| c.tx_depth).unwrap_or(1).max(1);
     let lists = lists_of(&per_conn);
     let configured = config.and_then(|c| c.barrier_sync);
     let barrier = configured.unwrap_or_else(|| is_barrier(&lists, depth as usize));
     let posting = if barrier { Posting::Barrier } else { Posting::PerQp };
-    let posts = estimate_posts(&lists, depth as usize, posting);
+    let posts = estimate_posts(&lists, depth as usize, posting, &input.conns.unseen);
     for ((_, msgs), posts) in per_conn.iter_mut().zip(posts) {
         for (m, post) in msgs.iter_mut().zip(posts) {
             m.posted_ns = post.ns;
-            let known = post.known && !m.bounds_unseen && !m.completion_may_be_earlier;
+            let known = post.known && !m.bounds_unseen && !m.completion_uncertain;
             m.mct_ns = m.completed_ns.filter(|_| known).map(|c| c.saturating_sub(post.ns));
         }
     }
@@ -206,13 +221,22 @@ pub fn analyze(input: &Input<'_>) -> Report {
     Report { overall, connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
 }
 
+/// From the first message the trace saw begin on, every message started within the trace.
+fn mark_begun_in_trace(msgs: &mut [Message]) {
+    let first = msgs.iter().position(|m| !m.start_unseen).unwrap_or(msgs.len());
+    for m in &mut msgs[first..] {
+        m.begun_in_trace = true;
+    }
+}
+
 fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
     per_conn.iter().map(|(_, m)| m.as_slice()).collect()
 }
 
-/// The first post of the run: its first message's first packet at the switch.
+/// The first post of the run: its first message's first packet at the switch, of the
+/// messages the trace saw begin (one whose first copy is missing may have begun before it).
 fn run_start(lists: &[&[Message]]) -> Option<u64> {
-    lists.iter().filter_map(|m| m.first()).map(|m| m.first_packet_ns).min()
+    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(|m| m.first_packet_ns).min()
 }
 
 /// Barrier sync: with two or more QPs, every round (after the first) starts on every QP
@@ -249,44 +273,61 @@ fn round_start(lists: &[&[Message]], depth: usize, r: usize) -> Option<u64> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Post {
     ns: u64,
-    /// False when it comes from a completion known only as a bound, or from the message's
-    /// first packet (the completion before it unknown).
+    /// False when it comes from a completion known only as a bound, from the message's
+    /// first packet (the completion before it unknown), from an ordinal a merge shifted, or
+    /// from a run start the capture may have missed.
     known: bool,
 }
 
 /// Estimated post time of every message (module documentation).
-fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting) -> Vec<Vec<Post>> {
+fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting, unseen: &Unseen) -> Vec<Vec<Post>> {
     let start = run_start(lists).unwrap_or(0);
-    lists
-        .iter()
-        .map(|msgs| {
-            msgs.iter()
-                .enumerate()
-                .map(|(k, m)| {
-                    let post = if k < depth {
-                        Some(Post { ns: start, known: true })
-                    } else {
-                        match posting {
-                            Posting::PerQp => completion(&msgs[k - depth]),
-                            Posting::Barrier => round_done_known(lists, depth, k / depth - 1),
-                        }
-                    };
-                    // Without the completion that let it go, its first packet: later than
-                    // the post by the NIC's own delay, so no MCT is reported from it.
-                    let first = Post { ns: m.first_packet_ns, known: false };
-                    match post {
-                        Some(p) if p.ns <= m.first_packet_ns || m.start_unseen => p,
-                        _ => first,
-                    }
-                })
-                .collect()
-        })
-        .collect()
+    let merged = first_merges(lists);
+    let all_merged = merged.iter().copied().min().unwrap_or(0);
+    let mut posts = Vec::with_capacity(lists.len());
+    for (msgs, &own_merged) in lists.iter().zip(&merged) {
+        let post_of = |k: usize| {
+            let post = if k < depth {
+                // The run's start only if the trace saw it: with a copy missing before this
+                // message, the capture may have begun after the run did.
+                Some(Post { ns: start, known: !unseen.between(None, msgs[k].first_order) })
+            } else {
+                match posting {
+                    Posting::PerQp => completion(&msgs[k - depth]),
+                    Posting::Barrier => round_done_known(lists, depth, k / depth - 1),
+                }
+            };
+            // Messages are counted by ordinal: a merge (`bounds_unseen`, maybe two counted as
+            // one) before `k` shifts it, and the post would come from the wrong message.
+            let counted = match posting {
+                Posting::PerQp => k <= own_merged,
+                Posting::Barrier => k <= own_merged && (k / depth) * depth <= all_merged,
+            };
+            post.map(|p| Post { known: p.known && counted, ..p })
+        };
+        posts.push(msgs.iter().enumerate().map(|(k, m)| or_first_packet(post_of(k), m)).collect());
+    }
+    posts
+}
+
+/// Per list, the index of its first `bounds_unseen` message (its length if none): the
+/// messages up to it are counted exactly, their ordinals true.
+fn first_merges(lists: &[&[Message]]) -> Vec<usize> {
+    lists.iter().map(|msgs| msgs.iter().position(|m| m.bounds_unseen).unwrap_or(msgs.len())).collect()
+}
+
+/// Without the completion that let it go, a message's first packet: later than the post by
+/// the NIC's own delay, so no MCT is reported from it.
+fn or_first_packet(post: Option<Post>, m: &Message) -> Post {
+    match post {
+        Some(p) if p.ns <= m.first_packet_ns || m.start_unseen => p,
+        _ => Post { ns: m.first_packet_ns, known: false },
+    }
 }
 
 /// When a message completed, as a post time for the one its completion let go.
 fn completion(m: &Message) -> Option<Post> {
-    let known = !m.completion_may_be_earlier && !m.bounds_unseen;
+    let known = !m.completion_uncertain && !m.bounds_unseen;
     m.completed_ns.map(|ns| Post { ns, known })
 }
 
@@ -342,6 +383,11 @@ struct Tracker<'u> {
     open_end: Option<u32>,
     una: u32,
     read_expect: u32,
+    /// READ: the first PSN whose response the trace took as delivered though its copy is
+    /// missing. A missing copy may be a drop: the requester then discards every later
+    /// response until it asks again (a timeout, 67 ms on a CX5), and the trace, having
+    /// moved on, cannot tell. Every completion from there on is unproven.
+    assumed: Option<u32>,
     next_incomplete: usize,
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
@@ -407,7 +453,8 @@ impl<'u> Tracker<'u> {
         t.mtu_known = mtu.is_some();
         // From the QP's setup: a new QP's responder starts its MSN at 0 (IBA 9.7.7.2), so
         // MSN counts the connection's messages from its first PSN on, whatever copies the
-        // trace lacks.
+        // trace lacks. Those of a capture begun mid-run are `start_unseen` before the first
+        // message seen begin: goodput leaves their bytes out (`begun_in_trace`).
         t.msn_base = c.from_qp_info.then_some(0);
         for &(i, to) in &c.packets {
             t.packet(&records[i as usize], to);
@@ -427,6 +474,7 @@ impl<'u> Tracker<'u> {
             open_end: None,
             una: ipsn,
             read_expect: ipsn,
+            assumed: None,
             next_incomplete: 0,
             held: Vec::new(),
             clock,
@@ -669,8 +717,9 @@ impl<'u> Tracker<'u> {
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
-            completion_may_be_earlier: false,
+            completion_uncertain: false,
             first_order: r.seq(),
+            begun_in_trace: false,
         });
     }
 
@@ -715,6 +764,9 @@ impl<'u> Tracker<'u> {
             self.progress(una, ts);
             self.count_by_msn(r, una, ts);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
+            if unseen {
+                self.assumed.get_or_insert(self.read_expect);
+            }
             self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
         }
@@ -791,12 +843,13 @@ impl<'u> Tracker<'u> {
 
     /// Completes, at `ts`, the messages that end before `una`, as far as `proof` goes.
     fn complete(&mut self, una: u32, ts: u64, proof: Proof) {
-        let unseen = self.unseen;
+        let (unseen, assumed) = (self.unseen, self.assumed);
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
                 Some(last) if psn::gt(una, last) => {
                     m.completed_ns = Some(ts);
-                    m.completion_may_be_earlier = proof.may_be_late(unseen, m.first_order, una, last);
+                    let relies_on_assumed = assumed.is_some_and(|p| psn::le(p, last));
+                    m.completion_uncertain = relies_on_assumed || proof.may_be_late(unseen, m.first_order, una, last);
                     self.next_incomplete += 1;
                     self.held.clear();
                 }
@@ -1010,8 +1063,9 @@ mod tests {
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
-            completion_may_be_earlier: false,
+            completion_uncertain: false,
             first_order: 0,
+            begun_in_trace: true,
         }
     }
 
@@ -1068,13 +1122,67 @@ mod tests {
         assert_eq!(post_times(&lists, Posting::Barrier), [[(1, true), (11, false)], [(1, true), (30, true)]]);
         // A completion that may have been earlier makes the post after it uncertain.
         let mut late = a.clone();
-        late[0].completion_may_be_earlier = true;
+        late[0].completion_uncertain = true;
         let lists: Vec<&[Message]> = vec![&late, &b];
         assert_eq!(post_times(&lists, Posting::PerQp), [[(1, true), (10, false)], [(1, true), (30, true)]]);
+        // Messages are counted by ordinal: after a merge (maybe two counted as one) the
+        // message `tx-depth` before is maybe not the one whose completion let it go.
+        let mut merged = [msg(1, Some(10)), msg(11, Some(20)), msg(21, Some(30))];
+        merged[0].bounds_unseen = true;
+        let lists: Vec<&[Message]> = vec![&merged];
+        assert_eq!(post_times(&lists, Posting::PerQp), [[(1, true), (10, false), (20, false)]]);
+        assert_eq!(post_times(&lists, Posting::Barrier), [[(1, true), (10, false), (20, false)]]);
+    }
+
+    #[test]
+    fn a_capture_begun_mid_run_does_not_know_the_first_posts() {
+        // Copies were lost before the trace's first (seq 5): the run may have begun earlier.
+        let mut unseen = Unseen::of(&[Record::default().with_seq(5)]);
+        unseen.lost_before_first();
+        let first = Message { first_order: 5, ..msg(1, Some(10)) };
+        let posts = estimate_posts(&[std::slice::from_ref(&first)], 1, Posting::PerQp, &unseen);
+        assert_eq!(posts, [[Post { ns: 1, known: false }]]);
+        let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
+        assert_eq!(posts, [[Post { ns: 1, known: true }]]);
+        // Goodput counts from the first message the trace saw begin: one whose start it
+        // missed may have begun before the run start it counts from.
+        let mut msgs = [msg(100, Some(150)), msg(200, Some(300))];
+        msgs[0].start_unseen = true;
+        msgs.iter_mut().for_each(|m| m.begun_in_trace = false);
+        mark_begun_in_trace(&mut msgs);
+        let start = run_start(&[&msgs]);
+        assert_eq!(start, Some(200));
+        assert_eq!(Totals::of(msgs.iter(), start).goodput_gbps, Some(8.0 / 100.0));
+        assert_eq!(Totals::of(msgs.iter(), start).bytes, 2);
+    }
+
+    #[test]
+    fn a_read_completed_on_responses_taken_as_delivered_is_uncertain() {
+        // A READ of 10–13: response 12's copy (seq 4) is missing. Taken as delivered, but it
+        // may have been dropped, the requester then waiting for a timeout to ask again:
+        // that completion and every later one are unproven. Then a READ at 14.
+        let records = [
+            copy(0x0c, 10, 1).with_reth(4096),
+            copy(0x0d, 10, 2),
+            copy(0x0e, 11, 3),
+            copy(0x0f, 13, 5),
+            copy(0x0c, 14, 6).with_reth(1024),
+            copy(0x10, 14, 7),
+        ];
+        let unseen = Unseen::of(&records);
+        let mut t = Tracker::new(Verb::Read, 1024, 10, SwitchClock::default(), &unseen);
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        let got: Vec<_> = t.finish().iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
+        assert_eq!(got, [(Some(500), true), (Some(700), true)]);
     }
 
     fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {
-        estimate_posts(lists, 1, posting).iter().map(|q| q.iter().map(|p| (p.ns, p.known)).collect()).collect()
+        estimate_posts(lists, 1, posting, &Unseen::default())
+            .iter()
+            .map(|q| q.iter().map(|p| (p.ns, p.known)).collect())
+            .collect()
     }
 
     #[test]
