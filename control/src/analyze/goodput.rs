@@ -178,9 +178,10 @@ pub struct Message {
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
-    /// The trace saw it, or an earlier message of its connection, begin: it started after
-    /// the run start goodput counts from. A message before that may have begun before the
-    /// trace did (a capture that starts mid-run), and its bytes would inflate goodput.
+    /// Counted once the trace had shown a packet of its connection toward the responder:
+    /// it began within the trace. One counted before (from an ACK's MSN, or a READ's
+    /// responses, in a capture begun mid-run) may have begun long before the trace did,
+    /// and its bytes would inflate goodput over the trace's span.
     #[serde(skip)]
     begun_in_trace: bool,
 }
@@ -191,9 +192,6 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
     let mut per_conn: Vec<(u32, Vec<Message>)> =
         known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu))).collect();
-    for (_, msgs) in &mut per_conn {
-        mark_begun_in_trace(msgs);
-    }
     let unknown = input.conns.list.len() - per_conn.len();
     let depth = config.and_then(|c| c.tx_depth).unwrap_or(1).max(1);
     let lists = lists_of(&per_conn);
@@ -219,14 +217,6 @@ pub fn analyze(input: &Input<'_>) -> Report {
         notes.push(unknown_verb_note(unknown, "no messages"));
     }
     Report { overall, connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
-}
-
-/// From the first message the trace saw begin on, every message started within the trace.
-fn mark_begun_in_trace(msgs: &mut [Message]) {
-    let first = msgs.iter().position(|m| !m.start_unseen).unwrap_or(msgs.len());
-    for m in &mut msgs[first..] {
-        m.begun_in_trace = true;
-    }
 }
 
 fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
@@ -719,7 +709,7 @@ impl<'u> Tracker<'u> {
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: r.seq(),
-            begun_in_trace: false,
+            begun_in_trace: self.toward_responder.last().is_some(),
         });
     }
 
@@ -1144,12 +1134,25 @@ mod tests {
         assert_eq!(posts, [[Post { ns: 1, known: false }]]);
         let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
         assert_eq!(posts, [[Post { ns: 1, known: true }]]);
-        // Goodput counts from the first message the trace saw begin: one whose start it
-        // missed may have begun before the run start it counts from.
+        // A QP known from its setup (MSN from 0), the capture begun mid-run: the first ACK
+        // seen (MSN 2, PSN 11) counts two messages before any data packet of the trace;
+        // they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
+        let records = [
+            copy(ACK, 11, 3).with_aeth(0x1f, 2),
+            copy(0x0a, 12, 4).with_reth(1024),
+            copy(ACK, 12, 5).with_aeth(0x1f, 3),
+        ];
+        let unseen = Unseen::of(&records);
+        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen);
+        t.msn_base = Some(0);
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        let begun: Vec<(u32, bool)> = t.finish().iter().map(|m| (m.first_psn, m.begun_in_trace)).collect();
+        assert_eq!(begun, [(10, false), (10, false), (12, true)]);
+        // Goodput counts from the first message the trace saw begin, over those.
         let mut msgs = [msg(100, Some(150)), msg(200, Some(300))];
-        msgs[0].start_unseen = true;
-        msgs.iter_mut().for_each(|m| m.begun_in_trace = false);
-        mark_begun_in_trace(&mut msgs);
+        msgs[0].begun_in_trace = false;
         let start = run_start(&[&msgs]);
         assert_eq!(start, Some(200));
         assert_eq!(Totals::of(msgs.iter(), start).goodput_gbps, Some(8.0 / 100.0));
