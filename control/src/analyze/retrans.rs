@@ -253,6 +253,9 @@ pub struct Report {
     pub adaptive_retrans: Option<bool>,
     /// Every recovery, in trace order of the first retransmission.
     pub recoveries: Vec<Recovery>,
+    /// Recoveries a mirror copy missing from the trace may explain (`analyze::unseen`):
+    /// their kind, PSN or latencies may be wrong. Kept apart, in no statistic, no problem.
+    pub unverifiable: Vec<Recovery>,
     /// Every lost data packet, in trace order.
     pub losses: Vec<Loss>,
     pub connections: Vec<ConnStats>,
