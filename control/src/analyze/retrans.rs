@@ -49,6 +49,7 @@ use super::transport::{
     delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, path_mtu,
     Arrival, GbnReceiver,
 };
+use super::unseen::Unseen;
 use super::{render_capped, Input};
 
 pub const PLOT_GENERATION: &str = "retrans-nack-generation.svg";
@@ -253,6 +254,9 @@ pub struct Report {
     pub adaptive_retrans: Option<bool>,
     /// Every recovery, in trace order of the first retransmission.
     pub recoveries: Vec<Recovery>,
+    /// Recoveries a mirror copy missing from the trace may explain (`analyze::unseen`):
+    /// their kind, PSN or latencies may be wrong. Kept apart, in no statistic, no problem.
+    pub unverifiable: Vec<Recovery>,
     /// Every lost data packet, in trace order.
     pub losses: Vec<Loss>,
     pub connections: Vec<ConnStats>,
@@ -301,22 +305,24 @@ pub fn analyze(input: &Input<'_>) -> Report {
             adaptive: report.adaptive_retrans,
             mtu: path_mtu(config, c.packets.iter().filter_map(|&(i, _)| input.view.records.get(i as usize))),
         };
-        let mut t = Tracker::new(c, settings);
+        let mut t = Tracker::new(c, settings, &input.conns.unseen);
         for &(i, role) in &c.packets {
             if let Some(r) = input.view.records.get(i as usize) {
                 t.packet(i, r, role);
             }
         }
         let retransmitted = t.retransmitted_packets;
-        let (recs, losses) = t.finish();
+        let (recs, doubted, losses) = t.finish();
         report.connections.push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), &losses, retransmitted) });
         report.recoveries.extend(recs);
+        report.unverifiable.extend(doubted);
         report.losses.extend(losses);
     }
     if unknown > 0 {
         report.notes.push(unknown_verb_note(unknown, "not analyzed"));
     }
     report.recoveries.sort_by_key(|r| r.first_retransmission.index);
+    report.unverifiable.sort_by_key(|r| r.first_retransmission.index);
     report.losses.sort_by_key(|l| l.lost.index);
     let retransmitted = report.connections.iter().map(|c| c.stats.retransmitted_packets).sum();
     report.overall = Stats::of(report.recoveries.iter(), &report.losses, retransmitted);
@@ -358,12 +364,15 @@ struct Sent {
 }
 
 impl Sent {
-    /// Notes a transmission of `pos`: (is a retransmission, starts a go-back).
-    fn observe(&mut self, pos: u64) -> (bool, bool) {
+    /// Notes a transmission of `pos`: (is a retransmission, starts a go-back). `unseen`: a
+    /// copy is missing just before it, so the PSNs it skips were sent unseen, no hole (their
+    /// next appearance, taken for a late first transmission, would make the packet after it
+    /// a false go-back).
+    fn observe(&mut self, pos: u64, unseen: bool) -> (bool, bool) {
         let filled = pos <= self.max && self.fill_hole(pos);
         let retx = pos <= self.max && !filled;
         let go_back = retx && self.next.is_some_and(|n| pos < n);
-        if pos > self.max + 1 {
+        if pos > self.max + 1 && !unseen {
             self.holes.insert(self.max + 1, pos);
             if self.holes.len() > PENDING_CAP {
                 self.holes.pop_first();
@@ -407,11 +416,19 @@ impl Sent {
 #[derive(Debug, Default)]
 struct Timer {
     start: Option<u64>,
+    /// Trace order (unwrapped mirror seq) of the packet that (re)started it: a copy
+    /// missing since then may hide an acknowledgement that restarted it, or a NAK.
+    start_order: Option<u64>,
 }
 
 impl Timer {
-    fn arm(&mut self, ts: u64) {
-        self.start.get_or_insert(ts);
+    fn arm(&mut self, ts: u64, order: u64) {
+        if self.start.is_none() {
+            (self.start, self.start_order) = (Some(ts), Some(order));
+        }
+    }
+    fn restart(&mut self, ts: Option<u64>, order: u64) {
+        (self.start, self.start_order) = (ts, ts.map(|_| order));
     }
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
@@ -424,6 +441,9 @@ struct Gap {
     cause: PacketRef,
     expected: u64,
 }
+
+/// A missing copy may explain it.
+type Doubt = bool;
 
 #[derive(Debug, Clone, Copy)]
 struct PendingNak {
@@ -452,10 +472,28 @@ struct Draft {
     first: Option<PacketRef>,
     data: Option<PacketRef>,
     timeout: Option<TimeoutDetail>,
+    /// A copy missing from the trace may explain it: reported as unverifiable.
+    doubt: Doubt,
+}
+
+impl Draft {
+    /// A READ NACK waiting for the responder's go-back.
+    fn read_nack(doubt: Doubt) -> Draft {
+        Draft {
+            kind: RecoveryKind::ReadNack,
+            lost: None,
+            revealing: None,
+            nak: None,
+            first: None,
+            data: None,
+            timeout: None,
+            doubt,
+        }
+    }
 }
 
 /// One connection replayed in trace order.
-struct Tracker {
+struct Tracker<'u> {
     conn: u32,
     s: Settings,
     unwrap: Option<Unwrap>,
@@ -487,10 +525,21 @@ struct Tracker {
     /// Last packet sent by the requester / the responder.
     last_tx: [Option<PacketRef>; 2],
     drafts: Vec<Draft>,
+    unseen: &'u Unseen,
+    /// Trace order (unwrapped mirror seq) of the packet being replayed.
+    order: u64,
+    /// Trace order of the connection's previous packet toward the requester / responder.
+    last_order: [Option<u64>; 2],
+    /// A copy is missing since the previous packet in this packet's direction: a packet
+    /// of this connection may have gone unseen just before it.
+    unseen_before: bool,
+    /// The data PSNs last taken as received unseen (their copies missing): a go-back from
+    /// one of them shows that one was lost instead, its gap and NAK unseen.
+    assumed: Option<std::ops::Range<u64>>,
 }
 
-impl Tracker {
-    fn new(c: &Connection, s: Settings) -> Tracker {
+impl<'u> Tracker<'u> {
+    fn new(c: &Connection, s: Settings, unseen: &'u Unseen) -> Tracker<'u> {
         Tracker {
             conn: c.id,
             s,
@@ -513,6 +562,11 @@ impl Tracker {
             awaiting_data: VecDeque::new(),
             last_tx: [None; 2],
             drafts: Vec::new(),
+            unseen,
+            order: 0,
+            last_order: [None; 2],
+            unseen_before: false,
+            assumed: None,
         }
     }
 
@@ -521,6 +575,9 @@ impl Tracker {
         let roce = matches!(r.kind(), Kind::Request | Kind::Response);
         let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn())).pos(r.psn()) } else { 0 };
         let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn };
+        self.order = r.seq();
+        let last = self.last_order[to.index()].replace(self.order);
+        self.unseen_before = self.unseen.between(last, self.order);
         if roce {
             match (self.s.verb, from) {
                 (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
@@ -538,7 +595,7 @@ impl Tracker {
 
     /// A data packet from the data sender.
     fn data(&mut self, p: PacketRef, r: &Record) {
-        let (retx, go_back) = self.data.observe(p.psn);
+        let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
         self.retransmitted_packets += u64::from(retx);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
@@ -548,7 +605,7 @@ impl Tracker {
             _ => {}
         }
         if self.s.verb != Verb::Read {
-            self.timer.arm(p.switch_ts_ns);
+            self.timer.arm(p.switch_ts_ns, self.order);
         }
         self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
@@ -573,6 +630,13 @@ impl Tracker {
                 if self.s.verb == Verb::Read {
                     self.progress(expected, p.switch_ts_ns);
                 }
+            }
+            // The PSNs skipped may have crossed unseen (their copies missing): the receiver
+            // is taken to have them, as gbn does; had one been lost, the NAK or timeout that
+            // follows finds no gap and its recovery is unverifiable.
+            Arrival::Gap { missing } if self.unseen_before => {
+                self.rx.expect(p.psn + 1);
+                self.assumed = Some(missing..p.psn);
             }
             Arrival::Gap { missing } => push_capped(&mut self.gaps, Gap { cause: p, expected: missing }),
             Arrival::First | Arrival::Ignored => {}
@@ -626,7 +690,7 @@ impl Tracker {
             self.msg_ends.pop_first();
         }
         self.data.acked(una);
-        self.timer.start = (una < self.sent_end()).then_some(ts);
+        self.timer.restart((una < self.sent_end()).then_some(ts), self.order);
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK; a
             // READ gap stays, as its "NACK" (a request go-back) is still scheduled (§6.1).
@@ -650,7 +714,7 @@ impl Tracker {
     /// overtook a NAK whose go-back never came).
     fn data_go_back(&mut self, first: PacketRef) {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
-            self.timer.arm(first.switch_ts_ns);
+            self.timer.arm(first.switch_ts_ns, self.order);
             return;
         }
         // A NAK-sequence-error go-back resends from the PSN the NAK named; failing that, the
@@ -661,6 +725,11 @@ impl Tracker {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
                 let n = self.naks.remove(i);
                 let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
+                // A go-back not from the PSN the NAK names may have started at an unseen
+                // resend; a NAK no gap explains, in a trace lacking copies, may answer an
+                // unseen gap (with a complete trace it follows out-of-order data).
+                let unseen_gap = n.gap.is_none() && self.unseen.total() > 0;
+                let doubt = unseen_gap || (first.psn != n.nak.psn && self.unseen_before);
                 self.draft(Draft {
                     kind: RecoveryKind::Nack,
                     lost: self.losses.get(&expected).copied(),
@@ -669,6 +738,7 @@ impl Tracker {
                     first: Some(first),
                     data: Some(first),
                     timeout: None,
+                    doubt,
                 });
             }
             _ => {
@@ -688,7 +758,7 @@ impl Tracker {
         if go_back {
             self.request_go_back(p, delivered(r));
         }
-        self.timer.arm(p.switch_ts_ns);
+        self.timer.arm(p.switch_ts_ns, self.order);
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
         q.end = q.end.max(p.psn + pkts.unwrap_or(1));
@@ -713,10 +783,18 @@ impl Tracker {
                 first: Some(req),
                 data: None,
                 timeout: None,
+                doubt: false, // the go-back is from the PSN the NAK names
             });
             if reached {
                 self.awaiting_data.push_back((i, req.psn));
             }
+            return;
+        }
+        if let Some(i) = self.repeated_nak(req) {
+            let first = &self.drafts[i];
+            let (lost, revealing, doubt) = (first.lost, first.revealing, first.doubt);
+            let i = self.draft(Draft { lost, revealing, nak: Some(req), ..Draft::read_nack(doubt) });
+            self.awaiting_data.extend(reached.then_some((i, req.psn)));
             return;
         }
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
@@ -725,15 +803,11 @@ impl Tracker {
         let i = match self.gaps.first().copied() {
             Some(g) if !self.timer_expired(req.switch_ts_ns) => {
                 self.gaps.remove(0);
-                self.draft(Draft {
-                    kind: RecoveryKind::ReadNack,
-                    lost: self.losses.get(&g.expected).copied(),
-                    revealing: Some(g.cause),
-                    nak: Some(req),
-                    first: None,
-                    data: None,
-                    timeout: None,
-                })
+                let lost = self.losses.get(&g.expected).copied();
+                // Not from the missing PSN: the first repeat may be unseen.
+                let doubt = req.psn != g.expected && self.unseen_before;
+                let nack = Draft { lost, revealing: Some(g.cause), nak: Some(req), ..Draft::read_nack(doubt) };
+                self.draft(nack)
             }
             // A gap stays pending through a timeout: its go-back is still scheduled.
             _ => self.timeout(req, None),
@@ -747,12 +821,26 @@ impl Tracker {
         }
     }
 
+    /// READ: the requester repeats its request from the PSN of a READ NACK not answered
+    /// yet, before the timer could fire: it NAKed one gap twice (gbn's
+    /// `multiple-outstanding-naks`). The timer did not fire, so it is no timeout but a
+    /// second READ NACK of that gap (the responder goes back once more for it). Returns
+    /// the first one's draft.
+    fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
+        let &(i, psn) = self.awaiting_data.back()?;
+        let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
+        (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
+    }
+
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
     fn response_go_back(&mut self, first: PacketRef) {
         let Some(k) = self.awaiting_data.iter().position(|&(_, psn)| psn == first.psn) else { return };
         let (i, _) = self.awaiting_data[k];
         self.awaiting_data.drain(..=k);
+        let unseen_before = self.unseen_before;
         let d = &mut self.drafts[i];
+        // Its answer may be a go-back whose copy is missing; this one, a later request's.
+        d.doubt |= unseen_before;
         d.data = Some(first);
         if d.kind == RecoveryKind::ReadNack {
             d.first = Some(first);
@@ -763,7 +851,9 @@ impl Tracker {
     fn timeout(&mut self, first: PacketRef, data: Option<PacketRef>) -> usize {
         self.attempts += 1;
         self.timed_out = Some(self.msg_ends.range(first.psn..).next().copied().unwrap_or(first.psn));
-        let last_tx = self.last_tx[Role::Requester.index()];
+        // The requester's last packet before the go-back may be unseen: then so is the
+        // observed timeout (the recovery itself stands).
+        let last_tx = self.last_tx[Role::Requester.index()].filter(|_| !self.unseen_before);
         let observed_ns = last_tx.map(|l| elapsed(l.switch_ts_ns, first.switch_ts_ns));
         let timer_elapsed_ns = self.timer.elapsed(first.switch_ts_ns);
         let configured_ns = self.s.configured_ns;
@@ -778,8 +868,9 @@ impl Tracker {
             early,
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
+        let doubt = self.timeout_doubt(first);
         // The expiry stops the timer; the retransmission's send starts it again.
-        self.timer.start = None;
+        self.timer.restart(None, self.order);
         self.draft(Draft {
             kind: RecoveryKind::Timeout,
             lost: self.losses.range(first.psn..).next().map(|(_, &l)| l),
@@ -788,10 +879,23 @@ impl Tracker {
             first: Some(first),
             data,
             timeout: Some(detail),
+            doubt,
         })
     }
 
-    fn draft(&mut self, d: Draft) -> usize {
+    /// A copy missing since the timer's (re)start may hide the NAK this go-back answered,
+    /// when the timer had not expired, or an acknowledgement that restarted it, when the
+    /// go-back is not from the oldest PSN the trace saw unacknowledged (a timeout resends
+    /// from the oldest one: so also when its first retransmission went unseen).
+    fn timeout_doubt(&self, first: PacketRef) -> Doubt {
+        let since = self.timer.start_order.or(self.last_order[Role::Requester.index()]);
+        let hidden = self.unseen.between(since, self.order);
+        hidden && (!self.timer_expired(first.switch_ts_ns) || first.psn != self.una)
+    }
+
+    fn draft(&mut self, mut d: Draft) -> usize {
+        let from = d.first.or(d.nak).map(|p| p.psn);
+        d.doubt |= from.is_some_and(|psn| self.assumed.as_ref().is_some_and(|a| a.contains(&psn)));
         self.drafts.push(d);
         self.drafts.len() - 1
     }
@@ -811,7 +915,8 @@ impl Tracker {
         });
     }
 
-    fn finish(mut self) -> (Vec<Recovery>, Vec<Loss>) {
+    /// The recoveries the trace proves, those a missing copy may explain, and the losses.
+    fn finish(mut self) -> (Vec<Recovery>, Vec<Recovery>, Vec<Loss>) {
         let conn = self.conn;
         let never = self.unresent.values().map(|&lost| Loss {
             conn,
@@ -825,31 +930,33 @@ impl Tracker {
         // with its PSN is its retransmission).
         let totals: FxHashMap<u32, u64> =
             self.lost_packets.iter().filter_map(|l| Some((l.lost.index, l.total_ns?))).collect();
-        let recoveries = self
-            .drafts
-            .into_iter()
-            .filter_map(|d| {
-                let first = d.first?;
-                let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
-                    a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns))
-                };
-                Some(Recovery {
-                    conn,
-                    kind: d.kind,
-                    psn: first.psn,
-                    lost: d.lost,
-                    revealing: d.revealing,
-                    nak: d.nak,
-                    first_retransmission: first,
-                    data_retransmission: d.data,
-                    generation_ns: delta(d.revealing, d.nak),
-                    reaction_ns: delta(d.nak, Some(first)).filter(|_| d.kind != RecoveryKind::Timeout),
-                    total_ns: d.lost.and_then(|l| totals.get(&l.index).copied()),
-                    timeout: d.timeout,
+        let (doubted, proven): (Vec<Draft>, Vec<Draft>) = self.drafts.into_iter().partition(|d| d.doubt);
+        let recoveries = |drafts: Vec<Draft>| -> Vec<Recovery> {
+            drafts
+                .into_iter()
+                .filter_map(|d| {
+                    let first = d.first?;
+                    let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
+                        a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns))
+                    };
+                    Some(Recovery {
+                        conn,
+                        kind: d.kind,
+                        psn: first.psn,
+                        lost: d.lost,
+                        revealing: d.revealing,
+                        nak: d.nak,
+                        first_retransmission: first,
+                        data_retransmission: d.data,
+                        generation_ns: delta(d.revealing, d.nak),
+                        reaction_ns: delta(d.nak, Some(first)).filter(|_| d.kind != RecoveryKind::Timeout),
+                        total_ns: d.lost.and_then(|l| totals.get(&l.index).copied()),
+                        timeout: d.timeout,
+                    })
                 })
-            })
-            .collect();
-        (recoveries, self.lost_packets)
+                .collect()
+        };
+        (recoveries(proven), recoveries(doubted), self.lost_packets)
     }
 }
 
@@ -967,6 +1074,13 @@ impl Report {
                 us(t.configured_ns)
             );
         });
+        if !self.unverifiable.is_empty() {
+            let _ = writeln!(
+                out,
+                "  {} more recoveries unverifiable: a mirror copy missing just before may explain them (report.json: retransmission.unverifiable)",
+                self.unverifiable.len()
+            );
+        }
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }
@@ -1067,7 +1181,7 @@ mod tests {
     #[test]
     fn go_backs_and_holes() {
         let mut s = Sent::default();
-        let seen: Vec<(bool, bool)> = [1, 2, 4, 3, 5, 3, 4, 5, 6].iter().map(|&p| s.observe(p)).collect();
+        let seen: Vec<(bool, bool)> = [1, 2, 4, 3, 5, 3, 4, 5, 6].iter().map(|&p| s.observe(p, false)).collect();
         // 4 before 3 (held back): 3 is a first transmission; the resend of 3 is a go-back.
         assert_eq!(
             seen,
@@ -1104,7 +1218,8 @@ mod tests {
             verb: Some(s.verb),
             packets: Vec::new(),
         };
-        let mut t = Tracker::new(&c, s);
+        let unseen = Unseen::default();
+        let mut t = Tracker::new(&c, s, &unseen);
         for (i, &(to, opcode, off, ts, event, aeth)) in packets.iter().enumerate() {
             let mut r = Record::default()
                 .with_seq(i as u64 + 1)
@@ -1118,7 +1233,8 @@ mod tests {
             r.switch_ts_ns = ts;
             t.packet(i as u32, &r, to);
         }
-        t.finish()
+        let (recs, _, losses) = t.finish();
+        (recs, losses)
     }
 
     const WRITE_MIDDLE: u8 = 0x07;
