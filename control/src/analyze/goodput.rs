@@ -178,12 +178,16 @@ pub struct Message {
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
-    /// Counted once the trace had shown a packet of its connection toward the responder:
-    /// it began within the trace. One counted before (from an ACK's MSN, or a READ's
-    /// responses, in a capture begun mid-run) may have begun long before the trace did,
-    /// and its bytes would inflate goodput over the trace's span.
+    /// Began within the trace: all but the messages inferred ([`Message::inferred`])
+    /// before the first message of its connection with a packet of its own. Those (a QP's
+    /// messages since its setup, counted by a PSN gap or an ACK's MSN when the capture
+    /// began mid-run) may have begun long before the trace did, and their bytes would
+    /// inflate goodput over the trace's span.
     #[serde(skip)]
     begun_in_trace: bool,
+    /// No packet of its own is in the trace: counted from a gap in the PSNs or an MSN.
+    #[serde(skip)]
+    inferred: bool,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -503,6 +507,10 @@ impl<'u> Tracker<'u> {
 
     /// The messages; those not completed say whether their completion may be unseen.
     fn finish(mut self) -> Vec<Message> {
+        let first_own = self.msgs.iter().position(|m| !m.inferred).unwrap_or(self.msgs.len());
+        for m in &mut self.msgs[..first_own] {
+            m.begun_in_trace = false;
+        }
         if let Some(end) = self.open_end {
             self.close(end); // the RETH said where it ends
         }
@@ -690,6 +698,9 @@ impl<'u> Tracker<'u> {
             if span >= 2 {
                 self.mark_bounds_unseen(); // may be several messages
             }
+            if let Some(m) = self.msgs.last_mut() {
+                m.inferred = true;
+            }
             self.hi = r.psn();
         }
     }
@@ -709,7 +720,8 @@ impl<'u> Tracker<'u> {
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: r.seq(),
-            begun_in_trace: self.toward_responder.last().is_some(),
+            begun_in_trace: true,
+            inferred: false,
         });
     }
 
@@ -785,7 +797,8 @@ impl<'u> Tracker<'u> {
         self.mark_bounds_unseen();
         let Some(open) = self.msgs.last_mut() else { return };
         open.bytes /= n as u64 + 1;
-        let mut more = Message { start_unseen: true, ..open.clone() };
+        // Known from the MSN alone, they may have begun before the trace did.
+        let mut more = Message { start_unseen: true, inferred: true, ..open.clone() };
         more.first_psn = more.last_psn.unwrap_or(more.first_psn);
         self.msgs.extend(std::iter::repeat_n(more, n));
     }
@@ -817,6 +830,9 @@ impl<'u> Tracker<'u> {
             self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), bytes / n as u64);
             if n > 1 {
                 self.mark_bounds_unseen();
+            }
+            if let Some(m) = self.msgs.last_mut() {
+                m.inferred = true;
             }
         }
         self.hi = una;
@@ -1056,6 +1072,7 @@ mod tests {
             completion_uncertain: false,
             first_order: 0,
             begun_in_trace: true,
+            inferred: false,
         }
     }
 
