@@ -419,16 +419,19 @@ struct Timer {
     /// Trace order (unwrapped mirror seq) of the packet that (re)started it: a copy
     /// missing since then may hide an acknowledgement that restarted it, or a NAK.
     start_order: Option<u64>,
+    /// A copy was missing just before the send that started it: an unseen send may have
+    /// started it earlier, so it may have expired sooner than the trace shows.
+    start_after_gap: bool,
 }
 
 impl Timer {
-    fn arm(&mut self, ts: u64, order: u64) {
+    fn arm(&mut self, ts: u64, order: u64, after_gap: bool) {
         if self.start.is_none() {
-            (self.start, self.start_order) = (Some(ts), Some(order));
+            (self.start, self.start_order, self.start_after_gap) = (Some(ts), Some(order), after_gap);
         }
     }
     fn restart(&mut self, ts: Option<u64>, order: u64) {
-        (self.start, self.start_order) = (ts, ts.map(|_| order));
+        (self.start, self.start_order, self.start_after_gap) = (ts, ts.map(|_| order), false);
     }
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
@@ -605,7 +608,7 @@ impl<'u> Tracker<'u> {
             _ => {}
         }
         if self.s.verb != Verb::Read {
-            self.timer.arm(p.switch_ts_ns, self.order);
+            self.timer.arm(p.switch_ts_ns, self.order, self.unseen_before);
         }
         self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
@@ -714,7 +717,7 @@ impl<'u> Tracker<'u> {
     /// overtook a NAK whose go-back never came).
     fn data_go_back(&mut self, first: PacketRef) {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
-            self.timer.arm(first.switch_ts_ns, self.order);
+            self.timer.arm(first.switch_ts_ns, self.order, self.unseen_before);
             return;
         }
         // A NAK-sequence-error go-back resends from the PSN the NAK named; failing that, the
@@ -758,7 +761,7 @@ impl<'u> Tracker<'u> {
         if go_back {
             self.request_go_back(p, delivered(r));
         }
-        self.timer.arm(p.switch_ts_ns, self.order);
+        self.timer.arm(p.switch_ts_ns, self.order, self.unseen_before);
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
         q.end = q.end.max(p.psn + pkts.unwrap_or(1));
@@ -868,7 +871,8 @@ impl<'u> Tracker<'u> {
             early,
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
-        let doubt = self.timeout_doubt(first);
+        // Early by the trace, but the send that started the timer may have been unseen.
+        let doubt = self.timeout_doubt(first) || early && self.timer.start_after_gap;
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order);
         self.draft(Draft {
