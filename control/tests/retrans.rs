@@ -337,6 +337,7 @@ fn compare_unverified(name: &str, run: &RigRun, report: &retrans::Report) {
     );
     let missing: usize = report.unverifiable.len();
     assert!(missing <= truth.recoveries.len() + lost.len(), "{name}: {missing} unverifiable");
+    listed_with_kind_and_psn(name, run, report);
 }
 
 /// Two dump hosts, one losing copies; several losses per connection, two messages
@@ -469,5 +470,53 @@ fn a_double_read_nak_is_no_timeout() {
         assert_eq!(run.result.truth.faults.gbn_violations.len(), 1, "{name}: the fault fired");
         assert!(run.result.truth.timeouts.is_empty(), "{name}");
         assert_eq!(report.overall.timeouts, 0, "{name}: {:#?}", report.recoveries);
+    }
+}
+
+/// Review item 1: conn 1's READ NACK at PSN 3 whose NAK (the repeated request, seq 17)
+/// copy is missing, its first retransmission (seq 18) seen: it was in neither list, and
+/// its loss's `recovered_by` was null.
+#[test]
+fn a_read_nack_whose_repeated_request_is_unseen_is_unverifiable() {
+    for depth in [1, 2] {
+        let yaml = format!("requester: {{nic: {{type: cx4, switch-port: 144, ip-list: [192.0.2.2/24]}}, roce-parameters: {{adaptive-retrans: false}}}}
+responder: {{nic: {{type: cx4, switch-port: 152, ip-list: [192.0.2.3/24]}}}}
+traffic: {{num-connections: 2, rdma-verb: read, num-msgs-per-qp: 20, mtu: 1024, message-size: 4096, tx-depth: {depth}, barrier-sync: false, min-retransmit-timeout: 8, max-retransmit-retry: 7, data-pkt-events: [{{qpn: 1, psn: 5, type: drop, iter: 1}}, {{qpn: 1, psn: 5, type: drop, iter: 2}}, {{qpn: 2, psn: 7, type: corrupt, iter: 1}}, {{qpn: 1, psn: 14, type: drop, iter: 1}}, {{qpn: 2, psn: 3, type: drop, iter: 1}}, {{qpn: 2, psn: 22, type: drop, iter: 1}}]}}
+rig: {{seed: 120, dump-hosts: [{{name: d0, weight: 1}}, {{name: d1, weight: 2}}], faults: {{lose-mirror-copies: [{{dump-host: 0, count: 15}}, {{dump-host: 1, count: 15}}]}}}}
+");
+        let name = format!("retrans-unseen-read-nak-{depth}");
+        let run = rig_run_yaml(&name, &yaml);
+        let report = retrans::analyze(&analysis(&run).input());
+        compare_unverified(&name, &run, &report);
+        listed_with_kind_and_psn(&name, &run, &report);
+        let read_nack = |r: &&retrans::Recovery| (r.kind, r.psn) == (RecoveryKind::ReadNack, 3);
+        let psn3 = report.recoveries.iter().chain(&report.unverifiable).find(read_nack);
+        let psn3 = psn3.unwrap_or_else(|| panic!("{name}: the READ NACK at PSN 3"));
+        let loss = report.losses.iter().find(|l| l.lost.psn == 3 && l.conn == psn3.conn).unwrap();
+        assert_eq!(loss.recovered_by, Some(psn3.first_retransmission), "{name}: {loss:?}");
+    }
+}
+
+/// Every recovery of the truth is reported, or unverifiable with its connection and PSN,
+/// or has its first retransmission's copy missing; and every lost packet resent names
+/// its recovery, proven or unverifiable.
+fn listed_with_kind_and_psn(name: &str, run: &RigRun, report: &retrans::Report) {
+    let truth = &run.result.truth;
+    let lost = &truth.faults.lost_mirror_copies;
+    let all = || report.recoveries.iter().chain(&report.unverifiable);
+    for t in &truth.recoveries {
+        // An unverifiable one's kind may be wrong (its NAK's copy missing, say).
+        let same = |g: &&retrans::Recovery| (g.conn, g.psn) == (t.conn, t.psn);
+        let unseen = lost.binary_search(&t.first_retransmission_seq).is_ok();
+        let listed: Vec<_> = all().map(|g| (g.conn, g.kind, g.psn, g.first_retransmission.seq)).collect();
+        assert!(all().any(|g| same(&g)) || unseen, "{name}: {t:?} not listed: {listed:?}, copies lost {lost:?}");
+    }
+    for l in report.losses.iter().filter(|l| l.retransmission.is_some()) {
+        let by = l.recovered_by.and_then(|f| all().find(|r| r.first_retransmission == f));
+        let listed: Vec<_> = all().map(|g| (g.conn, g.kind, g.psn, g.first_retransmission.seq)).collect();
+        assert!(
+            by.is_some_and(|r| r.conn == l.conn),
+            "{name}: {l:?} names no recovery: {listed:?}, copies lost {lost:?}"
+        );
     }
 }

@@ -97,7 +97,10 @@ pub struct PacketRef {
 pub struct Recovery {
     pub conn: u32,
     pub kind: RecoveryKind,
-    /// Relative PSN the recovery resumed from (its first retransmission's).
+    /// Relative PSN the recovery resumed from (its first retransmission's). Unverifiable
+    /// ones: the PSN the go-back must have started from when the trace tells (its NAK's;
+    /// READ: its repeated request's), which may precede `first_retransmission`'s when the
+    /// go-back's first copy is missing; else the first retransmission seen.
     pub psn: u64,
     /// The undelivered data packet (drop or corrupt event) it repaired, if in the trace.
     pub lost: Option<PacketRef>,
@@ -477,6 +480,13 @@ struct Draft {
     timeout: Option<TimeoutDetail>,
     /// A copy missing from the trace may explain it: reported as unverifiable.
     doubt: Doubt,
+    /// The PSN the go-back must have started from, when the trace tells (the PSN its NAK
+    /// or repeated READ request names): an unverifiable one's first retransmission seen
+    /// may be later, its first copy missing.
+    from: Option<u64>,
+    /// READ: its repeated request followed a missing copy, so an unseen repeat from an
+    /// earlier PSN may have started the go-back.
+    after_gap: bool,
 }
 
 impl Draft {
@@ -491,6 +501,8 @@ impl Draft {
             data: None,
             timeout: None,
             doubt,
+            from: None,
+            after_gap: false,
         }
     }
 }
@@ -604,7 +616,7 @@ impl<'u> Tracker<'u> {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
             // The answer to a request asked again: a go-back, or for a request the responder
             // never had (or a response lost before the mirror), a first transmission.
-            Verb::Read if go_back || !self.awaiting_data.is_empty() => self.response_go_back(p),
+            Verb::Read if go_back || !self.awaiting_data.is_empty() => self.response_go_back(p, go_back),
             _ => {}
         }
         if self.s.verb != Verb::Read {
@@ -742,6 +754,8 @@ impl<'u> Tracker<'u> {
                     data: Some(first),
                     timeout: None,
                     doubt,
+                    from: Some(n.nak.psn),
+                    after_gap: false,
                 });
             }
             _ => {
@@ -787,6 +801,8 @@ impl<'u> Tracker<'u> {
                 data: None,
                 timeout: None,
                 doubt: false, // the go-back is from the PSN the NAK names
+                from: None,
+                after_gap: false,
             });
             if reached {
                 self.awaiting_data.push_back((i, req.psn));
@@ -807,15 +823,19 @@ impl<'u> Tracker<'u> {
             Some(g) if !self.timer_expired(req.switch_ts_ns) => {
                 self.gaps.remove(0);
                 let lost = self.losses.get(&g.expected).copied();
-                // Not from the missing PSN: the first repeat may be unseen.
+                // Not from the missing PSN: the first repeat may be unseen, and then the
+                // responder goes back to the missing PSN it asked for.
                 let doubt = req.psn != g.expected && self.unseen_before;
-                let nack = Draft { lost, revealing: Some(g.cause), nak: Some(req), ..Draft::read_nack(doubt) };
+                let from = doubt.then_some(g.expected);
+                let nack = Draft { lost, revealing: Some(g.cause), nak: Some(req), from, ..Draft::read_nack(doubt) };
                 self.draft(nack)
             }
             // A gap stays pending through a timeout: its go-back is still scheduled.
             _ => self.timeout(req, None),
         };
-        if !reached {
+        self.drafts[i].after_gap = self.unseen_before;
+        // The unseen repeat before this one may have reached the responder.
+        if !reached && !self.unseen_before {
             return;
         }
         self.awaiting_data.push_back((i, req.psn));
@@ -836,18 +856,68 @@ impl<'u> Tracker<'u> {
     }
 
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
-    fn response_go_back(&mut self, first: PacketRef) {
-        let Some(k) = self.awaiting_data.iter().position(|&(_, psn)| psn == first.psn) else { return };
-        let (i, _) = self.awaiting_data[k];
+    fn response_go_back(&mut self, first: PacketRef, go_back: bool) {
+        // From the request's PSN, or from the missing PSN an unseen repeat asked for.
+        let drafts = &self.drafts;
+        let exact = self.awaiting_data.iter().position(|&(i, psn)| {
+            let d = &drafts[i];
+            psn == first.psn || d.from == Some(first.psn) || (d.after_gap && first.psn < psn)
+        });
+        // With a copy missing just before, the go-back may have started before this PSN,
+        // at the request's.
+        let unseen_start = || self.awaiting_data.iter().position(|&(_, psn)| psn < first.psn);
+        let start = if exact.is_none() && go_back && self.unseen_before { unseen_start() } else { None };
+        let Some(k) = exact.or(start) else {
+            if go_back {
+                self.unseen_request_go_back(first);
+            }
+            return;
+        };
+        let (i, asked) = self.awaiting_data[k];
         self.awaiting_data.drain(..=k);
         let unseen_before = self.unseen_before;
         let d = &mut self.drafts[i];
         // Its answer may be a go-back whose copy is missing; this one, a later request's.
-        d.doubt |= unseen_before;
+        // Not from the PSN the request seen asked for: from an unseen one's.
+        d.doubt |= unseen_before || asked != first.psn;
+        d.from = Some(if start.is_some() { d.from.unwrap_or(asked).min(asked) } else { first.psn });
         d.data = Some(first);
         if d.kind == RecoveryKind::ReadNack {
             d.first = Some(first);
         }
+    }
+
+    /// READ: a go-back of the responses no request go-back seen asked for. With a copy
+    /// missing since the requester's last request seen, the repeated request is that copy:
+    /// the recovery happened, unverifiable (its request, hence its kind and latencies, is
+    /// unseen) — the oldest pending gap's READ NACK, else a timeout's. Without one, it is
+    /// left alone (no request asked for it: not the requester's recovery).
+    fn unseen_request_go_back(&mut self, first: PacketRef) {
+        let since = self.last_order[Role::Responder.index()];
+        if !self.unseen.between(since, self.order) {
+            return;
+        }
+        self.rx.recovering();
+        let i = match self.gaps.first().copied() {
+            Some(g) if g.expected <= first.psn && !self.timer_expired(first.switch_ts_ns) => {
+                self.gaps.remove(0);
+                let lost = self.losses.get(&g.expected).copied();
+                let nack = Draft {
+                    lost,
+                    revealing: Some(g.cause),
+                    first: Some(first),
+                    data: Some(first),
+                    ..Draft::read_nack(true)
+                };
+                self.draft(nack)
+            }
+            _ => {
+                let i = self.timeout(first, Some(first));
+                self.drafts[i].doubt = true;
+                i
+            }
+        };
+        debug_assert!(self.drafts[i].doubt);
     }
 
     /// A go-back with no NAK: the retransmission timer expired.
@@ -884,6 +954,8 @@ impl<'u> Tracker<'u> {
             data,
             timeout: Some(detail),
             doubt,
+            from: None,
+            after_gap: false,
         })
     }
 
@@ -946,7 +1018,7 @@ impl<'u> Tracker<'u> {
                     Some(Recovery {
                         conn,
                         kind: d.kind,
-                        psn: first.psn,
+                        psn: if d.doubt { d.from.unwrap_or(first.psn) } else { first.psn },
                         lost: d.lost,
                         revealing: d.revealing,
                         nak: d.nak,
