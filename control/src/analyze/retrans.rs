@@ -1049,6 +1049,11 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
     v.push(x);
 }
 
+/// "1 recovery", "2 recoveries".
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 fn us(ns: Option<u64>) -> String {
     ns.map_or("-".into(), |v| format!("{:.3}", v as f64 / 1e3))
 }
@@ -1063,13 +1068,18 @@ impl Report {
         let o = &self.overall;
         let _ = writeln!(
             out,
-            "retransmission: {} recoveries ({} nack, {} read-nack, {} timeout), {} lost data packets, {} resent",
-            o.recoveries, o.nack, o.read_nack, o.timeouts, o.lost_packets, o.retransmitted_packets
+            "retransmission: {} ({} nack, {} read-nack, {} timeout), {}, {} resent",
+            plural(o.recoveries as u64, "recovery", "recoveries"),
+            o.nack,
+            o.read_nack,
+            o.timeouts,
+            plural(o.lost_packets, "lost data packet", "lost data packets"),
+            o.retransmitted_packets
         );
         if o.resent_by_another_recovery > 0 {
             let n = o.resent_by_another_recovery;
-            let _ =
-                writeln!(out, "  {n} lost packets resent by another loss's recovery (report.json `losses` lists each)");
+            let n = plural(n as u64, "lost packet", "lost packets");
+            let _ = writeln!(out, "  {n} resent by another loss's recovery (report.json `losses` lists each)");
         }
         if let Some(t) = self.configured_timeout_ns {
             let adaptive = self.adaptive_retrans.map_or("unknown", |a| if a { "on" } else { "off" });
@@ -1135,26 +1145,30 @@ impl Report {
             };
             let _ = writeln!(
                 out,
-                "  {label}{} timeout retransmissions beyond retry_cnt {n}, up to attempt {} {why}",
-                self.overall.beyond_retry_cnt, self.overall.max_attempt
+                "  {label}{} beyond retry_cnt {n}, up to attempt {} {why}",
+                plural(self.overall.beyond_retry_cnt as u64, "timeout retransmission", "timeout retransmissions"),
+                self.overall.max_attempt
             );
         }
         let early = self.recoveries.iter().filter_map(|r| Some((r, r.timeout.as_ref().filter(|t| t.early)?)));
         render_capped(out, early, |out, (r, t)| {
+            // Early is judged by the timer; the table shows the observed timeout.
             let _ = writeln!(
                 out,
-                "  PROBLEM: conn {} timeout retransmission seq {} after {} µs, configured {} µs (adaptive off)",
+                "  PROBLEM: conn {} timeout retransmission seq {}: timer ran {} µs since its (re)start (observed {} µs since the requester's last send, the table's), configured {} µs (adaptive off)",
                 r.conn,
                 r.first_retransmission.seq,
                 us(t.timer_elapsed_ns),
+                us(t.observed_ns),
                 us(t.configured_ns)
             );
         });
         if !self.unverifiable.is_empty() {
             let _ = writeln!(
                 out,
-                "  {} more recoveries unverifiable: a mirror copy missing just before may explain them (report.json: retransmission.unverifiable)",
-                self.unverifiable.len()
+                "  {} more unverifiable: a mirror copy missing just before may explain {} (report.json: retransmission.unverifiable)",
+                plural(self.unverifiable.len() as u64, "recovery", "recoveries"),
+                if self.unverifiable.len() == 1 { "it" } else { "them" }
             );
         }
         for n in &self.notes {
@@ -1435,8 +1449,21 @@ mod tests {
                 (RecoveryKind::Timeout, 1, Some(10_000), Some(10_000))
             );
             assert_eq!(t.early, early, "adaptive {adaptive:?}");
-            let report = Report { overall: Stats::of(got.iter(), &[], 1), ..Report::default() };
+            let overall = Stats::of(got.iter(), &[], 1);
+            let report = Report { overall, recoveries: got, adaptive_retrans: adaptive, ..Report::default() };
             assert_eq!(report.problems(), usize::from(early));
+            let mut text = String::new();
+            report.render(&mut text);
+            assert!(
+                text.starts_with(
+                    "retransmission: 1 recovery (0 nack, 0 read-nack, 1 timeout), 0 lost data packets, 1 resent"
+                ),
+                "{text}"
+            );
+            // One timeout, two clocks: the PROBLEM line says which it is and gives both.
+            let problem = "PROBLEM: conn 0 timeout retransmission seq 2: timer ran 10.000 µs since its (re)start \
+                           (observed 10.000 µs since the requester's last send, the table's), configured 67108.864 µs (adaptive off)";
+            assert_eq!(text.contains(problem), early, "{text}");
         }
     }
 
