@@ -520,3 +520,27 @@ fn listed_with_kind_and_psn(name: &str, run: &RigRun, report: &retrans::Report) 
         );
     }
 }
+
+/// Out-of-order data (gbn's `ooo-data`, a GBN violation: PSN 10 sent before 9) makes two
+/// NAKs, naming 9 and 10; both go-backs resume from 10 (the second NAK acknowledged 9), in
+/// the order of their NAKs. The go-back from 10 was paired with the NAK naming 10, so the
+/// two recoveries had each other's generation and reaction latencies (review).
+#[test]
+fn out_of_order_data_pairs_each_go_back_with_its_nak() {
+    for nic in [NicKind::Cx5, NicKind::Cx6Dx, NicKind::E810] {
+        for verb in [Verb::Write, Verb::Send] {
+            let knobs = Knobs {
+                nic,
+                verb,
+                conns: 2,
+                events: vec![],
+                faults: "    gbn-violations: [{kind: ooo-data, qpn: 2, psn: 9}]\n".to_string(),
+                ..Knobs::default()
+            };
+            let name = format!("retrans-ooo-data-{}-{}", nic.name(), verb.name());
+            let (run, report) = check(&name, &knobs);
+            assert_eq!(run.result.truth.faults.gbn_violations.len(), 1, "{name}: the fault fired");
+            assert_eq!(report.overall.nack, 2, "{name}: {:#?}", report.recoveries);
+        }
+    }
+}

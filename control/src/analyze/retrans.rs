@@ -23,8 +23,10 @@
 //! - gaps, NAKs and go-backs pair up in order (first come, first served): each gap gets
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
 //!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
-//!   after out-of-order data (a GBN violation: two NAKs whose go-backs the NIC may fire in
-//!   either order — the recoveries are right, their latencies may be swapped);
+//!   after out-of-order data (a GBN violation: two NAKs, the later one acknowledging the
+//!   PSN the earlier one names, so both go-backs resume from the later one's PSN, fired in
+//!   the order of the NAKs: a go-back is the oldest pending NAK's whose PSN, or the oldest
+//!   PSN unacknowledged past it, it resumes from, of those no timeout overtook);
 //! - WRITE/SEND: a NAK answers the gap at the PSN it names, and a gap before the PSN the
 //!   requester has had acknowledged is settled (a timeout recovered it), so a gap no NAK
 //!   answered does not pair with a later loss's NAK. A pending NAK is not dropped that
@@ -455,6 +457,8 @@ type Doubt = bool;
 struct PendingNak {
     nak: PacketRef,
     gap: Option<Gap>,
+    /// A timeout's go-back came since: its own go-back may never come.
+    overtaken: bool,
 }
 
 /// The READ requests seen: which are repeats, and where a repeated run starts.
@@ -600,7 +604,7 @@ impl<'u> Tracker<'u> {
                 (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
                 // A READ responder NAKs a request PSN it skipped (a lost READ request).
                 (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
-                    push_capped(&mut self.naks, PendingNak { nak: p, gap: None });
+                    push_capped(&mut self.naks, PendingNak { nak: p, gap: None, overtaken: false });
                 }
                 _ => {}
             }
@@ -687,7 +691,7 @@ impl<'u> Tracker<'u> {
             let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
             if reached {
                 self.progress(p.psn, p.switch_ts_ns);
-                push_capped(&mut self.naks, PendingNak { nak: p, gap });
+                push_capped(&mut self.naks, PendingNak { nak: p, gap, overtaken: false });
             }
         }
     }
@@ -723,18 +727,22 @@ impl<'u> Tracker<'u> {
     }
 
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
-    /// requester schedules one go-back per NAK, from the PSN it names: the pending NAK
-    /// naming the go-back's PSN is this one's, else the oldest naming one before it
-    /// (several are pending after out-of-order data, a GBN violation, or when the timer
-    /// overtook a NAK whose go-back never came).
+    /// requester schedules one go-back per NAK, from the PSN it names or the oldest one
+    /// unacknowledged if later: the oldest pending NAK resuming there is this one's, else
+    /// the oldest naming one before it (several are pending after out-of-order data, a GBN
+    /// violation, or when the timer overtook a NAK whose go-back never came).
     fn data_go_back(&mut self, first: PacketRef) {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
             self.timer.arm(first.switch_ts_ns, self.order, self.unseen_before);
             return;
         }
-        // A NAK-sequence-error go-back resends from the PSN the NAK named; failing that, the
-        // oldest NAK naming a PSN at or before it.
-        let exact = self.naks.iter().position(|n| n.nak.psn == first.psn);
+        // A NAK-sequence-error go-back resends from the PSN the NAK named, or from the
+        // oldest PSN unacknowledged when a later NAK acknowledged that one (out-of-order
+        // data: NAK 9 then NAK 10, both go back from 10, in the order of their NAKs);
+        // failing that, the oldest NAK naming a PSN at or before it.
+        let una = self.una;
+        let from = |n: &PendingNak| n.nak.psn.max(una) == first.psn && !n.overtaken;
+        let exact = self.naks.iter().position(from).or_else(|| self.naks.iter().position(|n| n.nak.psn == first.psn));
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
@@ -759,6 +767,9 @@ impl<'u> Tracker<'u> {
                 });
             }
             _ => {
+                for n in self.naks.iter_mut().filter(|n| n.nak.psn <= first.psn) {
+                    n.overtaken = true;
+                }
                 self.timeout(first, Some(first));
             }
         }
