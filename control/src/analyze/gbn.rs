@@ -44,7 +44,7 @@ use super::transport::{
     GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
-use super::{render_capped, Input};
+use super::{plural, render_capped, Input};
 
 /// Episodes still waiting for their NAK, READ requests not yet answered, and the other
 /// queues are bounded: a trace that overflows them is already full of violations.
@@ -1253,9 +1253,11 @@ impl Report {
         let timeouts: u64 = self.connections.iter().map(|c| c.timeout_retransmissions).sum();
         let _ = writeln!(
             out,
-            "Go-back-N logic: {} connections, {} violations ({naks} NAKs, {timeouts} timeout retransmissions)",
-            self.connections.len(),
-            self.violations.len()
+            "Go-back-N logic: {}, {} ({}, {})",
+            plural(self.connections.len() as u64, "connection", "connections"),
+            plural(self.violations.len() as u64, "violation", "violations"),
+            plural(naks, "NAK", "NAKs"),
+            plural(timeouts, "timeout retransmission", "timeout retransmissions")
         );
         if !self.unknown_verb.is_empty() {
             let _ = writeln!(out, "  not checked, verb unknown or mixed: connections {:?}", self.unknown_verb);
@@ -2120,7 +2122,7 @@ mod tests {
         let report = Report { connections: vec![ConnStats::default()], violations: vec![v; 25], ..Report::default() };
         let mut out = String::new();
         report.render(&mut out);
-        assert!(out.starts_with("Go-back-N logic: 1 connections, 25 violations"));
+        assert!(out.starts_with("Go-back-N logic: 1 connection, 25 violations"));
         assert_eq!(out.lines().count(), 1 + RENDER_LINES + 1);
         assert!(out.ends_with("... 5 more in report.json\n"));
         assert_eq!(report.problems(), 25);

@@ -44,6 +44,11 @@ pub const REPORT_FORMAT: &str = "rocescope-report";
 /// trace of thousands of connections must still give a summary one can read.
 pub(crate) const RENDER_LINES: usize = 20;
 
+/// "1 recovery", "2 recoveries": a count with its noun.
+pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// Writes the first [`RENDER_LINES`] of `items` with `line`, then how many more
 /// report.json holds (the rest are counted, not formatted).
 pub(crate) fn render_capped<T>(

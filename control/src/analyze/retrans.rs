@@ -52,7 +52,7 @@ use super::transport::{
     Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
-use super::{render_capped, Input};
+use super::{plural, render_capped, Input};
 
 pub const PLOT_GENERATION: &str = "retrans-nack-generation.svg";
 pub const PLOT_REACTION: &str = "retrans-nack-reaction.svg";
@@ -1058,11 +1058,6 @@ fn push_capped<T>(v: &mut Vec<T>, x: T) {
         v.remove(0);
     }
     v.push(x);
-}
-
-/// "1 recovery", "2 recoveries".
-fn plural(n: u64, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn us(ns: Option<u64>) -> String {
