@@ -1227,6 +1227,53 @@ mod tests {
     }
 
     #[test]
+    fn an_out_of_order_first_transmission_starts_its_message() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // SEND 10–11; then 12–14 whose Middle (13) went out before its First (12), both
+        // first transmissions, no copy missing.
+        let records = [
+            copy(0x00, 10, 1),
+            copy(0x02, 11, 2),
+            ack(11, 1, 3),
+            copy(0x01, 13, 4),
+            copy(0x00, 12, 5),
+            copy(0x02, 14, 6),
+            ack(14, 2, 7),
+        ];
+        let got = messages(Verb::Send, &records);
+        assert_eq!(got, [(10, Some(11), 2048, Some(300), false), (12, Some(14), 3072, Some(700), false)]);
+    }
+
+    #[test]
+    fn go_back_copies_split_a_merged_message_and_fill_its_bytes() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        let mut last = copy(0x02, 13, 9);
+        last.payload_len = 500;
+        // SEND 10–13 and 14–17; the first copies of 13 (Last, seq 4) and 14 (First, seq 5)
+        // missing: counted as one merged message. The go-back copies of 13 and 14 tell
+        // the boundary and the Last's size.
+        let records = [
+            copy(0x00, 10, 1),
+            copy(0x01, 11, 2),
+            copy(0x01, 12, 3),
+            copy(0x01, 15, 6),
+            copy(0x01, 16, 7),
+            copy(0x02, 17, 8),
+            last,
+            copy(0x00, 14, 10),
+            ack(17, 2, 11),
+        ];
+        let got = messages(Verb::Send, &records);
+        assert_eq!(got, [(10, Some(13), 3572, Some(1100), false), (14, Some(17), 4096, Some(1100), true)]);
+        let unseen = Unseen::of(&records);
+        let mut t = Tracker::new(Verb::Send, 1024, 10, SwitchClock::default(), &unseen);
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        assert!(t.finish().iter().all(|m| !m.bounds_unseen));
+    }
+
+    #[test]
     fn a_repeated_read_request_is_not_a_second_message() {
         let read = |p, len, seq| copy(0x0c, p, seq).with_reth(len);
         let resp = |op, p, seq| copy(op, p, seq);
