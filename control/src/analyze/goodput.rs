@@ -404,6 +404,26 @@ struct Tracker<'u> {
     proof: Proof,
     /// A message before the MSN was calibrated may be two: it cannot be.
     uncounted: bool,
+    /// WRITE/SEND: a first transmission one PSN past `hi` with no copy missing before it,
+    /// held back: the packet at `hi` may follow it (sent out of order, both first
+    /// transmissions); it is taken first then, else this one is taken as it came.
+    ooo: Option<Record>,
+    /// WRITE/SEND: PSNs `hi` passed whose first-transmission copies are missing, with the
+    /// bytes counted for each (`None`: the message's bytes are its RETH length). A
+    /// retransmission's copy of one (a go-back) tells its payload and whether it starts or
+    /// ends a message.
+    holes: Vec<(u32, Option<u64>)>,
+    /// Holes were left out past [`HOLES_CAP`]: a PSN not listed may be unseen too.
+    holes_dropped: bool,
+    /// READ requests past `hi` seen while a message known only from its responses is open
+    /// (with `missed` as they came), held until a response reaches their PSN: the
+    /// responses below it (the open message's rest, maybe a further message whose request
+    /// copy is missing too) are still to come, and taken first.
+    reads_held: Vec<(Record, bool)>,
+    /// The previous request-direction packet before the first of `reads_held`.
+    reads_held_since: Option<u64>,
+    /// The previous request-direction packet before the one at hand.
+    toward_responder_before: Option<u64>,
 }
 
 /// A completing packet (an ACK/NAK, READ: a response): how far it proves when the messages
@@ -437,6 +457,9 @@ impl Proof {
 
 /// At most this many acknowledgement points are held for a message whose end is unknown.
 const HELD_CAP: usize = 64;
+
+/// At most this many unseen first-transmission PSNs are remembered ([`Tracker::holes`]).
+const HOLES_CAP: usize = 1024;
 
 impl<'u> Tracker<'u> {
     fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>) -> Vec<Message> {
@@ -480,6 +503,12 @@ impl<'u> Tracker<'u> {
             msn_base: None,
             proof: Proof { after: None, at: 0, nak: false },
             uncounted: false,
+            ooo: None,
+            holes: Vec::new(),
+            holes_dropped: false,
+            reads_held: Vec::new(),
+            reads_held_since: None,
+            toward_responder_before: None,
         }
     }
 
@@ -487,15 +516,23 @@ impl<'u> Tracker<'u> {
     fn packet(&mut self, r: &Record, to: Role) {
         // A message's unseen start is a request-direction copy, missing since the previous
         // request-direction packet seen.
-        self.missed = self.unseen.between(self.toward_responder.last(), r.seq());
+        let since = if self.reads_held.is_empty() { self.toward_responder.last() } else { self.reads_held_since };
+        self.missed = self.unseen.between(since, r.seq());
         match to {
             Role::Responder => {
+                self.toward_responder_before = self.toward_responder.last();
                 self.toward_responder.step(self.unseen, r);
                 if r.kind() == Kind::Request {
-                    self.on_request(r);
+                    self.request_in_order(r);
                 }
             }
             Role::Requester => {
+                // A response covering the packet held back: take it now.
+                if let Some(h) = self.ooo.filter(|h| psn::ge(r.psn(), h.psn())) {
+                    self.ooo = None;
+                    self.take_held(&h);
+                }
+                self.release_reads(Some(r.psn()));
                 let after = self.toward_requester.last();
                 let gap = self.toward_requester.step(self.unseen, r);
                 if r.kind() == Kind::Response {
@@ -507,6 +544,10 @@ impl<'u> Tracker<'u> {
 
     /// The messages; those not completed say whether their completion may be unseen.
     fn finish(mut self) -> Vec<Message> {
+        if let Some(h) = self.ooo.take() {
+            self.take_held(&h);
+        }
+        self.release_reads(None);
         let first_own = self.msgs.iter().position(|m| !m.inferred).unwrap_or(self.msgs.len());
         for m in &mut self.msgs[..first_own] {
             m.begun_in_trace = false;
@@ -520,12 +561,79 @@ impl<'u> Tracker<'u> {
         self.msgs
     }
 
+    /// A request-direction packet, first transmissions put back in PSN order: a NIC may
+    /// send a message's second packet before its first (both first transmissions; gbn's
+    /// `ooo-data`). Taken as it came, the second would pass the message's start (no copy
+    /// missing: the trace began mid-message) and the first, behind `hi`, would be a
+    /// retransmission: the message lost, every later one counted one place early.
+    fn request_in_order(&mut self, r: &Record) {
+        let data = matches!(self.verb, Verb::Write | Verb::Send) && r.opcode() < 0x20 && is_data(r, self.verb);
+        if let Some(h) = self.ooo.take() {
+            if data && r.psn() == self.hi {
+                self.on_request(r);
+                self.missed = false; // as when it came
+                self.take_held(&h);
+                // The message's first packet on the wire is the one held back.
+                if let Some(m) = self.msgs.last_mut().filter(|m| psn::ge(h.psn(), m.first_psn)) {
+                    m.first_packet_ns = m.first_packet_ns.min(self.clock.ns(&h));
+                    m.first_order = m.first_order.min(h.seq());
+                }
+                return;
+            }
+            let missed = std::mem::replace(&mut self.missed, false);
+            self.on_request(&h);
+            self.missed = missed;
+        }
+        if data && !self.missed && !self.msgs.is_empty() && psn::distance(self.hi, r.psn()) == 1 {
+            self.ooo = Some(*r);
+            return;
+        }
+        self.on_request(r);
+    }
+
+    /// Takes the READ requests held ([`Self::reads_held`]) up to PSN `upto` (all: `None`),
+    /// each with `missed` as it came.
+    fn release_reads(&mut self, upto: Option<u32>) {
+        let now = self.missed;
+        while let Some(&(r, missed)) = self.reads_held.first() {
+            if upto.is_some_and(|p| psn::lt(p, r.psn())) {
+                break;
+            }
+            self.reads_held.remove(0);
+            self.missed = missed;
+            if psn::ge(r.psn(), self.hi) {
+                self.on_read_request(&r);
+            }
+        }
+        self.missed = now;
+    }
+
+    /// Takes the packet held back ([`Self::ooo`]) as it came: no copy missing before it.
+    fn take_held(&mut self, h: &Record) {
+        let missed = std::mem::replace(&mut self.missed, false);
+        self.on_request(h);
+        self.missed = missed;
+    }
+
     fn on_request(&mut self, r: &Record) {
         if psn::lt(r.psn(), self.hi) {
-            return; // a retransmission, or a request repeated from inside a message
+            // A retransmission, or a request repeated from inside a message: it may tell
+            // what a missing first copy did not.
+            if matches!(self.verb, Verb::Write | Verb::Send) && r.opcode() < 0x20 && is_data(r, self.verb) {
+                self.fill_hole(r);
+            }
+            return;
         }
         let op = r.opcode();
         match self.verb {
+            Verb::Read if op == 0x0c && (self.open || !self.reads_held.is_empty()) && psn::gt(r.psn(), self.hi) => {
+                // The open message is known from its responses only: those still to come
+                // below this request are taken first.
+                if self.reads_held.is_empty() {
+                    self.reads_held_since = self.toward_responder_before;
+                }
+                self.reads_held.push((*r, self.missed));
+            }
             Verb::Read if op == 0x0c => self.on_read_request(r),
             Verb::Write | Verb::Send if op < 0x20 && is_data(r, self.verb) => self.on_data(r),
             _ => {}
@@ -620,6 +728,10 @@ impl<'u> Tracker<'u> {
     /// Adds `r`'s payload (without pad) to the last message; the packets from `hi` before
     /// it, whose copies are missing, are First or Middle ones: one MTU each.
     fn add_payload(&mut self, r: &Record) {
+        if self.verb != Verb::Read {
+            let counted = Some(u64::from(self.mtu));
+            self.add_holes(r.psn(), counted);
+        }
         let skipped = u64::from(psn::distance(self.hi, r.psn())) * u64::from(self.mtu);
         let pad = u64::from((r.bth_flags >> 4) & 0x3);
         if let Some(m) = self.msgs.last_mut() {
@@ -627,11 +739,107 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// The PSNs from `hi` to `until` (exclusive) are passed unseen: each counted as
+    /// `counted` bytes in its message.
+    fn add_holes(&mut self, until: u32, counted: Option<u64>) {
+        if psn::distance(self.hi, until) as usize > HOLES_CAP {
+            self.holes_dropped = true;
+            return;
+        }
+        let mut p = self.hi;
+        while psn::lt(p, until) {
+            if self.holes.len() >= HOLES_CAP {
+                self.holes.remove(0);
+                self.holes_dropped = true;
+            }
+            self.holes.push((p, counted));
+            p = psn::add(p, 1);
+        }
+    }
+
+    /// A retransmission's copy (a go-back) of a PSN whose first-transmission copy is
+    /// missing: its payload replaces the bytes counted for it, and a Last or First says
+    /// where its message ends or starts — a message counted as two merged
+    /// (`bounds_unseen`) is split there.
+    fn fill_hole(&mut self, r: &Record) {
+        let q = r.psn();
+        let una = self.una;
+        self.holes.retain(|&(p, _)| psn::ge(p, una));
+        let Some(h) = self.holes.iter().position(|&(p, _)| p == q) else { return };
+        let (_, counted) = self.holes.remove(h);
+        let Some(i) = self.msgs.iter().rposition(|m| psn::ge(q, m.first_psn)) else { return };
+        let m = &self.msgs[i];
+        let within = m.last_psn.is_none_or(|l| psn::le(q, l));
+        let shared = self.msgs.get(i + 1).is_some_and(|n| m.last_psn.is_none_or(|l| psn::le(n.first_psn, l)));
+        if !within || shared || m.inferred {
+            return;
+        }
+        let pad = u64::from((r.bth_flags >> 4) & 0x3);
+        let payload = u64::from(r.payload_len).saturating_sub(pad);
+        if let Some(c) = counted {
+            let m = &mut self.msgs[i];
+            m.bytes = (m.bytes + payload).saturating_sub(c);
+        }
+        let op = r.opcode();
+        if ends_message(op) && self.msgs[i].last_psn != Some(q) {
+            self.split(i, psn::add(q, 1), counted.map(|_| payload));
+        } else if starts_message(op) && self.msgs[i].first_psn != q {
+            self.split(i, q, None);
+        }
+    }
+
+    /// Splits message `i` before PSN `at`: a boundary its unseen copies hid. `last_bytes`:
+    /// the payload of the first part's Last, just seen.
+    fn split(&mut self, i: usize, at: u32, last_bytes: Option<u64>) {
+        let mtu = u64::from(self.mtu);
+        let m = self.msgs[i].clone();
+        let last = psn::sub(at, 1);
+        // The first part's bytes: every PSN a whole MTU but its holes and its Last.
+        let inside = |p: u32| psn::ge(p, m.first_psn) && psn::lt(p, at);
+        let mut first_bytes = u64::from(psn::distance(m.first_psn, at)) * mtu;
+        for &(_, c) in self.holes.iter().filter(|&&(h, _)| inside(h)) {
+            first_bytes = (first_bytes + c.unwrap_or(mtu)).saturating_sub(mtu);
+        }
+        if let Some(b) = last_bytes {
+            first_bytes = (first_bytes + b).saturating_sub(mtu);
+        }
+        let first_bytes = first_bytes.min(m.bytes);
+        let mut second = Message { first_psn: at, start_unseen: true, bytes: m.bytes - first_bytes, ..m.clone() };
+        let known = !self.holes_dropped;
+        let first_run = self.unseen_run(m.first_psn, Some(last));
+        second.bounds_unseen &= !known || self.unseen_run(at, second.last_psn);
+        let first = &mut self.msgs[i];
+        (first.last_psn, first.bytes) = (Some(last), first_bytes);
+        first.bounds_unseen &= !known || first_run;
+        // Completed together, the first part may have completed earlier.
+        first.completion_uncertain |= first.completed_ns.is_some();
+        self.msgs.insert(i + 1, second);
+        if self.next_incomplete > i {
+            self.next_incomplete += 1;
+        } else if self.next_incomplete == i {
+            // The first part's end is known now: the acknowledgements held may complete it.
+            for (una, ts, proof) in std::mem::take(&mut self.held) {
+                self.complete(una, ts, proof);
+            }
+        }
+    }
+
+    /// Whether two PSNs in a row from `first` to `last` (to `hi` when open) are holes:
+    /// a boundary may still hide there.
+    fn unseen_run(&self, first: u32, last: Option<u32>) -> bool {
+        let end = last.map_or(self.hi, |l| psn::add(l, 1));
+        let inside = |p: u32| psn::ge(p, first) && psn::lt(p, end);
+        // Holes are listed in PSN order.
+        self.holes.windows(2).any(|w| inside(w[0].0) && inside(w[1].0) && w[1].0 == psn::add(w[0].0, 1))
+    }
+
     /// The open message's end is known and `p` is past it: it ended there, its Last copy
     /// missing, and `p` belongs to a later message.
     fn end_at_known(&mut self, p: u32) {
         match self.open_end {
             Some(end) if self.open && psn::gt(p, end) => {
+                let counted = (!self.bytes_from_reth).then_some(0);
+                self.add_holes(psn::add(end, 1), counted);
                 self.close(end);
                 self.hi = psn::add(end, 1);
             }
@@ -648,6 +856,10 @@ impl<'u> Tracker<'u> {
             return;
         }
         let unseen = psn::distance(self.hi, p);
+        if self.verb != Verb::Read {
+            let counted = (!self.bytes_from_reth).then_some(0);
+            self.add_holes(p, counted);
+        }
         self.close(psn::sub(p, 1));
         self.hi = p;
         if unseen >= 2 {
@@ -694,6 +906,9 @@ impl<'u> Tracker<'u> {
     fn unseen_before(&mut self, r: &Record) {
         if psn::gt(r.psn(), self.hi) && self.missed {
             let span = psn::distance(self.hi, r.psn());
+            if self.verb != Verb::Read {
+                self.add_holes(r.psn(), Some(u64::from(self.mtu)));
+            }
             self.push_unseen(r, self.hi, Some(psn::sub(r.psn(), 1)), u64::from(span) * u64::from(self.mtu));
             if span >= 2 {
                 self.mark_bounds_unseen(); // may be several messages
@@ -1009,6 +1224,53 @@ mod tests {
         // MSN counts two messages.
         let got = messages(Verb::Write, &[only(10, 1), ack(10, 1, 2), ack(11, 2, 4)]);
         assert_eq!(got, [(10, Some(10), 1024, Some(200), false), (11, Some(11), 1024, Some(400), true)]);
+    }
+
+    #[test]
+    fn an_out_of_order_first_transmission_starts_its_message() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // SEND 10–11; then 12–14 whose Middle (13) went out before its First (12), both
+        // first transmissions, no copy missing.
+        let records = [
+            copy(0x00, 10, 1),
+            copy(0x02, 11, 2),
+            ack(11, 1, 3),
+            copy(0x01, 13, 4),
+            copy(0x00, 12, 5),
+            copy(0x02, 14, 6),
+            ack(14, 2, 7),
+        ];
+        let got = messages(Verb::Send, &records);
+        assert_eq!(got, [(10, Some(11), 2048, Some(300), false), (12, Some(14), 3072, Some(700), false)]);
+    }
+
+    #[test]
+    fn go_back_copies_split_a_merged_message_and_fill_its_bytes() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        let mut last = copy(0x02, 13, 9);
+        last.payload_len = 500;
+        // SEND 10–13 and 14–17; the first copies of 13 (Last, seq 4) and 14 (First, seq 5)
+        // missing: counted as one merged message. The go-back copies of 13 and 14 tell
+        // the boundary and the Last's size.
+        let records = [
+            copy(0x00, 10, 1),
+            copy(0x01, 11, 2),
+            copy(0x01, 12, 3),
+            copy(0x01, 15, 6),
+            copy(0x01, 16, 7),
+            copy(0x02, 17, 8),
+            last,
+            copy(0x00, 14, 10),
+            ack(17, 2, 11),
+        ];
+        let got = messages(Verb::Send, &records);
+        assert_eq!(got, [(10, Some(13), 3572, Some(1100), false), (14, Some(17), 4096, Some(1100), true)]);
+        let unseen = Unseen::of(&records);
+        let mut t = Tracker::new(Verb::Send, 1024, 10, SwitchClock::default(), &unseen);
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        assert!(t.finish().iter().all(|m| !m.bounds_unseen));
     }
 
     #[test]
