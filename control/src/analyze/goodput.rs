@@ -1181,12 +1181,20 @@ mod tests {
     /// The messages of one connection from PSN 10 in `records`, the copies their seqs skip
     /// missing: (first PSN, last PSN, bytes, completed, start unseen).
     fn messages(verb: Verb, records: &[Record]) -> Vec<Seen> {
+        let msgs = tracked(verb, records, None);
+        msgs.iter().map(|m| (m.first_psn, m.last_psn, m.bytes, m.completed_ns, m.start_unseen)).collect()
+    }
+
+    /// One connection from PSN 10 (MSN base `msn_base`) tracked over `records`, the
+    /// copies their seqs skip missing: its messages.
+    fn tracked(verb: Verb, records: &[Record], msn_base: Option<u32>) -> Vec<Message> {
         let unseen = Unseen::of(records);
         let mut t = Tracker::new(verb, 1024, 10, SwitchClock::default(), &unseen);
+        t.msn_base = msn_base;
         for r in records {
             t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
         }
-        t.finish().iter().map(|m| (m.first_psn, m.last_psn, m.bytes, m.completed_ns, m.start_unseen)).collect()
+        t.finish()
     }
 
     const ACK: u8 = 0x11;
@@ -1265,12 +1273,7 @@ mod tests {
         ];
         let got = messages(Verb::Send, &records);
         assert_eq!(got, [(10, Some(13), 3572, Some(1100), false), (14, Some(17), 4096, Some(1100), true)]);
-        let unseen = Unseen::of(&records);
-        let mut t = Tracker::new(Verb::Send, 1024, 10, SwitchClock::default(), &unseen);
-        for r in &records {
-            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
-        }
-        assert!(t.finish().iter().all(|m| !m.bounds_unseen));
+        assert!(tracked(Verb::Send, &records, None).iter().all(|m| !m.bounds_unseen));
     }
 
     #[test]
@@ -1421,13 +1424,8 @@ mod tests {
             copy(0x0a, 12, 4).with_reth(1024),
             copy(ACK, 12, 5).with_aeth(0x1f, 3),
         ];
-        let unseen = Unseen::of(&records);
-        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen);
-        t.msn_base = Some(0);
-        for r in &records {
-            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
-        }
-        let begun: Vec<(u32, bool)> = t.finish().iter().map(|m| (m.first_psn, m.begun_in_trace)).collect();
+        let msgs = tracked(Verb::Write, &records, Some(0));
+        let begun: Vec<(u32, bool)> = msgs.iter().map(|m| (m.first_psn, m.begun_in_trace)).collect();
         assert_eq!(begun, [(10, false), (10, false), (12, true)]);
         // Goodput counts from the first message the trace saw begin, over those.
         let mut msgs = [msg(100, Some(150)), msg(200, Some(300))];
@@ -1451,12 +1449,8 @@ mod tests {
             copy(0x0c, 14, 6).with_reth(1024),
             copy(0x10, 14, 7),
         ];
-        let unseen = Unseen::of(&records);
-        let mut t = Tracker::new(Verb::Read, 1024, 10, SwitchClock::default(), &unseen);
-        for r in &records {
-            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
-        }
-        let got: Vec<_> = t.finish().iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
+        let msgs = tracked(Verb::Read, &records, None);
+        let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
         assert_eq!(got, [(Some(500), true), (Some(700), true)]);
     }
 
