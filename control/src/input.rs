@@ -180,27 +180,27 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
         return Ok(());
     }
     let io = |source| InputError::Io { path: dir.to_path_buf(), source };
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(io)?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && (named_capture(p) || capture_magic(p)))
-        .collect();
+    let mut files = Vec::new();
+    for path in std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())) {
+        if let Some(format) = capture_format(&path)? {
+            files.push((path, format));
+        }
+    }
     if dir.join(SUMMARY_FILE).exists() {
         // A reconstruction's own trace (written here by `-o` before that was refused): its
         // copies are the other files' again.
         let ours = dir.join(TRACE_FILE);
-        if files.contains(&ours) {
-            files.retain(|p| *p != ours);
+        if files.iter().any(|(p, _)| *p == ours) {
+            files.retain(|(p, _)| *p != ours);
             let why = format!("the trace of the reconstruction whose {SUMMARY_FILE} is beside it");
             inputs.skipped.push(Skipped { path: ours, why });
         }
     }
-    files.sort();
+    files.sort_by(|(a, _), (b, _)| a.cmp(b));
     if files.is_empty() {
         return Err(InputError::Empty(dir.to_path_buf()));
     }
-    for path in files {
-        let format = sniff(&path)?;
+    for (path, format) in files {
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
         inputs.sources.push(SourceSpec {
             name: format!("{prefix}/{file}"),
@@ -214,19 +214,19 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
     Ok(())
 }
 
-/// A file named as a capture: `.pcap`, `.pcapng`, `.cap` in any case, or numbered
-/// (`.pcap1`, `.pcapng12`, as `tcpdump -C` names rotated files). Such a file is read even when its
-/// first bytes are wrong, to be reported damaged.
-fn named_capture(path: &Path) -> bool {
-    named_format(path).is_some()
-}
-
-/// A file that starts as a pcap or pcapng file does, whatever its name.
-fn capture_magic(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    let read = std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic));
-    read.is_ok() && format_of_magic(u32::from_le_bytes(magic)).is_some()
+/// A file of an input directory as a capture: its format, from its first bytes or its
+/// name ([`named_format`]); `None` for any other file. A file named as a capture that
+/// cannot be read is an error; any other unreadable file is not a capture.
+fn capture_format(path: &Path) -> Result<Option<Format>, InputError> {
+    if !path.is_file() {
+        return Ok(None);
+    }
+    match sniff(path) {
+        Ok(format) => Ok(Some(format)),
+        Err(InputError::UnknownFormat { .. }) => Ok(None),
+        Err(e) if named_format(path).is_some() => Err(e),
+        Err(_) => Ok(None),
+    }
 }
 
 fn display_name(path: &Path) -> String {
@@ -236,7 +236,7 @@ fn display_name(path: &Path) -> String {
 /// A file's format from its first bytes. A pcapng file that rocescope wrote (a dataplane
 /// shard, or a reconstruction's trace.pcapng) is read as a shard: its copies are restored
 /// and say their seq in their annotations. A file too short to tell or with a wrong
-/// magic, named as a capture ([`named_capture`]), is taken for what its name says, so
+/// magic, named as a capture ([`named_format`]), is taken for what its name says, so
 /// that it is reported damaged rather than stopping the whole reconstruction.
 fn sniff(path: &Path) -> Result<Format, InputError> {
     use std::io::Read;
@@ -263,7 +263,9 @@ fn format_of_magic(magic: u32) -> Option<Format> {
     }
 }
 
-/// The format a capture's name says ([`named_capture`]).
+/// The format a capture's name says: `.pcap`, `.pcapng`, `.cap` in any case, or numbered
+/// (`.pcap1`, `.pcapng12`, as `tcpdump -C` names rotated files). Such a file is read even
+/// when its first bytes are wrong, to be reported damaged.
 fn named_format(path: &Path) -> Option<Format> {
     let ext = path.extension()?.to_str()?.to_ascii_lowercase();
     match ext.trim_end_matches(|c: char| c.is_ascii_digit()) {
