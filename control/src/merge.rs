@@ -239,6 +239,10 @@ pub struct Merger<'a> {
     window: usize,
     cfg: ClassifyConfig,
     reference: Option<(u64, u32)>,
+    /// From the reference: the lowest unwrapped seq a copy may take (lower is a corrupted
+    /// seq), and what the first lap counted adds to a wire seq (0 or 0x7fffffff).
+    earliest: u64,
+    first_lap: u64,
     /// Unwrapped seq of the last copy emitted in order.
     last_emitted: Option<u64>,
     /// Where the copies of recent seqs came from, to name the copy kept when a seq comes
@@ -278,6 +282,8 @@ impl<'a> Merger<'a> {
             window: window.max(1),
             cfg,
             reference: None,
+            earliest: 1,
+            first_lap: 0,
             last_emitted: None,
             emitted: Emitted::new(window, sources.len()),
             eager: true,
@@ -286,6 +292,9 @@ impl<'a> Merger<'a> {
             issues,
         };
         m.reference = m.find_reference();
+        if let Some((u, w)) = m.reference {
+            (m.earliest, m.first_lap) = (u.saturating_sub(u64::from(LAP_MARGIN)).max(1), u - u64::from(w));
+        }
         for i in 0..m.states.len() {
             m.refill(i);
         }
@@ -444,13 +453,10 @@ impl<'a> Merger<'a> {
                 // (a corrupted seq) is placed as its wire seq says on the first lap
                 // counted, but is no base for the copies after it: from it, the next would
                 // land a lap off.
-                let (earliest, first_lap) = self
-                    .reference
-                    .map_or((1, 0), |(u, w)| (u.saturating_sub(u64::from(LAP_MARGIN)).max(1), u - u64::from(w)));
-                let unwrapped = if unwrapped < earliest as i64 {
+                let unwrapped = if unwrapped < self.earliest as i64 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
                     self.issues.add(MergeIssue::BeforeStart { seq, at });
-                    first_lap + u64::from(seq)
+                    self.first_lap + u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
                     unwrapped as u64
