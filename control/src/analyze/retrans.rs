@@ -33,6 +33,11 @@
 //!   way: NICs schedule one go-back per NAK and fire it even when an acknowledgement
 //!   got there first.
 //!
+//! Under capture loss (copies missing, `analyze::unseen`) what the trace cannot prove is
+//! listed as unverifiable, never dropped and never guessed: a recovery seen only by its
+//! NAK, its lost packet or part of its go-back is listed with what is known, the rest
+//! null; a latency is reported only when both of its packets are known.
+//!
 //! Latencies are differences of 48-bit switch timestamps of mirrored copies. A timeout's
 //! *observed* value runs from the last packet the retransmitting end sent before it (so
 //! it can be shorter than the timer: go-back-N resends do not restart the timer);
@@ -70,6 +75,9 @@ pub enum RecoveryKind {
     ReadNack,
     /// No NAK: the retransmission timer expired.
     Timeout,
+    /// Unverifiable only: the trace has a lost packet never seen resent, with copies
+    /// missing after it, but neither its NAK nor its go-back.
+    Unknown,
 }
 
 impl RecoveryKind {
@@ -78,6 +86,7 @@ impl RecoveryKind {
             RecoveryKind::Nack => "nack",
             RecoveryKind::ReadNack => "read-nack",
             RecoveryKind::Timeout => "timeout",
+            RecoveryKind::Unknown => "unknown",
         }
     }
 }
@@ -104,6 +113,11 @@ pub struct Recovery {
     /// READ: its repeated request's), which may precede `first_retransmission`'s when the
     /// go-back's first copy is missing; else the first retransmission seen.
     pub psn: u64,
+    /// Unverifiable ones whose go-back's first copies may be missing, where the trace does
+    /// not tell the PSN it resumed from: the lowest it may be (the oldest PSN the trace saw
+    /// unacknowledged, or taken as received unseen); `psn` is then the highest (its first
+    /// retransmission seen's, or its lost packet's).
+    pub psn_min: Option<u64>,
     /// The undelivered data packet (drop or corrupt event) it repaired, if in the trace.
     pub lost: Option<PacketRef>,
     /// The next delivered data packet, whose out-of-sequence arrival revealed the gap.
@@ -111,8 +125,10 @@ pub struct Recovery {
     /// The NAK; for READ the repeated READ request.
     pub nak: Option<PacketRef>,
     /// The first retransmitted packet: data for NACK kinds; for timeouts the requester's
-    /// first resend (READ: the repeated request).
-    pub first_retransmission: PacketRef,
+    /// first resend (READ: the repeated request). Unverifiable ones: the first the trace
+    /// has, later than the real first when `psn` precedes its PSN; null when the trace has
+    /// none (only the NAK, say, or only the lost packet and what revealed it).
+    pub first_retransmission: Option<PacketRef>,
     /// The first retransmitted data packet (differs from the above for READ timeouts).
     pub data_retransmission: Option<PacketRef>,
     /// revealing → NAK.
@@ -124,6 +140,15 @@ pub struct Recovery {
     pub timeout: Option<TimeoutDetail>,
 }
 
+impl Recovery {
+    /// Where it is in the trace: its first retransmission, failing that its earliest
+    /// packet the trace has.
+    fn at(&self) -> u32 {
+        let earliest = [self.nak, self.revealing, self.lost].into_iter().flatten().map(|p| p.index).min();
+        self.first_retransmission.map(|p| p.index).or(earliest).unwrap_or(0)
+    }
+}
+
 /// One lost data packet (drop or corrupt event) and its first resend: Lumina's total
 /// retransmission latency is per dropped packet, and a second loss in one window is resent
 /// by the first one's go-back, with no recovery of its own.
@@ -131,9 +156,10 @@ pub struct Recovery {
 pub struct Loss {
     pub conn: u32,
     pub lost: PacketRef,
-    /// The first later packet with its PSN.
+    /// The first later packet with its PSN (in the trace: with copies missing in between,
+    /// an earlier one may be unseen).
     pub retransmission: Option<PacketRef>,
-    /// lost → retransmission.
+    /// lost → retransmission; null when a copy is missing in between.
     pub total_ns: Option<u64>,
     /// The first retransmission of the recovery whose resends include it (none for an
     /// RNR resend, which is no loss recovery).
@@ -200,7 +226,8 @@ pub struct Stats {
     pub beyond_retry_cnt: usize,
     /// Data packets with a drop or corrupt event.
     pub lost_packets: u64,
-    /// Of those, resent by the recovery of another loss (a second loss in one window).
+    /// Of those, resent by a recovery the trace proves of another loss (a second loss in
+    /// one window); not those with an unverifiable recovery of their own.
     pub resent_by_another_recovery: usize,
     /// Data packets sent again.
     pub retransmitted_packets: u64,
@@ -213,9 +240,20 @@ pub struct Stats {
 }
 
 impl Stats {
-    fn of<'a>(recs: impl Iterator<Item = &'a Recovery> + Clone, losses: &[Loss], retransmitted: u64) -> Stats {
+    /// Of the recoveries proven; `doubted` (the unverifiable ones) only tell which losses
+    /// had a recovery of their own.
+    fn of<'a>(
+        recs: impl Iterator<Item = &'a Recovery> + Clone,
+        doubted: &'a [Recovery],
+        losses: &[Loss],
+        retransmitted: u64,
+    ) -> Stats {
         let collect = |f: fn(&Recovery) -> Option<u64>| Latencies::of(recs.clone().filter_map(f).collect());
-        let own: FxHashSet<u32> = recs.clone().filter_map(|r| Some(r.lost?.index)).collect();
+        let own: FxHashSet<u32> = recs.clone().chain(doubted).filter_map(|r| Some(r.lost?.index)).collect();
+        // Resent by another loss's recovery: one the trace proves, not its own.
+        let proven: FxHashSet<u32> = recs.clone().filter_map(|r| Some(r.first_retransmission?.index)).collect();
+        let by_another =
+            |l: &&Loss| l.recovered_by.is_some_and(|f| proven.contains(&f.index)) && !own.contains(&l.lost.index);
         let count = |k: RecoveryKind| recs.clone().filter(|r| r.kind == k).count();
         let timeouts = || recs.clone().filter_map(|r| r.timeout.as_ref());
         Stats {
@@ -227,10 +265,7 @@ impl Stats {
             early_timeouts: timeouts().filter(|t| t.early).count(),
             beyond_retry_cnt: timeouts().filter(|t| t.beyond_retry_cnt).count(),
             lost_packets: losses.len() as u64,
-            resent_by_another_recovery: losses
-                .iter()
-                .filter(|l| l.recovered_by.is_some() && !own.contains(&l.lost.index))
-                .count(),
+            resent_by_another_recovery: losses.iter().filter(by_another).count(),
             retransmitted_packets: retransmitted,
             generation: collect(|r| r.generation_ns),
             reaction: collect(|r| r.reaction_ns),
@@ -259,8 +294,11 @@ pub struct Report {
     pub adaptive_retrans: Option<bool>,
     /// Every recovery, in trace order of the first retransmission.
     pub recoveries: Vec<Recovery>,
-    /// Recoveries a mirror copy missing from the trace may explain (`analyze::unseen`):
-    /// their kind, PSN or latencies may be wrong. Kept apart, in no statistic, no problem.
+    /// Recoveries a mirror copy missing from the trace may explain (`analyze::unseen`),
+    /// and those the trace has only part of (a NAK whose go-back is unseen, a lost packet
+    /// only): their kind may be wrong and their PSN known only as `psn_min..=psn`; a
+    /// latency is given only where both its packets are known to be theirs. Kept apart,
+    /// in no statistic, no problem.
     pub unverifiable: Vec<Recovery>,
     /// Every lost data packet, in trace order.
     pub losses: Vec<Loss>,
@@ -318,7 +356,9 @@ pub fn analyze(input: &Input<'_>) -> Report {
         }
         let retransmitted = t.retransmitted_packets;
         let (recs, doubted, losses) = t.finish();
-        report.connections.push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), &losses, retransmitted) });
+        report
+            .connections
+            .push(ConnStats { conn: c.id, stats: Stats::of(recs.iter(), &doubted, &losses, retransmitted) });
         report.recoveries.extend(recs);
         report.unverifiable.extend(doubted);
         report.losses.extend(losses);
@@ -326,11 +366,11 @@ pub fn analyze(input: &Input<'_>) -> Report {
     if unknown > 0 {
         report.notes.push(unknown_verb_note(unknown, "not analyzed"));
     }
-    report.recoveries.sort_by_key(|r| r.first_retransmission.index);
-    report.unverifiable.sort_by_key(|r| r.first_retransmission.index);
+    report.recoveries.sort_by_key(Recovery::at);
+    report.unverifiable.sort_by_key(Recovery::at);
     report.losses.sort_by_key(|l| l.lost.index);
     let retransmitted = report.connections.iter().map(|c| c.stats.retransmitted_packets).sum();
-    report.overall = Stats::of(report.recoveries.iter(), &report.losses, retransmitted);
+    report.overall = Stats::of(report.recoveries.iter(), &report.unverifiable, &report.losses, retransmitted);
     report
 }
 
@@ -456,6 +496,11 @@ type Doubt = bool;
 #[derive(Debug, Clone, Copy)]
 struct PendingNak {
     nak: PacketRef,
+    /// The NAK's trace order.
+    order: u64,
+    /// No gap seen explains it, but a missing copy may: the PSN it names was taken as
+    /// received unseen, or a copy is missing since the receiver's last progress.
+    unseen_gap: bool,
     gap: Option<Gap>,
     /// A timeout's go-back came since: its own go-back may never come.
     overtaken: bool,
@@ -491,6 +536,14 @@ struct Draft {
     /// READ: its repeated request followed a missing copy, so an unseen repeat from an
     /// earlier PSN may have started the go-back.
     after_gap: bool,
+    /// READ: the trace order of its repeated request, while that waits for the responder's
+    /// go-back.
+    waiting: Option<u64>,
+    /// The go-back's first copies may be missing and the trace does not tell where it
+    /// started: the lowest PSN it may have (the oldest the trace saw unacknowledged then).
+    psn_min: Option<u64>,
+    /// The PSN missing at the gap `revealing` revealed: the PSN its NAK names.
+    expected: Option<u64>,
 }
 
 impl Draft {
@@ -507,6 +560,9 @@ impl Draft {
             doubt,
             from: None,
             after_gap: false,
+            waiting: None,
+            psn_min: None,
+            expected: None,
         }
     }
 }
@@ -522,8 +578,9 @@ struct Tracker<'u> {
     rx: GbnReceiver<u64>,
     /// Undelivered data packets not yet repaired, latest loss per PSN.
     losses: BTreeMap<u64, PacketRef>,
-    /// Lost data packets waiting for their first resend, by PSN.
-    unresent: FxHashMap<u64, PacketRef>,
+    /// Lost data packets waiting for their first resend, by PSN, with the trace order and
+    /// the lowest PSN a go-back could resume from then (`floor`).
+    unresent: FxHashMap<u64, (PacketRef, u64, u64)>,
     lost_packets: Vec<Loss>,
     retransmitted_packets: u64,
     /// PSNs of the last packets of messages (data direction), from `una` on.
@@ -540,7 +597,8 @@ struct Tracker<'u> {
     rnr_pending: Option<u64>,
     requests: Requests,
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
-    awaiting_data: VecDeque<(usize, u64)>,
+    /// With the end (exclusive) of the PSNs it asked for, when the MTU tells.
+    awaiting_data: VecDeque<(usize, u64, Option<u64>)>,
     /// Last packet sent by the requester / the responder.
     last_tx: [Option<PacketRef>; 2],
     drafts: Vec<Draft>,
@@ -552,9 +610,14 @@ struct Tracker<'u> {
     /// A copy is missing since the previous packet in this packet's direction: a packet
     /// of this connection may have gone unseen just before it.
     unseen_before: bool,
-    /// The data PSNs last taken as received unseen (their copies missing): a go-back from
-    /// one of them shows that one was lost instead, its gap and NAK unseen.
-    assumed: Option<std::ops::Range<u64>>,
+    /// How many: at most that many of its packets went unseen just before it.
+    missing_before: u64,
+    /// The data PSNs taken as received unseen (their copies missing), start → end, that
+    /// the responder has not acknowledged since: a go-back from one of them shows that one
+    /// was lost instead, its gap and NAK unseen; and `una` may be past PSNs never received.
+    assumed: BTreeMap<u64, u64>,
+    /// Trace order of the data receiver's last progress (an arrival in order).
+    rx_since: Option<u64>,
 }
 
 impl<'u> Tracker<'u> {
@@ -585,7 +648,9 @@ impl<'u> Tracker<'u> {
             order: 0,
             last_order: [None; 2],
             unseen_before: false,
-            assumed: None,
+            missing_before: 0,
+            assumed: BTreeMap::new(),
+            rx_since: None,
         }
     }
 
@@ -596,7 +661,8 @@ impl<'u> Tracker<'u> {
         let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn };
         self.order = r.seq();
         let last = self.last_order[to.index()].replace(self.order);
-        self.unseen_before = self.unseen.between(last, self.order);
+        self.missing_before = self.unseen.count_between(last, self.order);
+        self.unseen_before = self.missing_before > 0;
         if roce {
             match (self.s.verb, from) {
                 (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
@@ -604,7 +670,10 @@ impl<'u> Tracker<'u> {
                 (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
                 // A READ responder NAKs a request PSN it skipped (a lost READ request).
                 (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
-                    push_capped(&mut self.naks, PendingNak { nak: p, gap: None, overtaken: false });
+                    push_capped(
+                        &mut self.naks,
+                        PendingNak { nak: p, order: self.order, unseen_gap: false, gap: None, overtaken: false },
+                    );
                 }
                 _ => {}
             }
@@ -616,8 +685,15 @@ impl<'u> Tracker<'u> {
     fn data(&mut self, p: PacketRef, r: &Record) {
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
         self.retransmitted_packets += u64::from(retx);
+        // A resend continuing the one before it, but a whole timeout later with a copy
+        // missing in between: that copy may have continued the stream, this one going back.
+        let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
+            Verb::Write | Verb::Send if unseen_go_back => {
+                let i = self.timeout(p, Some(p));
+                self.drafts[i].doubt = true;
+            }
             // The answer to a request asked again: a go-back, or for a request the responder
             // never had (or a response lost before the mirror), a first transmission.
             Verb::Read if go_back || !self.awaiting_data.is_empty() => self.response_go_back(p, go_back),
@@ -631,7 +707,7 @@ impl<'u> Tracker<'u> {
             self.msg_ends.insert(p.psn);
         }
         if !delivered(r) {
-            self.unresent.insert(p.psn, p);
+            self.unresent.insert(p.psn, (p, self.order, self.floor()));
             self.losses.insert(p.psn, p);
         } else {
             self.losses.remove(&p.psn);
@@ -644,6 +720,7 @@ impl<'u> Tracker<'u> {
     fn deliver(&mut self, p: PacketRef) {
         match self.rx.arrive(p.psn) {
             Arrival::InOrder => {
+                self.rx_since = Some(self.order);
                 let expected = p.psn + 1;
                 drop_below(&mut self.losses, expected);
                 if self.s.verb == Verb::Read {
@@ -655,7 +732,11 @@ impl<'u> Tracker<'u> {
             // follows finds no gap and its recovery is unverifiable.
             Arrival::Gap { missing } if self.unseen_before => {
                 self.rx.expect(p.psn + 1);
-                self.assumed = Some(missing..p.psn);
+                self.rx_since = Some(self.order);
+                self.assumed.insert(missing, p.psn);
+                if self.assumed.len() > PENDING_CAP {
+                    self.assumed.pop_first();
+                }
             }
             Arrival::Gap { missing } => push_capped(&mut self.gaps, Gap { cause: p, expected: missing }),
             Arrival::First | Arrival::Ignored => {}
@@ -671,6 +752,7 @@ impl<'u> Tracker<'u> {
         if is_ack(r) {
             if reached {
                 self.progress(p.psn + 1, p.switch_ts_ns);
+                self.assumed.retain(|_, &mut end| end > p.psn + 1);
             }
         } else if is_rnr_nak(r) && self.s.verb != Verb::Read {
             // Not accepted: the responder expects the PSN again, and the requester resends
@@ -687,11 +769,26 @@ impl<'u> Tracker<'u> {
             // A NAK acknowledges everything before the PSN it names, and answers the gap
             // expecting that PSN; the responder NAKs each gap once, in order, so failing
             // that (the PSN unknown to us) it is the oldest gap's.
+            let assumed = self.in_assumed(p.psn);
+            if assumed {
+                // It was not received: the receiver has expected it since, so what looked
+                // like later gaps were none to it.
+                self.gaps.retain(|g| g.expected <= p.psn);
+                self.rx.expect(p.psn);
+                self.rx.recovering();
+            }
             let named = self.gaps.iter().position(|g| g.expected == p.psn);
             let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
+            // Lumina §4: a NAK answers the receiver's gap; with none seen, one unseen may
+            // be near it: its PSN taken as received unseen, or a copy missing since the
+            // receiver's last progress (not anywhere in the trace).
+            let unseen_gap = gap.is_none() && (assumed || self.unseen.between(self.rx_since, self.order));
             if reached {
                 self.progress(p.psn, p.switch_ts_ns);
-                push_capped(&mut self.naks, PendingNak { nak: p, gap, overtaken: false });
+                push_capped(
+                    &mut self.naks,
+                    PendingNak { nak: p, order: self.order, unseen_gap, gap, overtaken: false },
+                );
             }
         }
     }
@@ -717,6 +814,18 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// Whether `psn` was taken as received unseen (not acknowledged since).
+    fn in_assumed(&self, psn: u64) -> bool {
+        self.assumed.range(..=psn).next_back().is_some_and(|(_, &end)| psn < end)
+    }
+
+    /// No go-back resumes before this: the oldest PSN unacknowledged, or one taken as
+    /// received unseen (a READ responder's acknowledgement is the requester's own
+    /// progress, so there it stays).
+    fn floor(&self) -> u64 {
+        self.una.min(self.assumed.first_key_value().map_or(u64::MAX, |(&start, _)| start))
+    }
+
     /// The requester's PSNs sent so far end before this.
     fn sent_end(&self) -> u64 {
         self.data.end().max(self.requests.end).max(self.requests.max + 1)
@@ -736,6 +845,7 @@ impl<'u> Tracker<'u> {
             self.timer.arm(first.switch_ts_ns, self.order, self.unseen_before);
             return;
         }
+        self.answered_unseen(first);
         // A NAK-sequence-error go-back resends from the PSN the NAK named, or from the
         // oldest PSN unacknowledged when a later NAK acknowledged that one (out-of-order
         // data: NAK 9 then NAK 10, both go back from 10, in the order of their NAKs);
@@ -751,12 +861,12 @@ impl<'u> Tracker<'u> {
                 // A go-back not from the PSN the NAK names may have started at an unseen
                 // resend; a NAK no gap explains, in a trace lacking copies, may answer an
                 // unseen gap (with a complete trace it follows out-of-order data).
-                let unseen_gap = n.gap.is_none() && self.unseen.total() > 0;
-                let doubt = unseen_gap || (first.psn != n.nak.psn && self.unseen_before);
+                let doubt = n.unseen_gap || (first.psn != n.nak.psn && self.unseen_before);
                 self.draft(Draft {
                     kind: RecoveryKind::Nack,
                     lost: self.losses.get(&expected).copied(),
                     revealing: n.gap.map(|g| g.cause),
+                    expected: n.gap.map(|g| g.expected),
                     nak: Some(n.nak),
                     first: Some(first),
                     data: Some(first),
@@ -764,6 +874,8 @@ impl<'u> Tracker<'u> {
                     doubt,
                     from: Some(n.nak.psn),
                     after_gap: false,
+                    waiting: None,
+                    psn_min: None,
                 });
             }
             _ => {
@@ -775,6 +887,34 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// Pending NAKs this go-back cannot answer: it resumes past where theirs would, and
+    /// fewer copies are missing just before it than their go-back would have sent unseen
+    /// up to it. Theirs came earlier, unseen (or never): unverifiable, with what is known.
+    fn answered_unseen(&mut self, first: PacketRef) {
+        if self.missing_before == 0 {
+            return;
+        }
+        let (una, room) = (self.una, self.missing_before);
+        let cannot = |n: &PendingNak| n.nak.psn.max(una) + room < first.psn;
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.naks).into_iter().partition(cannot);
+        self.naks = kept;
+        for n in gone {
+            self.nak_only(n);
+        }
+    }
+
+    /// A NAK whose go-back the trace lacks: an unverifiable recovery with its NAK, the
+    /// gap's packets and the NACK generation latency.
+    fn nak_only(&mut self, n: PendingNak) {
+        let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
+        let lost = self.losses.get(&expected).copied();
+        let revealing = n.gap.map(|g| g.cause);
+        let expected = n.gap.map(|g| g.expected);
+        let nack =
+            Draft { lost, revealing, expected, nak: Some(n.nak), from: Some(n.nak.psn), ..Draft::read_nack(true) };
+        self.drafts.push(Draft { kind: RecoveryKind::Nack, ..nack });
+    }
+
     /// READ: a request from the requester.
     fn request(&mut self, p: PacketRef, r: &Record) {
         let repeat = p.psn <= self.requests.max.max(self.data.max);
@@ -784,7 +924,7 @@ impl<'u> Tracker<'u> {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
             });
         if go_back {
-            self.request_go_back(p, delivered(r));
+            self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
         }
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_before);
         let q = &mut self.requests;
@@ -798,7 +938,7 @@ impl<'u> Tracker<'u> {
     ///
     /// Only a request that reached the responder waits for its answer: one dropped on its
     /// way is answered by nothing (the next one asked, after a timeout, is).
-    fn request_go_back(&mut self, req: PacketRef, reached: bool) {
+    fn request_go_back(&mut self, req: PacketRef, reached: bool, end: Option<u64>) {
         self.rx.recovering();
         // A lost READ request: the responder NAKed its PSN, the requester asks again.
         if let Some(k) = self.naks.iter().position(|n| n.nak.psn == req.psn) {
@@ -814,17 +954,22 @@ impl<'u> Tracker<'u> {
                 doubt: false, // the go-back is from the PSN the NAK names
                 from: None,
                 after_gap: false,
+                waiting: None,
+                psn_min: None,
+                expected: None,
             });
             if reached {
-                self.awaiting_data.push_back((i, req.psn));
+                self.await_data(i, req.psn, end);
             }
             return;
         }
         if let Some(i) = self.repeated_nak(req) {
             let first = &self.drafts[i];
-            let (lost, revealing, doubt) = (first.lost, first.revealing, first.doubt);
-            let i = self.draft(Draft { lost, revealing, nak: Some(req), ..Draft::read_nack(doubt) });
-            self.awaiting_data.extend(reached.then_some((i, req.psn)));
+            let (lost, revealing, expected, doubt) = (first.lost, first.revealing, first.expected, first.doubt);
+            let i = self.draft(Draft { lost, revealing, expected, nak: Some(req), ..Draft::read_nack(doubt) });
+            if reached {
+                self.await_data(i, req.psn, end);
+            }
             return;
         }
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
@@ -838,7 +983,8 @@ impl<'u> Tracker<'u> {
                 // responder goes back to the missing PSN it asked for.
                 let doubt = req.psn != g.expected && self.unseen_before;
                 let from = doubt.then_some(g.expected);
-                let nack = Draft { lost, revealing: Some(g.cause), nak: Some(req), from, ..Draft::read_nack(doubt) };
+                let (revealing, expected) = (Some(g.cause), Some(g.expected));
+                let nack = Draft { lost, revealing, expected, nak: Some(req), from, ..Draft::read_nack(doubt) };
                 self.draft(nack)
             }
             // A gap stays pending through a timeout: its go-back is still scheduled.
@@ -849,7 +995,13 @@ impl<'u> Tracker<'u> {
         if !reached && !self.unseen_before {
             return;
         }
-        self.awaiting_data.push_back((i, req.psn));
+        self.await_data(i, req.psn, end);
+    }
+
+    /// Draft `i`'s repeated request (its PSN `psn`) waits for the responder's go-back.
+    fn await_data(&mut self, i: usize, psn: u64, end: Option<u64>) {
+        self.drafts[i].waiting = Some(self.order);
+        self.awaiting_data.push_back((i, psn, end));
         if self.awaiting_data.len() > PENDING_CAP {
             self.awaiting_data.pop_front();
         }
@@ -861,7 +1013,7 @@ impl<'u> Tracker<'u> {
     /// second READ NACK of that gap (the responder goes back once more for it). Returns
     /// the first one's draft.
     fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
-        let &(i, psn) = self.awaiting_data.back()?;
+        let &(i, psn, _) = self.awaiting_data.back()?;
         let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
         (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
     }
@@ -870,13 +1022,15 @@ impl<'u> Tracker<'u> {
     fn response_go_back(&mut self, first: PacketRef, go_back: bool) {
         // From the request's PSN, or from the missing PSN an unseen repeat asked for.
         let drafts = &self.drafts;
-        let exact = self.awaiting_data.iter().position(|&(i, psn)| {
+        let exact = self.awaiting_data.iter().position(|&(i, psn, _)| {
             let d = &drafts[i];
             psn == first.psn || d.from == Some(first.psn) || (d.after_gap && first.psn < psn)
         });
         // With a copy missing just before, the go-back may have started before this PSN,
         // at the request's.
-        let unseen_start = || self.awaiting_data.iter().position(|&(_, psn)| psn < first.psn);
+        // Not past the PSNs the request asked for.
+        let asked = |&(_, psn, end): &(usize, u64, Option<u64>)| psn < first.psn && end.is_none_or(|e| first.psn < e);
+        let unseen_start = || self.awaiting_data.iter().position(asked);
         let start = if exact.is_none() && go_back && self.unseen_before { unseen_start() } else { None };
         let Some(k) = exact.or(start) else {
             if go_back {
@@ -884,14 +1038,21 @@ impl<'u> Tracker<'u> {
             }
             return;
         };
-        let (i, asked) = self.awaiting_data[k];
+        let (i, asked, _) = self.awaiting_data[k];
         self.awaiting_data.drain(..=k);
-        let unseen_before = self.unseen_before;
+        let (unseen_before, una) = (self.unseen_before, self.floor());
         let d = &mut self.drafts[i];
-        // Its answer may be a go-back whose copy is missing; this one, a later request's.
+        let at_asked = asked == first.psn || d.from == Some(first.psn);
+        // From the PSN asked, it is the go-back's first packet, unless the request's answer
+        // went unseen and this is a later, unseen request's: two copies missing at least.
+        let hidden = self.unseen.count_between(d.waiting, self.order) >= 2;
         // Not from the PSN the request seen asked for: from an unseen one's.
-        d.doubt |= unseen_before || asked != first.psn;
+        d.doubt |= !at_asked || hidden;
         d.from = Some(if start.is_some() { d.from.unwrap_or(asked).min(asked) } else { first.psn });
+        if !at_asked && start.is_none() && unseen_before {
+            // The unseen repeat's PSN is not known, nor whether its answer began unseen.
+            (d.from, d.psn_min) = (None, Some(una));
+        }
         d.data = Some(first);
         if d.kind == RecoveryKind::ReadNack {
             d.first = Some(first);
@@ -916,6 +1077,7 @@ impl<'u> Tracker<'u> {
                 let nack = Draft {
                     lost,
                     revealing: Some(g.cause),
+                    expected: Some(g.expected),
                     first: Some(first),
                     data: Some(first),
                     ..Draft::read_nack(true)
@@ -967,6 +1129,9 @@ impl<'u> Tracker<'u> {
             doubt,
             from: None,
             after_gap: false,
+            waiting: None,
+            psn_min: None,
+            expected: None,
         })
     }
 
@@ -981,8 +1146,11 @@ impl<'u> Tracker<'u> {
     }
 
     fn draft(&mut self, mut d: Draft) -> usize {
+        if d.from.is_none() && self.unseen_before {
+            d.psn_min = Some(self.floor());
+        }
         let from = d.first.or(d.nak).map(|p| p.psn);
-        d.doubt |= from.is_some_and(|psn| self.assumed.as_ref().is_some_and(|a| a.contains(&psn)));
+        d.doubt |= from.is_some_and(|psn| self.in_assumed(psn));
         self.drafts.push(d);
         self.drafts.len() - 1
     }
@@ -990,22 +1158,25 @@ impl<'u> Tracker<'u> {
     /// `p` resends a lost packet with its PSN: that loss's total latency, and the recovery
     /// resending it (the latest go-back since the loss, from its PSN or before).
     fn resent(&mut self, p: PacketRef) {
-        let Some(lost) = self.unresent.remove(&p.psn) else { return };
+        let Some((lost, order, _)) = self.unresent.remove(&p.psn) else { return };
         let since = |g: PacketRef| g.index > lost.index && g.psn <= p.psn;
         let recovery = self.drafts.iter().rev().find(|d| d.data.is_some_and(since));
+        // A copy missing in between may be an earlier resend: then the latency is unknown.
+        let first = !self.unseen.between(Some(order), self.order);
         self.lost_packets.push(Loss {
             conn: self.conn,
             lost,
             retransmission: Some(p),
-            total_ns: Some(elapsed(lost.switch_ts_ns, p.switch_ts_ns)),
+            total_ns: Some(elapsed(lost.switch_ts_ns, p.switch_ts_ns)).filter(|_| first),
             recovered_by: recovery.and_then(|d| d.first),
         });
     }
 
     /// The recoveries the trace proves, those a missing copy may explain, and the losses.
     fn finish(mut self) -> (Vec<Recovery>, Vec<Recovery>, Vec<Loss>) {
+        self.unanswered();
         let conn = self.conn;
-        let never = self.unresent.values().map(|&lost| Loss {
+        let never = self.unresent.values().map(|&(lost, ..)| Loss {
             conn,
             lost,
             retransmission: None,
@@ -1017,33 +1188,93 @@ impl<'u> Tracker<'u> {
         // with its PSN is its retransmission).
         let totals: FxHashMap<u32, u64> =
             self.lost_packets.iter().filter_map(|l| Some((l.lost.index, l.total_ns?))).collect();
+        // One with no retransmission the trace proves nothing: with a complete trace, a
+        // NAK whose go-back was overtaken.
+        self.drafts.retain(|d| d.first.is_some() || d.doubt);
         let (doubted, proven): (Vec<Draft>, Vec<Draft>) = self.drafts.into_iter().partition(|d| d.doubt);
-        let recoveries = |drafts: Vec<Draft>| -> Vec<Recovery> {
-            drafts
-                .into_iter()
-                .filter_map(|d| {
-                    let first = d.first?;
-                    let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
-                        a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns))
-                    };
-                    Some(Recovery {
-                        conn,
-                        kind: d.kind,
-                        psn: if d.doubt { d.from.unwrap_or(first.psn) } else { first.psn },
-                        lost: d.lost,
-                        revealing: d.revealing,
-                        nak: d.nak,
-                        first_retransmission: first,
-                        data_retransmission: d.data,
-                        generation_ns: delta(d.revealing, d.nak),
-                        reaction_ns: delta(d.nak, Some(first)).filter(|_| d.kind != RecoveryKind::Timeout),
-                        total_ns: d.lost.and_then(|l| totals.get(&l.index).copied()),
-                        timeout: d.timeout,
-                    })
-                })
-                .collect()
-        };
+        let recoveries = |drafts: Vec<Draft>| drafts.into_iter().map(|d| d.recovery(conn, &totals)).collect();
         (recoveries(proven), recoveries(doubted), self.lost_packets)
+    }
+
+    /// NAKs (READ: repeated requests) whose go-back the trace lacks, with copies missing
+    /// since: the go-back may be among them, so the recovery happened, unverifiable, with
+    /// what the trace has (its NAK, the gap's packets, the generation latency).
+    fn unanswered(&mut self) {
+        let unseen = self.unseen;
+        let hidden = |order: u64| unseen.between(Some(order), u64::MAX);
+        for d in self.drafts.iter_mut().filter(|d| d.first.is_none() && d.waiting.is_some_and(hidden)) {
+            d.doubt = true;
+            d.from = d.from.or(d.nak.map(|n| n.psn));
+        }
+        for n in std::mem::take(&mut self.naks).into_iter().filter(|n| !n.overtaken && hidden(n.order)) {
+            self.nak_only(n);
+        }
+        self.unseen_go_backs(hidden);
+    }
+
+    /// Lost packets never seen resent, with copies missing since: a go-back the trace
+    /// lacks may have recovered them, of a kind it cannot tell — unless a recovery drafted
+    /// names them or a go-back seen after them resent them.
+    fn unseen_go_backs(&mut self, hidden: impl Fn(u64) -> bool) {
+        let named: FxHashSet<u32> = self.drafts.iter().filter_map(|d| Some(d.lost?.index)).collect();
+        // A go-back seen after the loss, from its PSN or before, resent it too: the lowest
+        // PSN a go-back resumed from after each point of the trace.
+        let mut go_backs: Vec<(u32, u64)> =
+            self.drafts.iter().filter_map(|d| d.data.map(|g| (g.index, g.psn))).collect();
+        go_backs.sort_unstable();
+        let mut lowest_after = vec![u64::MAX; go_backs.len() + 1];
+        for (i, &(_, psn)) in go_backs.iter().enumerate().rev() {
+            lowest_after[i] = lowest_after[i + 1].min(psn);
+        }
+        let resent = |l: &PacketRef| lowest_after[go_backs.partition_point(|&(i, _)| i <= l.index)] <= l.psn;
+        let mut past: Vec<_> = self
+            .unresent
+            .values()
+            .filter(|(l, order, _)| hidden(*order) && !named.contains(&l.index) && !resent(l))
+            .copied()
+            .collect();
+        past.sort_by_key(|(l, ..)| l.index);
+        for (lost, _, una) in past {
+            let d =
+                Draft { kind: RecoveryKind::Unknown, lost: Some(lost), psn_min: Some(una), ..Draft::read_nack(true) };
+            self.drafts.push(d);
+        }
+    }
+}
+
+impl Draft {
+    fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>) -> Recovery {
+        let first = self.first;
+        let delta =
+            |a: Option<PacketRef>, b: Option<PacketRef>| a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns));
+        let start = if self.doubt { self.from.or(first.map(|f| f.psn)) } else { first.map(|f| f.psn) };
+        let psn = start.or(self.lost.map(|l| l.psn)).unwrap_or(0);
+        // Where the trace does not tell, the go-back resumed at or before its first
+        // retransmission seen (or its lost packet), not before the oldest PSN unacknowledged.
+        let psn_min = self.psn_min.filter(|_| self.doubt).map(|m| m.min(psn)).filter(|&m| m < psn);
+        // Unverifiable: the NAK seen is this recovery's when it names the PSN the go-back
+        // resumed from and the gap's missing PSN (a repeat seen after a missing copy may
+        // be a later one, the real one unseen).
+        let nak_known = !self.doubt
+            || self.nak.is_some_and(|n| n.psn == psn && psn_min.is_none() && self.expected.is_none_or(|e| e == psn));
+        Recovery {
+            conn,
+            kind: self.kind,
+            psn,
+            psn_min,
+            lost: self.lost,
+            revealing: self.revealing,
+            nak: self.nak,
+            first_retransmission: first,
+            data_retransmission: self.data,
+            generation_ns: delta(self.revealing, self.nak).filter(|_| nak_known),
+            // From the NAK to the go-back's first packet: unknown when that one is unseen.
+            reaction_ns: delta(self.nak, first).filter(|_| {
+                self.kind != RecoveryKind::Timeout && (!self.doubt || nak_known && first.is_some_and(|f| f.psn == psn))
+            }),
+            total_ns: self.lost.and_then(|l| totals.get(&l.index).copied()),
+            timeout: self.timeout,
+        }
     }
 }
 
@@ -1136,7 +1367,7 @@ impl Report {
                 seq(r.lost),
                 seq(r.revealing),
                 seq(r.nak),
-                r.first_retransmission.seq,
+                seq(r.first_retransmission),
                 us(r.generation_ns),
                 us(r.reaction_ns),
                 us(r.total_ns),
@@ -1163,7 +1394,7 @@ impl Report {
                 out,
                 "  PROBLEM: conn {} timeout retransmission seq {}: timer ran {} µs since its (re)start (observed {} µs since the requester's last send, the table's), configured {} µs (adaptive off)",
                 r.conn,
-                r.first_retransmission.seq,
+                seq(r.first_retransmission),
                 us(t.timer_elapsed_ns),
                 us(t.observed_ns),
                 us(t.configured_ns)
@@ -1304,6 +1535,13 @@ mod tests {
     }
 
     fn replay_all(s: Settings, packets: &[Pkt]) -> (Vec<Recovery>, Vec<Loss>) {
+        let (recs, _, losses) = replay_lossy(s, packets, &[]);
+        (recs, losses)
+    }
+
+    /// As `replay_all`, with one mirror copy missing just before each packet whose
+    /// position `missing` lists: (proven, unverifiable, losses).
+    fn replay_lossy(s: Settings, packets: &[Pkt], missing: &[usize]) -> (Vec<Recovery>, Vec<Recovery>, Vec<Loss>) {
         let end = |qpn| super::super::conn::End { ip: std::net::Ipv4Addr::LOCALHOST.into(), qpn };
         let c = Connection {
             id: 0,
@@ -1314,23 +1552,30 @@ mod tests {
             verb: Some(s.verb),
             packets: Vec::new(),
         };
-        let unseen = Unseen::default();
+        let records: Vec<Record> = packets
+            .iter()
+            .enumerate()
+            .map(|(i, &(_, opcode, off, ts, event, aeth))| {
+                let skipped = missing.iter().filter(|&&m| m <= i).count();
+                let mut r = Record::default()
+                    .with_seq((i + 1 + skipped) as u64)
+                    .with_psn(psn::add(psn::MASK, off))
+                    .with_opcode(opcode)
+                    .with_event(wire::mirror::Event::ALL[usize::from(event)])
+                    .with_kind(Kind::of(Some(opcode)));
+                if let Some(syndrome) = aeth {
+                    r = r.with_aeth(syndrome, 0);
+                }
+                r.switch_ts_ns = ts;
+                r
+            })
+            .collect();
+        let unseen = Unseen::of(&records);
         let mut t = Tracker::new(&c, s, &unseen);
-        for (i, &(to, opcode, off, ts, event, aeth)) in packets.iter().enumerate() {
-            let mut r = Record::default()
-                .with_seq(i as u64 + 1)
-                .with_psn(psn::add(psn::MASK, off))
-                .with_opcode(opcode)
-                .with_event(wire::mirror::Event::ALL[usize::from(event)])
-                .with_kind(Kind::of(Some(opcode)));
-            if let Some(syndrome) = aeth {
-                r = r.with_aeth(syndrome, 0);
-            }
-            r.switch_ts_ns = ts;
-            t.packet(i as u32, &r, to);
+        for (i, (r, p)) in records.iter().zip(packets).enumerate() {
+            t.packet(i as u32, r, p.0);
         }
-        let (recs, _, losses) = t.finish();
-        (recs, losses)
+        t.finish()
     }
 
     const WRITE_MIDDLE: u8 = 0x07;
@@ -1358,7 +1603,7 @@ mod tests {
         );
         assert_eq!(got.len(), 1);
         let r = &got[0];
-        assert_eq!((r.kind, r.psn, r.first_retransmission.seq), (RecoveryKind::Nack, 2, 5));
+        assert_eq!((r.kind, r.psn, r.first_retransmission.map(|f| f.seq)), (RecoveryKind::Nack, 2, Some(5)));
         assert_eq!((r.lost.unwrap().seq, r.revealing.unwrap().seq, r.nak.unwrap().seq), (2, 3, 4));
         assert_eq!((r.generation_ns, r.reaction_ns, r.total_ns), (Some(1_800), Some(4_000), Some(5_900)));
     }
@@ -1384,7 +1629,7 @@ mod tests {
         let (r, timeout) = (&got[0], got[0].timeout.as_ref().unwrap());
         assert_eq!((r.kind, r.nak.map(|n| n.seq)), (RecoveryKind::Timeout, None));
         assert!(!timeout.early, "{timeout:?}");
-        let report = Report { overall: Stats::of(got.iter(), &[], 1), ..Report::default() };
+        let report = Report { overall: Stats::of(got.iter(), &[], &[], 1), ..Report::default() };
         assert_eq!(report.problems(), 0);
     }
 
@@ -1410,7 +1655,10 @@ mod tests {
         );
         assert_eq!(got.len(), 1, "{got:?}");
         let r = &got[0];
-        assert_eq!((r.kind, r.nak.map(|n| n.seq), r.first_retransmission.seq), (RecoveryKind::Nack, Some(5), 6));
+        assert_eq!(
+            (r.kind, r.nak.map(|n| n.seq), r.first_retransmission.map(|f| f.seq)),
+            (RecoveryKind::Nack, Some(5), Some(6))
+        );
         assert_eq!((r.reaction_ns, r.timeout.is_none()), (Some(3_500), true));
         assert_eq!(r.data_retransmission.map(|d| d.seq), Some(8));
     }
@@ -1455,7 +1703,7 @@ mod tests {
                 (RecoveryKind::Timeout, 1, Some(10_000), Some(10_000))
             );
             assert_eq!(t.early, early, "adaptive {adaptive:?}");
-            let overall = Stats::of(got.iter(), &[], 1);
+            let overall = Stats::of(got.iter(), &[], &[], 1);
             let report = Report { overall, recoveries: got, adaptive_retrans: adaptive, ..Report::default() };
             assert_eq!(report.problems(), usize::from(early));
             let mut text = String::new();
@@ -1489,7 +1737,7 @@ mod tests {
                 .map(|t| t.attempt)
                 .collect();
             assert_eq!(beyond, [8, 9]);
-            let overall = Stats::of(got.iter(), &[], 9);
+            let overall = Stats::of(got.iter(), &[], &[], 9);
             let report = Report { overall, retry_cnt: Some(7), adaptive_retrans: adaptive, ..Report::default() };
             assert_eq!(report.problems(), usize::from(adaptive == Some(false)) * 2);
             let mut text = String::new();
@@ -1602,8 +1850,181 @@ mod tests {
         assert_eq!(recs.len(), 1);
         let got: Vec<_> = losses.iter().map(|l| (l.lost.seq, l.total_ns, l.recovered_by.map(|f| f.seq))).collect();
         assert_eq!(got, [(2, Some(3_900), Some(5)), (9, Some(101_000), None)]);
-        let stats = Stats::of(recs.iter(), &losses, 0);
+        let stats = Stats::of(recs.iter(), &[], &losses, 0);
         assert_eq!((stats.lost_packets, stats.resent_by_another_recovery, stats.total.count), (2, 0, 2));
+    }
+
+    /// Issue 4 gap 1: the lost packet, what revealed it and the NAK are seen, every copy
+    /// of the go-back missing: still listed, unverifiable, with what the trace has.
+    #[test]
+    fn a_nack_recovery_seen_by_its_nak_only_is_listed() {
+        use Role::{Requester as Req, Responder as Resp};
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Resp, WRITE_MIDDLE, 1, 1_100, 1, None), // dropped
+            (Resp, WRITE_MIDDLE, 2, 1_200, 0, None), // reveals it
+            (Req, ACK, 1, 3_000, 0, Some(NAK_SEQ)),
+            // the go-back (1, 2) is missing from the trace
+            (Resp, WRITE_MIDDLE, 3, 7_300, 0, None),
+            (Req, ACK, 3, 9_000, 0, Some(0x1f)),
+        ];
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[4, 4]);
+        assert!(proven.is_empty(), "{proven:#?}");
+        let [r] = &doubted[..] else { panic!("{doubted:#?}") };
+        assert_eq!((r.kind, r.psn, r.psn_min, r.first_retransmission), (RecoveryKind::Nack, 2, None, None));
+        assert_eq!(
+            (r.lost.map(|p| p.seq), r.revealing.map(|p| p.seq), r.nak.map(|p| p.seq)),
+            (Some(2), Some(3), Some(4))
+        );
+        assert_eq!((r.generation_ns, r.reaction_ns), (Some(1_800), None));
+    }
+
+    /// Issue 4 gap 1: only the lost packet is seen (its NAK and go-back missing), and the
+    /// connection got past it: a recovery of a kind the trace cannot tell.
+    #[test]
+    fn a_recovery_seen_by_its_lost_packet_only_is_listed() {
+        use Role::{Requester as Req, Responder as Resp};
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Resp, WRITE_MIDDLE, 1, 1_100, 1, None), // dropped; all else missing
+            (Req, ACK, 1, 9_000, 0, Some(0x1f)),
+        ];
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[2, 2, 2, 2]);
+        assert!(proven.is_empty(), "{proven:#?}");
+        let [r] = &doubted[..] else { panic!("{doubted:#?}") };
+        assert_eq!((r.kind, r.psn, r.lost.map(|p| p.seq)), (RecoveryKind::Unknown, 2, Some(2)));
+        assert_eq!((r.nak, r.first_retransmission, r.generation_ns, r.reaction_ns), (None, None, None, None));
+    }
+
+    /// Issue 4 gap 1: the go-back's first copy missing, no NAK seen: the PSN it resumed
+    /// from is known only as a range, and no latency is made up.
+    #[test]
+    fn a_go_back_whose_first_copy_is_missing_has_a_psn_range() {
+        use Role::{Requester as Req, Responder as Resp};
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Req, ACK, 0, 1_500, 0, Some(0x1f)),
+            (Resp, WRITE_MIDDLE, 1, 2_000, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 2_100, 0, None),
+            (Resp, WRITE_MIDDLE, 3, 2_200, 0, None),
+            // the NAK of 2 and the go-back's first packet (2) are missing
+            (Resp, WRITE_MIDDLE, 3, 6_000, 0, None),
+        ];
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[5, 5]);
+        assert!(proven.is_empty(), "{proven:#?}");
+        let [r] = &doubted[..] else { panic!("{doubted:#?}") };
+        assert_eq!((r.psn_min, r.psn, r.first_retransmission.map(|p| p.seq)), (Some(2), 4, Some(8)));
+        assert_eq!((r.reaction_ns, r.timeout.as_ref().and_then(|t| t.observed_ns)), (None, None));
+    }
+
+    /// Issue 4 gap 1: a NAK whose go-back is unseen is not paired with a later go-back
+    /// from past its PSN that fewer copies missing just before it than that go-back
+    /// would have sent: its own recovery is listed NAK-only, the later one apart.
+    #[test]
+    fn a_nak_is_not_paired_with_a_go_back_too_far_past_it() {
+        use Role::{Requester as Req, Responder as Resp};
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Resp, WRITE_MIDDLE, 1, 1_100, 1, None), // dropped
+            (Resp, WRITE_MIDDLE, 2, 1_200, 0, None),
+            (Req, ACK, 1, 3_000, 0, Some(NAK_SEQ)),
+            // its go-back (1, 2) is missing
+            (Resp, WRITE_MIDDLE, 3, 7_300, 0, None),
+            (Resp, WRITE_MIDDLE, 4, 7_400, 0, None),
+            (Resp, WRITE_MIDDLE, 5, 7_500, 1, None), // dropped
+            (Resp, WRITE_MIDDLE, 6, 7_600, 0, None),
+            // its NAK is missing
+            (Resp, WRITE_MIDDLE, 5, 12_000, 0, None),
+            (Resp, WRITE_MIDDLE, 6, 12_100, 0, None),
+        ];
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[4, 4, 8]);
+        assert!(proven.is_empty(), "{proven:#?}");
+        let nak_only = doubted.iter().find(|r| r.nak.is_some_and(|n| n.seq == 4));
+        let nak_only = nak_only.unwrap_or_else(|| panic!("{doubted:#?}"));
+        assert_eq!((nak_only.psn, nak_only.first_retransmission, nak_only.generation_ns), (2, None, Some(1_800)));
+        let later = doubted.iter().find(|r| r.first_retransmission.is_some_and(|f| f.seq == 12));
+        let later = later.unwrap_or_else(|| panic!("{doubted:#?}"));
+        assert!((later.psn_min.unwrap_or(later.psn)..=later.psn).contains(&6), "{later:#?}");
+        assert_eq!((later.nak, later.reaction_ns), (None, None));
+    }
+
+    /// Issue 4 gap 2: a NAK no gap explains (out-of-order or spurious) is doubted only
+    /// with a copy missing near it, not for one missing anywhere in the trace.
+    #[test]
+    fn a_nak_no_gap_explains_is_doubted_only_near_a_missing_copy() {
+        use Role::{Requester as Req, Responder as Resp};
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Req, ACK, 0, 1_500, 0, Some(0x1f)),
+            (Resp, WRITE_MIDDLE, 1, 2_000, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 2_100, 0, None),
+            (Resp, WRITE_MIDDLE, 3, 2_200, 0, None),
+            (Req, ACK, 2, 3_000, 0, Some(NAK_SEQ)), // no gap seen
+            (Resp, WRITE_MIDDLE, 2, 6_000, 0, None),
+            (Resp, WRITE_MIDDLE, 3, 6_100, 0, None),
+        ];
+        // A copy missing before the ACK, far from the NAK: proven.
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[1]);
+        assert_eq!((proven.len(), doubted.len()), (1, 0), "{doubted:#?}");
+        assert_eq!((proven[0].kind, proven[0].psn, proven[0].reaction_ns), (RecoveryKind::Nack, 3, Some(3_000)));
+        // Just before the NAK: the gap it answers may be unseen.
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[5]);
+        assert_eq!((proven.len(), doubted.len()), (0, 1), "{proven:#?}");
+    }
+
+    /// Issue 4 gap 3: a loss whose own recovery is unverifiable was counted as resent by
+    /// another loss's recovery.
+    #[test]
+    fn a_loss_with_an_unverifiable_recovery_of_its_own_is_not_resent_by_another() {
+        let p = |index, psn| PacketRef { index, seq: index, switch_ts_ns: u64::from(index) * 100, psn };
+        let lost = p(2, 2);
+        let doubted = Recovery {
+            conn: 0,
+            kind: RecoveryKind::Nack,
+            psn: 2,
+            psn_min: None,
+            lost: Some(lost),
+            revealing: Some(p(3, 3)),
+            nak: Some(p(4, 2)),
+            first_retransmission: Some(p(6, 3)),
+            data_retransmission: Some(p(6, 3)),
+            generation_ns: None,
+            reaction_ns: None,
+            total_ns: None,
+            timeout: None,
+        };
+        let loss =
+            Loss { conn: 0, lost, retransmission: None, total_ns: None, recovered_by: doubted.first_retransmission };
+        let stats = Stats::of([].iter(), &[doubted], &[loss], 0);
+        assert_eq!((stats.lost_packets, stats.resent_by_another_recovery, stats.recoveries), (1, 0, 0));
+    }
+
+    /// Issue 4 gap 4: a READ NACK's answer from the PSN asked, one copy missing just
+    /// before it, is its go-back's first packet (a later request's answer would need an
+    /// unseen request and an unseen answer): proven. With two missing, unverifiable.
+    #[test]
+    fn a_read_answer_from_the_psn_asked_is_doubted_only_when_two_copies_could_hide() {
+        use Role::{Requester as Req, Responder as Resp};
+        let read = Settings { verb: Verb::Read, ..write(Some(false)) };
+        let packets = [
+            (Resp, READ_REQUEST, 0, 1_000, 0, None),
+            (Resp, READ_REQUEST, 1, 1_100, 0, None),
+            (Resp, READ_REQUEST, 2, 1_200, 0, None),
+            (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None), // dropped
+            (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None), // reveals it
+            (Resp, READ_REQUEST, 1, 5_000, 0, None),      // the READ NACK
+            (Resp, READ_REQUEST, 2, 5_100, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 7_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 2, 7_100, 0, None),
+        ];
+        let (proven, doubted, _) = replay_lossy(read, &packets, &[8]);
+        assert_eq!((proven.len(), doubted.len()), (1, 0), "{doubted:#?}");
+        let r = &proven[0];
+        assert_eq!((r.kind, r.psn, r.first_retransmission.map(|p| p.seq)), (RecoveryKind::ReadNack, 2, Some(10)));
+        assert_eq!((r.generation_ns, r.reaction_ns), (Some(2_800), Some(2_000)));
+        let (proven, doubted, _) = replay_lossy(read, &packets, &[8, 8]);
+        assert_eq!((proven.len(), doubted.len()), (0, 1), "{proven:#?}");
     }
 
     #[test]
