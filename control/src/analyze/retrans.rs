@@ -101,6 +101,9 @@ pub struct PacketRef {
     pub switch_ts_ns: u64,
     /// Relative PSN: 1 = the requester's initial PSN, 24-bit wrap undone (0 for CNPs).
     pub psn: u64,
+    /// Trace order (unwrapped mirror seq): whether copies are missing between two.
+    #[serde(skip)]
+    order: u64,
 }
 
 /// One loss recovery (Lumina Figure 5).
@@ -498,8 +501,9 @@ struct PendingNak {
     nak: PacketRef,
     /// The NAK's trace order.
     order: u64,
-    /// No gap seen explains it, but a missing copy may: the PSN it names was taken as
-    /// received unseen, or a copy is missing since the receiver's last progress.
+    /// A missing copy may hide the gap it answers: none seen explains it, and the PSN it
+    /// names was taken as received unseen or a copy is missing since the receiver's last
+    /// progress; or the gap seen is not the one it names, with copies missing since.
     unseen_gap: bool,
     gap: Option<Gap>,
     /// A timeout's go-back came since: its own go-back may never come.
@@ -658,7 +662,7 @@ impl<'u> Tracker<'u> {
         let from = to.other();
         let roce = matches!(r.kind(), Kind::Request | Kind::Response);
         let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn())).pos(r.psn()) } else { 0 };
-        let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn };
+        let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn, order: r.seq() };
         self.order = r.seq();
         let last = self.last_order[to.index()].replace(self.order);
         self.missing_before = self.unseen.count_between(last, self.order);
@@ -782,7 +786,12 @@ impl<'u> Tracker<'u> {
             // Lumina §4: a NAK answers the receiver's gap; with none seen, one unseen may
             // be near it: its PSN taken as received unseen, or a copy missing since the
             // receiver's last progress (not anywhere in the trace).
-            let unseen_gap = gap.is_none() && (assumed || self.unseen.between(self.rx_since, self.order));
+            let unseen_gap = match gap {
+                None => assumed || self.unseen.between(self.rx_since, self.order),
+                // Not the gap it names (a GBN fault, or the gap it answers unseen and
+                // this one stale): with copies missing since, the latter may be.
+                Some(g) => g.expected != p.psn && self.unseen.between(Some(g.cause.order), self.order),
+            };
             if reached {
                 self.progress(p.psn, p.switch_ts_ns);
                 push_capped(
@@ -939,6 +948,12 @@ impl<'u> Tracker<'u> {
     /// Only a request that reached the responder waits for its answer: one dropped on its
     /// way is answered by nothing (the next one asked, after a timeout, is).
     fn request_go_back(&mut self, req: PacketRef, reached: bool, end: Option<u64>) {
+        if self.in_assumed(req.psn) {
+            // Taken as received unseen, but asked again: the requester never had it, and
+            // expects it since (as a WRITE NAK naming it shows, `ack`).
+            self.gaps.retain(|g| g.expected <= req.psn);
+            self.rx.expect(req.psn);
+        }
         self.rx.recovering();
         // A lost READ request: the responder NAKed its PSN, the requester asks again.
         if let Some(k) = self.naks.iter().position(|n| n.nak.psn == req.psn) {
@@ -1192,7 +1207,8 @@ impl<'u> Tracker<'u> {
         // NAK whose go-back was overtaken.
         self.drafts.retain(|d| d.first.is_some() || d.doubt);
         let (doubted, proven): (Vec<Draft>, Vec<Draft>) = self.drafts.into_iter().partition(|d| d.doubt);
-        let recoveries = |drafts: Vec<Draft>| drafts.into_iter().map(|d| d.recovery(conn, &totals)).collect();
+        let unseen = self.unseen;
+        let recoveries = |drafts: Vec<Draft>| drafts.into_iter().map(|d| d.recovery(conn, &totals, unseen)).collect();
         (recoveries(proven), recoveries(doubted), self.lost_packets)
     }
 
@@ -1243,10 +1259,14 @@ impl<'u> Tracker<'u> {
 }
 
 impl Draft {
-    fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>) -> Recovery {
+    fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>, unseen: &Unseen) -> Recovery {
         let first = self.first;
         let delta =
             |a: Option<PacketRef>, b: Option<PacketRef>| a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns));
+        // Unverifiable: a latency only between packets with no copy missing in between
+        // (one missing may be the real NAK or the go-back's real first packet).
+        let adjacent = |a: PacketRef, b: PacketRef| !self.doubt || !unseen.between(Some(a.order), b.order);
+        let seen_through = |a: Option<PacketRef>, b: Option<PacketRef>| a.zip(b).is_some_and(|(a, b)| adjacent(a, b));
         let start = if self.doubt { self.from.or(first.map(|f| f.psn)) } else { first.map(|f| f.psn) };
         let psn = start.or(self.lost.map(|l| l.psn)).unwrap_or(0);
         // Where the trace does not tell, the go-back resumed at or before its first
@@ -1267,13 +1287,21 @@ impl Draft {
             nak: self.nak,
             first_retransmission: first,
             data_retransmission: self.data,
-            generation_ns: delta(self.revealing, self.nak).filter(|_| nak_known),
+            generation_ns: delta(self.revealing, self.nak)
+                .filter(|_| nak_known && seen_through(self.revealing, self.nak)),
             // From the NAK to the go-back's first packet: unknown when that one is unseen.
             reaction_ns: delta(self.nak, first).filter(|_| {
-                self.kind != RecoveryKind::Timeout && (!self.doubt || nak_known && first.is_some_and(|f| f.psn == psn))
+                let at_start = first.is_some_and(|f| f.psn == psn);
+                self.kind != RecoveryKind::Timeout
+                    && (!self.doubt || nak_known && at_start && seen_through(self.nak, first))
             }),
             total_ns: self.lost.and_then(|l| totals.get(&l.index).copied()),
-            timeout: self.timeout,
+            // Unverifiable: a NAK's go-back may have been taken for a timeout's (its NAK
+            // unseen), so no timeout is measured.
+            timeout: self.timeout.map(|t| match self.doubt {
+                false => t,
+                true => TimeoutDetail { last_tx: None, observed_ns: None, ratio: None, ..t },
+            }),
         }
     }
 }
@@ -1976,7 +2004,7 @@ mod tests {
     /// another loss's recovery.
     #[test]
     fn a_loss_with_an_unverifiable_recovery_of_its_own_is_not_resent_by_another() {
-        let p = |index, psn| PacketRef { index, seq: index, switch_ts_ns: u64::from(index) * 100, psn };
+        let p = |index, psn| PacketRef { index, seq: index, switch_ts_ns: u64::from(index) * 100, psn, order: 0 };
         let lost = p(2, 2);
         let doubted = Recovery {
             conn: 0,
