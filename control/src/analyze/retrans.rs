@@ -595,6 +595,8 @@ struct Tracker<'u> {
     attempts: u32,
     /// Last PSN of the message that timed out; progress past it resets `attempts`.
     timed_out: Option<u64>,
+    /// An unverifiable timeout was counted in `attempts` since its reset.
+    attempts_doubt: bool,
     gaps: Vec<Gap>,
     naks: Vec<PendingNak>,
     /// PSN of an RNR NAK whose resend has not come yet.
@@ -641,6 +643,7 @@ impl<'u> Tracker<'u> {
             timer: Timer::default(),
             attempts: 0,
             timed_out: None,
+            attempts_doubt: false,
             gaps: Vec::new(),
             naks: Vec::new(),
             rnr_pending: None,
@@ -809,7 +812,7 @@ impl<'u> Tracker<'u> {
         }
         self.una = una;
         if self.timed_out.is_some_and(|t| una > t) {
-            (self.attempts, self.timed_out) = (0, None);
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
         }
         while self.msg_ends.first().is_some_and(|&e| e < una) {
             self.msg_ends.pop_first();
@@ -1130,7 +1133,19 @@ impl<'u> Tracker<'u> {
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
         // Early by the trace, but the send that started the timer may have been unseen.
-        let doubt = self.timeout_doubt(first) || early && self.timer.start_after_gap;
+        let mut doubt = self.timeout_doubt(first) || early && self.timer.start_after_gap;
+        // After an unverifiable timeout its count may be off (its PSN, hence the message
+        // whose acknowledgement resets the count, unsure) until the count is reset.
+        doubt |= self.attempts_doubt;
+        if let Some(listed) = self.unseen_expiry(first, timer_elapsed_ns) {
+            // Its attempt is not known; a missed expiry is a recovery of its own.
+            doubt = true;
+            if listed {
+                let (from, psn_min) = (Some(first.psn), Some(self.floor()));
+                self.drafts.push(Draft { kind: RecoveryKind::Timeout, from, psn_min, ..Draft::read_nack(true) });
+            }
+        }
+        self.attempts_doubt |= doubt;
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order);
         self.draft(Draft {
@@ -1148,6 +1163,18 @@ impl<'u> Tracker<'u> {
             psn_min: None,
             expected: None,
         })
+    }
+
+    /// Whether an expiry before this one may be unseen (its go-back's copies missing since
+    /// the timer's start), and whether one must have been (listed then): IBA restarts the
+    /// timer at each expiry's resend, so with adaptive retransmission off the timer ran two
+    /// configured timeouts or more; adaptive ones are shorter (§6.3), any may be.
+    fn unseen_expiry(&self, first: PacketRef, elapsed: Option<u64>) -> Option<bool> {
+        let since = self.timer.start_order.or(self.last_order[Role::Requester.index()]);
+        let twice = self.s.configured_ns.zip(elapsed).is_some_and(|(t, e)| e >= 2 * t);
+        let iba = self.s.adaptive == Some(false);
+        let hidden = first.psn == self.una && self.unseen.between(since, self.order);
+        (hidden && (twice || !iba)).then_some(twice && iba)
     }
 
     /// A copy missing since the timer's (re)start may hide the NAK this go-back answered,
