@@ -467,19 +467,20 @@ struct Timer {
     /// Trace order (unwrapped mirror seq) of the packet that (re)started it: a copy
     /// missing since then may hide an acknowledgement that restarted it, or a NAK.
     start_order: Option<u64>,
-    /// A copy was missing just before the send that started it: an unseen send may have
-    /// started it earlier, so it may have expired sooner than the trace shows.
-    start_after_gap: bool,
+    /// A copy was missing just before the packet that (re)started it: an unseen send or
+    /// acknowledgement may have, as early as this (the previous one seen), so it may have
+    /// expired sooner than the trace shows.
+    earliest: Option<u64>,
 }
 
 impl Timer {
-    fn arm(&mut self, ts: u64, order: u64, after_gap: bool) {
+    fn arm(&mut self, ts: u64, order: u64, earliest: Option<u64>) {
         if self.start.is_none() {
-            (self.start, self.start_order, self.start_after_gap) = (Some(ts), Some(order), after_gap);
+            (self.start, self.start_order, self.earliest) = (Some(ts), Some(order), earliest);
         }
     }
-    fn restart(&mut self, ts: Option<u64>, order: u64) {
-        (self.start, self.start_order, self.start_after_gap) = (ts, ts.map(|_| order), false);
+    fn restart(&mut self, ts: Option<u64>, order: u64, earliest: Option<u64>) {
+        (self.start, self.start_order, self.earliest) = (ts, ts.map(|_| order), earliest);
     }
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
@@ -491,6 +492,16 @@ impl Timer {
 struct Gap {
     cause: PacketRef,
     expected: u64,
+    /// `cause` was the first arrival past the gap: it follows the missing PSN, or no copy
+    /// is missing since the receiver's last progress (else an unseen one may have been).
+    cause_sure: bool,
+}
+
+impl Gap {
+    /// The packet that revealed it, when the trace is sure of it.
+    fn revealing(&self) -> Option<PacketRef> {
+        self.cause_sure.then_some(self.cause)
+    }
 }
 
 /// A missing copy may explain it.
@@ -624,6 +635,8 @@ struct Tracker<'u> {
     assumed: BTreeMap<u64, u64>,
     /// Trace order of the data receiver's last progress (an arrival in order).
     rx_since: Option<u64>,
+    /// Trace order and time of the last acknowledgement (READ: response in order) seen.
+    acked_at: Option<(u64, u64)>,
 }
 
 impl<'u> Tracker<'u> {
@@ -658,6 +671,7 @@ impl<'u> Tracker<'u> {
             missing_before: 0,
             assumed: BTreeMap::new(),
             rx_since: None,
+            acked_at: None,
         }
     }
 
@@ -707,7 +721,7 @@ impl<'u> Tracker<'u> {
             _ => {}
         }
         if self.s.verb != Verb::Read {
-            self.timer.arm(p.switch_ts_ns, self.order, self.unseen_before);
+            self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         }
         self.resent(p);
         if ends_message(r.opcode()) && p.psn >= self.una {
@@ -745,7 +759,11 @@ impl<'u> Tracker<'u> {
                     self.assumed.pop_first();
                 }
             }
-            Arrival::Gap { missing } => push_capped(&mut self.gaps, Gap { cause: p, expected: missing }),
+            Arrival::Gap { missing } => {
+                // Past the missing PSN by one, nothing could arrive before it past the gap.
+                let cause_sure = p.psn == missing + 1 || !self.unseen.between(self.rx_since, self.order);
+                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure });
+            }
             Arrival::First | Arrival::Ignored => {}
         }
     }
@@ -807,6 +825,11 @@ impl<'u> Tracker<'u> {
 
     /// Everything before `una` is acknowledged (IBA: the timer restarts on progress).
     fn progress(&mut self, una: u64, ts: u64) {
+        // An acknowledgement unseen since the previous one seen may have made this
+        // progress, earlier: the timer may have restarted before the trace shows.
+        let previous = self.acked_at.replace((self.order, ts));
+        let hidden = self.unseen.between(previous.map(|(order, _)| order), self.order);
+        let earliest = hidden.then(|| previous.map_or(0, |(_, t)| t));
         if una <= self.una {
             return;
         }
@@ -818,7 +841,7 @@ impl<'u> Tracker<'u> {
             self.msg_ends.pop_first();
         }
         self.data.acked(una);
-        self.timer.restart((una < self.sent_end()).then_some(ts), self.order);
+        self.timer.restart((una < self.sent_end()).then_some(ts), self.order, earliest);
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK; a
             // READ gap stays, as its "NACK" (a request go-back) is still scheduled (§6.1).
@@ -843,6 +866,18 @@ impl<'u> Tracker<'u> {
         self.data.end().max(self.requests.end).max(self.requests.max + 1)
     }
 
+    /// With a copy missing just before the requester's send, the earliest an unseen send
+    /// may have been: its previous send seen.
+    fn unseen_send(&self) -> Option<u64> {
+        let previous = self.last_tx[Role::Requester.index()];
+        self.unseen_before.then(|| previous.map_or(0, |p| p.switch_ts_ns))
+    }
+
+    /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
+    fn maybe_expired(&self, ts: u64) -> bool {
+        self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| elapsed(e, ts) >= t)
+    }
+
     fn timer_expired(&self, ts: u64) -> bool {
         self.s.configured_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
@@ -854,7 +889,7 @@ impl<'u> Tracker<'u> {
     /// violation, or when the timer overtook a NAK whose go-back never came).
     fn data_go_back(&mut self, first: PacketRef) {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
-            self.timer.arm(first.switch_ts_ns, self.order, self.unseen_before);
+            self.timer.arm(first.switch_ts_ns, self.order, self.unseen_send());
             return;
         }
         self.answered_unseen(first);
@@ -873,11 +908,14 @@ impl<'u> Tracker<'u> {
                 // A go-back not from the PSN the NAK names may have started at an unseen
                 // resend; a NAK no gap explains, in a trace lacking copies, may answer an
                 // unseen gap (with a complete trace it follows out-of-order data).
-                let doubt = n.unseen_gap || (first.psn != n.nak.psn && self.unseen_before);
+                // Or the timer may have fired first, started by an unseen packet.
+                let doubt = n.unseen_gap
+                    || (first.psn != n.nak.psn && self.unseen_before)
+                    || self.maybe_expired(first.switch_ts_ns);
                 self.draft(Draft {
                     kind: RecoveryKind::Nack,
                     lost: self.losses.get(&expected).copied(),
-                    revealing: n.gap.map(|g| g.cause),
+                    revealing: n.gap.and_then(|g| g.revealing()),
                     expected: n.gap.map(|g| g.expected),
                     nak: Some(n.nak),
                     first: Some(first),
@@ -920,7 +958,7 @@ impl<'u> Tracker<'u> {
     fn nak_only(&mut self, n: PendingNak) {
         let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
         let lost = self.losses.get(&expected).copied();
-        let revealing = n.gap.map(|g| g.cause);
+        let revealing = n.gap.and_then(|g| g.revealing());
         let expected = n.gap.map(|g| g.expected);
         let nack =
             Draft { lost, revealing, expected, nak: Some(n.nak), from: Some(n.nak.psn), ..Draft::read_nack(true) };
@@ -938,7 +976,7 @@ impl<'u> Tracker<'u> {
         if go_back {
             self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
         }
-        self.timer.arm(p.switch_ts_ns, self.order, self.unseen_before);
+        self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
         q.end = q.end.max(p.psn + pkts.unwrap_or(1));
@@ -1001,7 +1039,12 @@ impl<'u> Tracker<'u> {
                 // responder goes back to the missing PSN it asked for.
                 let doubt = req.psn != g.expected && self.unseen_before;
                 let from = doubt.then_some(g.expected);
-                let (revealing, expected) = (Some(g.cause), Some(g.expected));
+                // Or the timer may have fired first, started by an unseen packet; or, not
+                // from the gap's PSN with copies missing since it, the gap it answers is
+                // unseen and this one stale.
+                let stale = req.psn != g.expected && self.unseen.between(Some(g.cause.order), self.order);
+                let doubt = doubt || stale || self.maybe_expired(req.switch_ts_ns);
+                let (revealing, expected) = (g.revealing(), Some(g.expected));
                 let nack = Draft { lost, revealing, expected, nak: Some(req), from, ..Draft::read_nack(doubt) };
                 self.draft(nack)
             }
@@ -1094,7 +1137,7 @@ impl<'u> Tracker<'u> {
                 let lost = self.losses.get(&g.expected).copied();
                 let nack = Draft {
                     lost,
-                    revealing: Some(g.cause),
+                    revealing: g.revealing(),
                     expected: Some(g.expected),
                     first: Some(first),
                     data: Some(first),
@@ -1133,7 +1176,7 @@ impl<'u> Tracker<'u> {
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
         // Early by the trace, but the send that started the timer may have been unseen.
-        let mut doubt = self.timeout_doubt(first) || early && self.timer.start_after_gap;
+        let mut doubt = self.timeout_doubt(first) || early && self.timer.earliest.is_some();
         // After an unverifiable timeout its count may be off (its PSN, hence the message
         // whose acknowledgement resets the count, unsure) until the count is reset.
         doubt |= self.attempts_doubt;
@@ -1147,7 +1190,7 @@ impl<'u> Tracker<'u> {
         }
         self.attempts_doubt |= doubt;
         // The expiry stops the timer; the retransmission's send starts it again.
-        self.timer.restart(None, self.order);
+        self.timer.restart(None, self.order, None);
         self.draft(Draft {
             kind: RecoveryKind::Timeout,
             lost: self.losses.range(first.psn..).next().map(|(_, &l)| l),
@@ -2001,6 +2044,28 @@ mod tests {
         let later = later.unwrap_or_else(|| panic!("{doubted:#?}"));
         assert!((later.psn_min.unwrap_or(later.psn)..=later.psn).contains(&6), "{later:#?}");
         assert_eq!((later.nak, later.reaction_ns), (None, None));
+    }
+
+    /// A NAK's go-back a whole timeout after the last send seen before the one that (as
+    /// the trace shows) started the timer: an unseen send may have started it, so it may
+    /// have fired first, and the go-back be the timer's.
+    #[test]
+    fn a_go_back_the_timer_may_have_beaten_is_unverifiable() {
+        use Role::{Requester as Req, Responder as Resp};
+        let t = iba_timeout_ns(14);
+        let packets = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Req, ACK, 0, 2_000, 0, Some(0x1f)), // all acknowledged: the timer stops
+            (Resp, WRITE_MIDDLE, 1, 3_000, 1, None), // dropped; starts the timer as seen
+            (Resp, WRITE_MIDDLE, 2, 3_100, 0, None),
+            (Req, ACK, 1, 5_000, 0, Some(NAK_SEQ)),
+            (Resp, WRITE_MIDDLE, 1, 1_000 + t + 100, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 1_000 + t + 200, 0, None),
+        ];
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[]);
+        assert_eq!((proven.len(), doubted.len()), (1, 0), "complete: the NAK's");
+        let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[2]);
+        assert_eq!((proven.len(), doubted.len()), (0, 1), "{proven:#?}");
     }
 
     /// Issue 4 gap 2: a NAK no gap explains (out-of-order or spurious) is doubted only
