@@ -590,6 +590,17 @@ impl Gaps {
     }
 
     /// How many seqs in `lo..hi` are missing.
+    /// Whether any seq in `lo..hi` is missing: `count_within(lo, hi) > 0` in O(log runs),
+    /// whatever the span (an analyzer asks it from a packet to the trace's end).
+    pub fn any_within(&self, lo: u64, hi: u64) -> bool {
+        if lo >= hi {
+            return false;
+        }
+        let reaching =
+            self.runs.range(..=lo).next_back().is_some_and(|(&first, run)| run.below(first, hi) > run.below(first, lo));
+        reaching || self.runs.range(lo + 1..hi).next().is_some()
+    }
+
     pub fn count_within(&self, lo: u64, hi: u64) -> u64 {
         if lo >= hi {
             return 0;
@@ -987,6 +998,7 @@ mod tests {
             for (a, b) in [(0, 400), (lo, hi), (lo + 3, hi / 2), (hi / 3, hi)] {
                 let brute = unseen.iter().filter(|&&s| a <= s && s < b).count() as u64;
                 proptest::prop_assert_eq!(gaps.count_within(a, b), brute, "{}..{}", a, b);
+                proptest::prop_assert_eq!(gaps.any_within(a, b), brute > 0, "{}..{}", a, b);
             }
         }
 
@@ -1014,6 +1026,10 @@ mod tests {
             let (a, b) = (lo + n / 5, hi - n / 7);
             let brute = unseen.iter().filter(|&&s| a <= s && s < b).count() as u64;
             proptest::prop_assert_eq!(gaps.count_within(a, b), brute);
+            for (a, b) in [(a, b), (lo, u64::MAX), (hi / 2, u64::MAX), (a, a + 1), (a, a + period)] {
+                let brute = unseen.iter().any(|&s| a <= s && s < b);
+                proptest::prop_assert_eq!(gaps.any_within(a, b), brute, "{}..{}", a, b);
+            }
         }
 
         /// Two passes over a trace cut anywhere, joined, find what one pass finds.

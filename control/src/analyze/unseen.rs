@@ -51,7 +51,7 @@ impl Unseen {
     /// Whether a copy is missing strictly between trace orders (unwrapped seqs) `after`
     /// and `before`; `after = None` asks from the trace's start.
     pub fn between(&self, after: Option<u64>, before: u64) -> bool {
-        self.count_between(after, before) > 0
+        self.gaps.any_within(after.map_or(0, |a| a + 1), before)
     }
 
     /// How many copies are missing strictly between `after` and `before`: at most that
