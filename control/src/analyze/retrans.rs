@@ -829,7 +829,10 @@ impl<'u> Tracker<'u> {
         // progress, earlier: the timer may have restarted before the trace shows.
         let previous = self.acked_at.replace((self.order, ts));
         let hidden = self.unseen.between(previous.map(|(order, _)| order), self.order);
-        let earliest = hidden.then(|| previous.map_or(0, |(_, t)| t));
+        // Not before the previous one seen, nor before the timer's start as seen (an
+        // acknowledgement restarts a running timer: it cannot move it earlier).
+        let running = self.timer.start.unwrap_or(0);
+        let earliest = hidden.then(|| previous.map_or(0, |(_, t)| t).max(running));
         if una <= self.una {
             return;
         }
@@ -867,10 +870,11 @@ impl<'u> Tracker<'u> {
     }
 
     /// With a copy missing just before the requester's send, the earliest an unseen send
-    /// may have been: its previous send seen.
+    /// may have been: its previous send seen, or the acknowledgement seen last (a send
+    /// before it started a timer that it stopped or restarted).
     fn unseen_send(&self) -> Option<u64> {
-        let previous = self.last_tx[Role::Requester.index()];
-        self.unseen_before.then(|| previous.map_or(0, |p| p.switch_ts_ns))
+        let previous = self.last_tx[Role::Requester.index()].map_or(0, |p| p.switch_ts_ns);
+        self.unseen_before.then(|| previous.max(self.acked_at.map_or(0, |(_, t)| t)))
     }
 
     /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
@@ -2046,9 +2050,9 @@ mod tests {
         assert_eq!((later.nak, later.reaction_ns), (None, None));
     }
 
-    /// A NAK's go-back a whole timeout after the last send seen before the one that (as
-    /// the trace shows) started the timer: an unseen send may have started it, so it may
-    /// have fired first, and the go-back be the timer's.
+    /// A NAK's go-back a whole timeout after the acknowledgement that stopped the timer,
+    /// though not after the send that (as the trace shows) started it again: an unseen send
+    /// between may have started it, so it may have fired first, the go-back the timer's.
     #[test]
     fn a_go_back_the_timer_may_have_beaten_is_unverifiable() {
         use Role::{Requester as Req, Responder as Resp};
@@ -2059,8 +2063,8 @@ mod tests {
             (Resp, WRITE_MIDDLE, 1, 3_000, 1, None), // dropped; starts the timer as seen
             (Resp, WRITE_MIDDLE, 2, 3_100, 0, None),
             (Req, ACK, 1, 5_000, 0, Some(NAK_SEQ)),
-            (Resp, WRITE_MIDDLE, 1, 1_000 + t + 100, 0, None),
-            (Resp, WRITE_MIDDLE, 2, 1_000 + t + 200, 0, None),
+            (Resp, WRITE_MIDDLE, 1, 2_000 + t + 100, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 2_000 + t + 200, 0, None),
         ];
         let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[]);
         assert_eq!((proven.len(), doubted.len()), (1, 0), "complete: the NAK's");
