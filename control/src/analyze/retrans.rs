@@ -791,35 +791,36 @@ impl<'u> Tracker<'u> {
                 self.rnr_pending = Some(p.psn);
             }
         } else if is_seq_nak(r) {
-            // A NAK acknowledges everything before the PSN it names, and answers the gap
-            // expecting that PSN; the responder NAKs each gap once, in order, so failing
-            // that (the PSN unknown to us) it is the oldest gap's.
-            let assumed = self.in_assumed(p.psn);
-            if assumed {
-                // It was not received: the receiver has expected it since, so what looked
-                // like later gaps were none to it.
-                self.gaps.retain(|g| g.expected <= p.psn);
-                self.rx.expect(p.psn);
-                self.rx.recovering();
-            }
-            let named = self.gaps.iter().position(|g| g.expected == p.psn);
-            let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
-            // Lumina §4: a NAK answers the receiver's gap; with none seen, one unseen may
-            // be near it: its PSN taken as received unseen, or a copy missing since the
-            // receiver's last progress (not anywhere in the trace).
-            let unseen_gap = match gap {
-                None => assumed || self.unseen.between(self.rx_since, self.order),
-                // Not the gap it names (a GBN fault, or the gap it answers unseen and
-                // this one stale): with copies missing since, the latter may be.
-                Some(g) => g.expected != p.psn && self.unseen.between(Some(g.cause.order), self.order),
-            };
-            if reached {
-                self.progress(p.psn, p.switch_ts_ns);
-                push_capped(
-                    &mut self.naks,
-                    PendingNak { nak: p, order: self.order, unseen_gap, gap, overtaken: false },
-                );
-            }
+            self.seq_nak(p, reached);
+        }
+    }
+
+    /// A NAK (PSN sequence error) acknowledges everything before the PSN it names, and
+    /// answers the gap expecting that PSN; the responder NAKs each gap once, in order, so
+    /// failing that (the PSN unknown to us) it is the oldest gap's.
+    fn seq_nak(&mut self, p: PacketRef, reached: bool) {
+        let assumed = self.in_assumed(p.psn);
+        if assumed {
+            // It was not received: the receiver has expected it since, so what looked
+            // like later gaps were none to it.
+            self.gaps.retain(|g| g.expected <= p.psn);
+            self.rx.expect(p.psn);
+            self.rx.recovering();
+        }
+        let named = self.gaps.iter().position(|g| g.expected == p.psn);
+        let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
+        // Lumina §4: a NAK answers the receiver's gap; with none seen, one unseen may
+        // be near it: its PSN taken as received unseen, or a copy missing since the
+        // receiver's last progress (not anywhere in the trace).
+        let unseen_gap = match gap {
+            None => assumed || self.unseen.between(self.rx_since, self.order),
+            // Not the gap it names (a GBN fault, or the gap it answers unseen and
+            // this one stale): with copies missing since, the latter may be.
+            Some(g) => g.expected != p.psn && self.unseen.between(Some(g.cause.order), self.order),
+        };
+        if reached {
+            self.progress(p.psn, p.switch_ts_ns);
+            push_capped(&mut self.naks, PendingNak { nak: p, order: self.order, unseen_gap, gap, overtaken: false });
         }
     }
 
@@ -1333,24 +1334,16 @@ impl<'u> Tracker<'u> {
 }
 
 impl Draft {
+    /// The recovery as reported: its PSN (a range where the trace does not tell) and only
+    /// the latencies whose two packets are known to be its own.
     fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>, unseen: &Unseen) -> Recovery {
         let first = self.first;
-        let delta =
-            |a: Option<PacketRef>, b: Option<PacketRef>| a.zip(b).map(|(a, b)| elapsed(a.switch_ts_ns, b.switch_ts_ns));
-        // Unverifiable: a latency only between packets with no copy missing in between
-        // (one missing may be the real NAK or the go-back's real first packet).
-        let adjacent = |a: PacketRef, b: PacketRef| !self.doubt || !unseen.between(Some(a.order), b.order);
-        let seen_through = |a: Option<PacketRef>, b: Option<PacketRef>| a.zip(b).is_some_and(|(a, b)| adjacent(a, b));
         let start = if self.doubt { self.from.or(first.map(|f| f.psn)) } else { first.map(|f| f.psn) };
         let psn = start.or(self.lost.map(|l| l.psn)).unwrap_or(0);
         // Where the trace does not tell, the go-back resumed at or before its first
         // retransmission seen (or its lost packet), not before the oldest PSN unacknowledged.
         let psn_min = self.psn_min.filter(|_| self.doubt).map(|m| m.min(psn)).filter(|&m| m < psn);
-        // Unverifiable: the NAK seen is this recovery's when it names the PSN the go-back
-        // resumed from and the gap's missing PSN (a repeat seen after a missing copy may
-        // be a later one, the real one unseen).
-        let nak_known = !self.doubt
-            || self.nak.is_some_and(|n| n.psn == psn && psn_min.is_none() && self.expected.is_none_or(|e| e == psn));
+        let (generation_ns, reaction_ns) = self.nack_latencies(psn, psn_min, unseen);
         Recovery {
             conn,
             kind: self.kind,
@@ -1361,14 +1354,8 @@ impl Draft {
             nak: self.nak,
             first_retransmission: first,
             data_retransmission: self.data,
-            generation_ns: delta(self.revealing, self.nak)
-                .filter(|_| nak_known && seen_through(self.revealing, self.nak)),
-            // From the NAK to the go-back's first packet: unknown when that one is unseen.
-            reaction_ns: delta(self.nak, first).filter(|_| {
-                let at_start = first.is_some_and(|f| f.psn == psn);
-                self.kind != RecoveryKind::Timeout
-                    && (!self.doubt || nak_known && at_start && seen_through(self.nak, first))
-            }),
+            generation_ns,
+            reaction_ns,
             total_ns: self.lost.and_then(|l| totals.get(&l.index).copied()),
             // Unverifiable: a NAK's go-back may have been taken for a timeout's (its NAK
             // unseen), so no timeout is measured.
@@ -1377,6 +1364,28 @@ impl Draft {
                 true => TimeoutDetail { last_tx: None, observed_ns: None, ratio: None, ..t },
             }),
         }
+    }
+
+    /// NACK generation (revealing → NAK) and reaction (NAK → first retransmission), Lumina
+    /// Figure 5. Unverifiable: only when the NAK seen is this recovery's — it names the PSN
+    /// the go-back resumed from and the gap's missing PSN (a repeat seen after a missing
+    /// copy may be a later one) — and no copy is missing between the two packets (one may
+    /// be the real NAK, or the go-back's real first packet).
+    fn nack_latencies(&self, psn: u64, psn_min: Option<u64>, unseen: &Unseen) -> (Option<u64>, Option<u64>) {
+        let nack = self.kind != RecoveryKind::Timeout;
+        let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
+            let (a, b) = a.zip(b)?;
+            let adjacent = !self.doubt || !unseen.between(Some(a.order), b.order);
+            adjacent.then(|| elapsed(a.switch_ts_ns, b.switch_ts_ns))
+        };
+        if !self.doubt {
+            return (delta(self.revealing, self.nak), delta(self.nak, self.first).filter(|_| nack));
+        }
+        let own = |n: PacketRef| n.psn == psn && psn_min.is_none() && self.expected.is_none_or(|e| e == psn);
+        let nak_known = self.nak.is_some_and(own);
+        let at_start = self.first.is_some_and(|f| f.psn == psn);
+        let generation = delta(self.revealing, self.nak).filter(|_| nak_known);
+        (generation, delta(self.nak, self.first).filter(|_| nack && nak_known && at_start))
     }
 }
 
