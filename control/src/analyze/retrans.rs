@@ -512,6 +512,9 @@ struct PendingNak {
     nak: PacketRef,
     /// The NAK's trace order.
     order: u64,
+    /// The requester's PSNs sent then end before this: once they are all acknowledged,
+    /// its go-back (which the responder needed to get past the NAK's PSN) has been.
+    sent_end: u64,
     /// A missing copy may hide the gap it answers: none seen explains it, and the PSN it
     /// names was taken as received unseen or a copy is missing since the receiver's last
     /// progress; or the gap seen is not the one it names, with copies missing since.
@@ -691,10 +694,9 @@ impl<'u> Tracker<'u> {
                 (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
                 // A READ responder NAKs a request PSN it skipped (a lost READ request).
                 (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
-                    push_capped(
-                        &mut self.naks,
-                        PendingNak { nak: p, order: self.order, unseen_gap: false, gap: None, overtaken: false },
-                    );
+                    let (order, sent_end) = (self.order, self.sent_end());
+                    let n = PendingNak { nak: p, order, sent_end, unseen_gap: false, gap: None, overtaken: false };
+                    push_capped(&mut self.naks, n);
                 }
                 _ => {}
             }
@@ -820,7 +822,9 @@ impl<'u> Tracker<'u> {
         };
         if reached {
             self.progress(p.psn, p.switch_ts_ns);
-            push_capped(&mut self.naks, PendingNak { nak: p, order: self.order, unseen_gap, gap, overtaken: false });
+            let sent_end = self.sent_end();
+            let n = PendingNak { nak: p, order: self.order, sent_end, unseen_gap, gap, overtaken: false };
+            push_capped(&mut self.naks, n);
         }
     }
 
@@ -845,6 +849,7 @@ impl<'u> Tracker<'u> {
             self.msg_ends.pop_first();
         }
         self.data.acked(una);
+        self.gone_back_unseen(una);
         self.timer.restart((una < self.sent_end()).then_some(ts), self.order, earliest);
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK; a
@@ -863,6 +868,22 @@ impl<'u> Tracker<'u> {
     /// progress, so there it stays).
     fn floor(&self) -> u64 {
         self.una.min(self.assumed.first_key_value().map_or(u64::MAX, |(&start, _)| start))
+    }
+
+    /// Pending NAKs whose go-back the responder must have had, unseen: everything the
+    /// requester had sent when they came is acknowledged, with copies missing since. Their
+    /// recoveries are listed with what is known; a later go-back is not theirs.
+    fn gone_back_unseen(&mut self, una: u64) {
+        let (unseen, order) = (self.unseen, self.order);
+        let done = |n: &PendingNak| !n.overtaken && n.sent_end <= una && unseen.between(Some(n.order), order);
+        if !self.naks.iter().any(done) {
+            return;
+        }
+        let (gone, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut self.naks).into_iter().partition(done);
+        self.naks = kept;
+        for n in gone {
+            self.nak_only(n);
+        }
     }
 
     /// The requester's PSNs sent so far end before this.
