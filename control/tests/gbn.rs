@@ -500,3 +500,36 @@ rig: {seed: 120, dump-hosts: [{name: d0, weight: 1}, {name: d1, weight: 2}], fau
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// Review, session 22: the copy of a NAK went missing and a CNP followed it toward the
+/// sender; the go-back after it was flagged `ooo-data` ("skips …, never acknowledged"),
+/// because the CNP counted as the last packet toward the sender and hid the missing NAK.
+#[test]
+fn a_cnp_does_not_hide_a_missing_nak_copy() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 1, ip-list: [10.9.0.1]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 20, slow-restart: true, dcqcn-rp-enable: false, adaptive-retrans: false}}
+responder: {nic: {type: cx4, switch-port: 2, ip-list: [10.9.0.2]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 0}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 10, mtu: 1024, message-size: 4196, tx-depth: 4, min-retransmit-timeout: 4, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 14, type: drop, iter: 2}, {qpn: 1, psn: 25, type: ecn, iter: 1}, {qpn: 1, psn: 18, type: ecn, iter: 1}, {qpn: 1, psn: 2, type: drop, iter: 1}, {qpn: 1, psn: 25, type: ecn, iter: 2}]}
+rig: {seed: 1, snaplen: 128, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [21]}]}}
+";
+    let run = rig_run_yaml("gbn-cnp-after-lost-nak", yaml);
+    let lost = &run.result.truth.faults.lost_mirror_copies;
+    assert_eq!(lost.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}
+
+/// Review, session 22: the copy of a go-back's second packet went missing, and the ACK
+/// after it acknowledged that packet; the next data packet was flagged `missing-nak` (the
+/// receiver model still waited for the packet the ACK shows it had).
+#[test]
+fn an_acknowledged_packet_whose_copy_is_missing_was_received() {
+    let yaml = "requester: {nic: {type: cx4, switch-port: 1, ip-list: [10.4.8.1]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx4, switch-port: 2, ip-list: [10.4.8.2]}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 6, mtu: 1024, message-size: 1024, tx-depth: 2, data-pkt-events: [{qpn: 1, psn: 2, type: drop}]}
+rig: {seed: 1, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [7]}]}}
+";
+    let run = rig_run_yaml("gbn-acked-unseen", yaml);
+    assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}

@@ -34,7 +34,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use trace::record::{flag, Record};
+use trace::record::{flag, Kind, Record};
 use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
@@ -240,7 +240,9 @@ pub fn check_connection<'r>(
 ) -> Checked {
     let mut c = Checker::new(p, unseen);
     let sender = Connection::data_sender(p.verb);
-    for (r, to) in packets {
+    // A CNP is no part of Go-back-N: counted as the last packet toward the sender it would
+    // hide a NAK copy missing before it.
+    for (r, to) in packets.into_iter().filter(|(r, _)| r.kind() != Kind::Cnp) {
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
         c.gap_seen[dir] |= c.gap > 0;
@@ -826,6 +828,8 @@ impl<'u> Checker<'u> {
                     format!("PSN {p} follows PSN {last}: skips {}, not acknowledged", psn_range(from, psn::sub(p, 1)));
                 self.flag(ViolationKind::OooData, Evidence::of(r), Some(from), m);
             }
+        } else if p != psn::add(last, 1) {
+            self.acknowledged_unseen(p);
         }
         if psn::le(p, h) {
             self.stats.retransmitted_packets += 1;
@@ -857,6 +861,14 @@ impl<'u> Checker<'u> {
 
     /// Data PSNs `first..r.psn()` were never seen, right after a copy went missing: they
     /// are taken as sent and delivered with their copies missing.
+    /// The PSNs the sender skipped on its way to `p` were acknowledged (their copies are
+    /// missing: go-back copies sent unseen): the receiver had them all, so it expects `p`.
+    fn acknowledged_unseen(&mut self, p: u32) {
+        if self.rx.epsn().is_some_and(|e| psn::gt(p, e)) {
+            self.rx.gbn.expect(p);
+        }
+    }
+
     fn catch_up_with(&mut self, r: &Record, first: u32) {
         self.stats.caught_up += 1;
         self.catch_up = Some((first, r.psn()));
