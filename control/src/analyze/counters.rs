@@ -275,16 +275,16 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     let no_replay = if !gbn.unknown_verb.is_empty() {
         Some(unknown_verb_note(gbn.unknown_verb.len(), "no transport replay"))
     } else if missing > 0 {
-        Some(format!("{missing} mirror copies are missing: a transport replay over the trace would be wrong"))
+        let missing = super::plural(missing, "mirror copy is missing", "mirror copies are missing");
+        Some(format!("{missing}: a transport replay over the trace would be wrong"))
     } else {
         None
     };
     let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
     let mut report = Report { missing_copies: missing, ..Report::default() };
     if missing > 0 {
-        report.notes.push(format!(
-            "{missing} mirror copies are missing from the trace: each NIC count may exceed the trace's by that much"
-        ));
+        let copies = super::plural(missing, "mirror copy is missing", "mirror copies are missing");
+        report.notes.push(format!("{copies} from the trace: each NIC count may exceed the trace's by that much"));
     }
     if let Some(note) = replayed {
         report.notes.push(note);

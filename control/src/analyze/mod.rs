@@ -238,13 +238,14 @@ impl Report {
             None if mixed => "mixed verbs".into(),
             None => "unknown verb".into(),
         };
-        let _ = writeln!(out, "{} packets, {} connections, {verb}", self.packets, self.connections.len());
+        let conns = plural(self.connections.len() as u64, "connection", "connections");
+        let _ = writeln!(out, "{}, {conns}, {verb}", plural(self.packets, "packet", "packets"));
         if self.missing_copies > 0 {
             let _ = writeln!(
                 out,
-                "  warning: {} mirror copies are missing from the trace (rocescope check lists them): what a \
-                 missing copy may explain is reported as unverifiable, not as a violation",
-                self.missing_copies
+                "  warning: {} from the trace (rocescope check lists them): what a missing copy may \
+                 explain is reported as unverifiable, not as a violation",
+                plural(self.missing_copies, "mirror copy is missing", "mirror copies are missing")
             );
         }
         if self.unassigned_packets > 0 {
