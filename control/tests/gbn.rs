@@ -183,6 +183,22 @@ fn injected_read_nak_faults_are_flagged_at_their_packet() {
     }
 }
 
+/// E810 takes ~83 ms to repeat a READ request (Lumina §6.1); with timeout 8 the timer's
+/// go-back comes first and neither repeat of a `read-double-nak` fault goes out: the
+/// emulator lists no fired fault (review, session 22: it listed one at seq 0), and nothing
+/// is flagged.
+#[test]
+fn a_double_nak_the_timer_overtook_is_no_fault() {
+    let faults = "    gbn-violations:\n    - {kind: read-double-nak, qpn: 1, psn: 3}\n".to_string();
+    let events = vec![ev(1, 3, Drop, 1)];
+    let knobs = Knobs { verb: Verb::Read, nic: NicKind::E810, timeout: 8, faults, events, ..Knobs::default() };
+    let (run, report) = gbn_report("gbn-read-double-nak-overtaken", &knobs);
+    let truth = &run.result.truth;
+    assert!(truth.naks.iter().any(|n| n.violation && n.seq == 0), "the second repeat was overtaken");
+    assert!(truth.faults.gbn_violations.is_empty(), "no fault went on the wire: {:?}", truth.faults.gbn_violations);
+    assert!(report.violations.is_empty(), "{}", render(&report));
+}
+
 #[test]
 fn read_no_nak_within_the_nics_bound_is_not_flagged() {
     // E810 takes up to READ_NAK_NS (166 ms) to repeat a READ request; with timeout 8 the
