@@ -118,6 +118,7 @@ impl Analysis {
         if ends.maybe_before_first() {
             conns.unseen.lost_before_first();
         }
+        conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());
         Ok(Analysis { rec, ctx, conns, verb })
     }

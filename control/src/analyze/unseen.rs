@@ -43,6 +43,12 @@ impl Unseen {
         self.gaps.missing_from_zero();
     }
 
+    /// `n` copies were lost after the trace's last (the switch's counters say so): any
+    /// connection may have lost its last packets there.
+    pub fn lost_after_last(&mut self, n: u64) {
+        self.gaps.missing_after_last(n);
+    }
+
     /// How many copies are missing between the trace's first and last.
     pub fn total(&self) -> u64 {
         self.total
@@ -111,6 +117,10 @@ mod tests {
         assert!(u.between(Some(6), 9));
         assert!(!u.between(Some(9), u64::MAX));
         assert!(!Unseen::default().between(None, u64::MAX));
+        let mut after = u.clone();
+        after.lost_after_last(2);
+        assert!(after.between(Some(9), u64::MAX) && !after.between(Some(9), 10), "10 and 11 are missing");
+        assert_eq!((after.count_between(Some(9), u64::MAX), after.total()), (2, u.total()));
         assert_eq!(
             [u.count_between(None, u64::MAX), u.count_between(Some(3), 8), u.count_between(Some(2), 3)],
             [4, 2, 0]
