@@ -317,3 +317,29 @@ rig: {{seed: 1{lost}}}
     assert_eq!((t.messages, t.completed, t.completion_unseen), (3, 2, 1), "{t:?}");
     assert!(r.gbn.violations.is_empty() && r.cnp.findings.is_empty());
 }
+
+/// Copies placed later than their seq (a reconstruction with too small a reorder window:
+/// `late` issues) are analyzed as missing at their place, and the terminal says so (review,
+/// session 22: walked in trace order they gave a false missing-nak, a false missing-cnp
+/// and counters out of line, with no word about them).
+#[test]
+fn late_copies_are_analyzed_as_missing_at_their_place() {
+    let yaml = "requester: {nic: {type: cx4, switch-port: 1, ip-list: [10.9.0.1, 10.9.0.3]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 0, adaptive-retrans: true, slow-restart: true}}
+responder: {nic: {type: cx5, switch-port: 2, ip-list: [10.9.0.2, 10.9.0.4]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}}
+traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 7, mtu: 4096, message-size: 2048, multi-gid: true, tx-depth: 1, min-retransmit-timeout: 10, max-retransmit-retry: 1, data-pkt-events: [{qpn: 2, psn: 3, type: ecn, iter: 2}, {qpn: 2, psn: 7, type: drop, iter: 1}, {qpn: 1, psn: 7, type: corrupt, iter: 1}, {qpn: 2, psn: 3, type: ecn, iter: 1}, {qpn: 3, psn: 6, type: corrupt, iter: 1}]}
+rig: {seed: 14, link-delay-ns: 20, dump-hosts: [{weight: 2}, {weight: 3}, {weight: 3}], faults: {reorder: [{dump-host: 0, probability: 0.3}, {dump-host: 1, probability: 0.3}]}}
+";
+    let run = rig_run_yaml("analyze-late-copies", yaml);
+    let out = out_dir(&run);
+    let opts = control::reconstruct::Options { window: 1, ..Default::default() };
+    let s = control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &opts).unwrap();
+    let late = s.issues.iter().filter(|i| i["kind"] == "late").count() as u64;
+    assert!(late > 0, "window 1 leaves copies late: {:?}", s.issues);
+    let a = control::analyze::Analysis::load(&out).unwrap();
+    let r = a.run();
+    assert_eq!((r.late_copies, r.missing_copies), (late, 0));
+    assert!(r.render().contains("came later than the reconstruction's reorder window"), "{}", r.render());
+    assert!(r.gbn.violations.is_empty(), "{:?}", r.gbn.violations);
+    assert!(r.cnp.findings.is_empty(), "{:?}", r.cnp.findings);
+    assert_eq!(r.problems(), 0, "{}", r.render());
+}

@@ -549,3 +549,26 @@ rig: {seed: 1, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [7]}]}}
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// A timeout's go-back whose copy is missing: the receiver took the resent packet unseen,
+/// and the next packet is in order, not a gap whose NAK went missing (session 22: flagged
+/// `missing-nak`, as with a copy placed late by a small reorder window).
+#[test]
+fn a_go_back_whose_copy_is_missing_opens_no_gap() {
+    let yaml = |lost: &str| {
+        format!(
+            "requester: {{nic: {{type: cx5, switch-port: 1, ip-list: [10.7.0.1]}}, roce-parameters: {{adaptive-retrans: false}}}}
+responder: {{nic: {{type: cx5, switch-port: 2, ip-list: [10.7.0.2]}}}}
+traffic: {{num-connections: 1, rdma-verb: send, num-msgs-per-qp: 4, mtu: 1024, message-size: 1024, tx-depth: 1, min-retransmit-timeout: 4, data-pkt-events: [{{qpn: 1, psn: 2, type: drop}}]}}
+rig: {{seed: 3{lost}}}
+"
+        )
+    };
+    let whole = rig_run_yaml("gbn-go-back-copy", &yaml(""));
+    let resent: Vec<u32> = whole.result.packets.iter().filter(|p| p.retransmission).map(|p| p.seq).collect();
+    assert_eq!(resent.len(), 1, "one timeout go-back of one packet");
+    let lost = format!(", faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [{}]}}]}}", resent[0]);
+    let run = rig_run_yaml("gbn-go-back-copy-lost", &yaml(&lost));
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}

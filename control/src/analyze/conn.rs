@@ -93,6 +93,14 @@ pub struct Connections {
     /// switch time or a seq they cannot be placed among the copies, so no connection
     /// holds them.
     pub unmirrored: u64,
+    /// Copies placed later than their seq (later than the reconstruction's reorder window:
+    /// `late` issues) and repeated seqs, by record index: no connection holds them, and a
+    /// late copy's seq counts as unseen where it belongs (the analyzers walk the trace in
+    /// order, and at its place the packet went unseen).
+    #[serde(skip)]
+    pub out_of_order: Vec<u32>,
+    /// How many of `out_of_order` filled a gap (late copies; the rest repeat a seq).
+    pub late_copies: u64,
     /// The copies the trace lacks, which may hide any connection's packets.
     #[serde(skip)]
     pub unseen: Unseen,
@@ -113,7 +121,13 @@ impl Connections {
         }
         let (mut unassigned, mut unmirrored) = (0, 0);
         let mut gaps = crate::reconstruct::Gaps::default();
+        let (mut out_of_order, mut late_copies) = (Vec::new(), 0);
         for (i, r) in view.records.iter().enumerate() {
+            if r.seq() != 0 && gaps.last.is_some_and(|last| r.seq() <= last) {
+                out_of_order.push(i as u32);
+                late_copies += gaps.count_within(r.seq(), r.seq() + 1);
+                continue;
+            }
             if r.seq() != 0 {
                 gaps.observe(r.seq());
             }
@@ -134,7 +148,13 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, unseen: Unseen::of_gaps(gaps) }
+        Connections { list, unassigned, unmirrored, out_of_order, late_copies, unseen: Unseen::of_gaps(gaps) }
+    }
+
+    /// Whether record `i` came later than its seq (see `out_of_order`): analyzers that walk
+    /// every record leave it out as the connections do.
+    pub fn is_out_of_order(&self, i: u32) -> bool {
+        self.out_of_order.binary_search(&i).is_ok()
     }
 
     /// The verb every connection has, if they agree.

@@ -277,6 +277,9 @@ struct Episode {
     closed: bool,
     /// Trace order of the arrival that filled the gap: its NAK is on the wire by then.
     closed_at: Option<u64>,
+    /// A copy is missing since the receiver last took a packet in order: the PSN taken
+    /// as lost may have arrived unseen (the first copy of a go-back, say), and no gap was.
+    unseen_before: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -691,7 +694,7 @@ impl<'u> Checker<'u> {
     /// An episode got no NAK. Its NAK is on the wire by the time the gap is filled, so a
     /// copy missing from its cause to then (to the end, while open) may have been it.
     fn missing_nak(&mut self, e: &Episode, why: &str) {
-        let excused = self.unseen.between(Some(e.cause.order), e.closed_at.unwrap_or(u64::MAX));
+        let excused = e.unseen_before || self.unseen.between(Some(e.cause.order), e.closed_at.unwrap_or(u64::MAX));
         let state = if e.closed { "the gap was filled without one" } else { "the gap is still open" };
         let m = format!(
             "out-of-sequence PSN {} (expected {}) got no {}: {state}; {why}",
@@ -792,7 +795,9 @@ impl<'u> Checker<'u> {
                 self.missing_nak(&e, "too many losses went unanswered");
             }
         }
-        self.rx.awaiting.push_back(Episode { id, lost, cause: Evidence::of(r), closed: false, closed_at: None });
+        let unseen_before = self.unseen_since_in_order(r);
+        let cause = Evidence::of(r);
+        self.rx.awaiting.push_back(Episode { id, lost, cause, closed: false, closed_at: None, unseen_before });
     }
 
     /// WRITE/SEND: a data packet as the requester sent it.
