@@ -82,24 +82,35 @@ pub struct Totals {
     /// known: estimated from such a completion, after a merge, or at a start the trace may
     /// have missed).
     pub mct_unknown: u64,
-    /// Bytes of the completed messages.
+    /// Bytes of the completed messages whose size the trace proves ([`Message::bytes_unproven`]).
     pub bytes: u64,
+    /// Completed messages whose size the trace does not prove: not in `bytes`.
+    pub unproven_messages: u64,
+    /// What those messages' packets counted, one path MTU for each whose copy is missing:
+    /// at most what they carried (with the path MTU known).
+    pub unproven_bytes: u64,
     /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s, of
-    /// the messages begun after that post (the trace saw them or an earlier one begin).
+    /// the messages begun after that post (the trace saw them or an earlier one begin),
+    /// counting proven bytes only: a lower bound when some are unproven.
     pub goodput_gbps: Option<f64>,
+    /// The same with the unproven bytes counted too: an upper bound. Present when some of
+    /// those messages' bytes are unproven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput_gbps_max: Option<f64>,
     pub mct_ns: Summary,
 }
 
 impl Totals {
     fn of<'m>(msgs: impl Iterator<Item = &'m Message> + Clone, run_start: Option<u64>) -> Totals {
         let done = msgs.clone().filter(|m| m.completed_ns.is_some());
-        let bytes = done.clone().map(|m| m.bytes).sum();
+        let (bytes, unproven_bytes) = split_bytes(done.clone());
         // Only messages begun after `run_start`: bytes sent before it would be counted over
         // a span that leaves their time out.
         let timed = done.clone().filter(|m| m.begun_in_trace);
         let last = timed.clone().filter_map(|m| m.completed_ns).max();
-        let goodput_gbps = match (run_start, last) {
-            (Some(a), Some(b)) if b > a => Some(timed.map(|m| m.bytes).sum::<u64>() as f64 * 8.0 / (b - a) as f64),
+        let (proven, unproven) = split_bytes(timed);
+        let gbps = |bytes: u64| match (run_start, last) {
+            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
             _ => None,
         };
         Totals {
@@ -108,10 +119,18 @@ impl Totals {
             completion_unseen: msgs.filter(|m| m.completion_unseen).count() as u64,
             mct_unknown: done.clone().filter(|m| m.mct_ns.is_none()).count() as u64,
             bytes,
-            goodput_gbps,
+            unproven_messages: done.clone().filter(|m| m.bytes_unproven).count() as u64,
+            unproven_bytes,
+            goodput_gbps: gbps(proven),
+            goodput_gbps_max: gbps(proven + unproven).filter(|_| unproven > 0),
             mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
         }
     }
+}
+
+/// The messages' bytes: (proven, unproven).
+fn split_bytes<'m>(msgs: impl Iterator<Item = &'m Message>) -> (u64, u64) {
+    msgs.fold((0, 0), |(p, u), m| if m.bytes_unproven { (p, u + m.bytes) } else { (p + m.bytes, u) })
 }
 
 /// The completed messages' completion times, ns. Median and 99th percentile by nearest
@@ -145,7 +164,15 @@ pub struct Message {
     pub first_psn: u32,
     /// Unknown until the Last/Only packet's first transmission is seen.
     pub last_psn: Option<u32>,
+    /// The message's size: exact unless `bytes_unproven`.
     pub bytes: u64,
+    /// The trace does not prove the size: no DMA length (a READ request's, a WRITE's RETH)
+    /// nor the Last/Only packet's payload is seen, or where the message ends is not known
+    /// exactly (`bounds_unseen`, or counted from a PSN gap or an MSN). Every packet whose
+    /// copy is missing counts one path MTU (a First or Middle carries exactly that, a Last
+    /// at most), so `bytes` is an upper bound; totals keep these bytes apart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bytes_unproven: bool,
     /// Switch timestamp of the message's first packet (first transmission); every time
     /// here is the 48-bit switch clock unwrapped over the trace.
     pub first_packet_ns: u64,
@@ -188,6 +215,12 @@ pub struct Message {
     /// No packet of its own is in the trace: counted from a gap in the PSNs or an MSN.
     #[serde(skip)]
     inferred: bool,
+    /// Its size is known: from a DMA length, or its Last/Only packet's payload was seen.
+    #[serde(skip)]
+    size_known: bool,
+    /// A packet whose copy is missing was counted with the path MTU unknown: not a bound.
+    #[serde(skip)]
+    mtu_guessed: bool,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -558,6 +591,10 @@ impl<'u> Tracker<'u> {
         for m in self.msgs.iter_mut().filter(|m| m.completed_ns.is_none()) {
             m.completion_unseen = self.unseen.between(Some(m.first_order), u64::MAX);
         }
+        for m in &mut self.msgs {
+            let exact = m.size_known && m.last_psn.is_some() && !m.bounds_unseen && !m.inferred && !m.mtu_guessed;
+            m.bytes_unproven = !exact;
+        }
         self.msgs
     }
 
@@ -649,12 +686,14 @@ impl<'u> Tracker<'u> {
             // request, for the rest of the message.
             if let Some(m) = self.msgs.last_mut() {
                 m.bytes += bytes;
+                m.size_known = true; // the rest's DMA length
             }
             self.close(end);
         } else {
             self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, Some(end), bytes);
+            self.size_known(); // its DMA length
         }
         self.hi = psn::add(end, 1);
     }
@@ -668,6 +707,9 @@ impl<'u> Tracker<'u> {
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
             self.bytes_from_reth = r.has(flag::RETH);
+            if self.bytes_from_reth {
+                self.size_known(); // a WRITE's DMA length
+            }
             // A WRITE's RETH gives the whole message's DMA length: its PSNs (as a READ's).
             let spans = self.verb == Verb::Write && r.has(flag::RETH) && self.mtu_known;
             self.open_end = spans.then(|| psn::add(r.psn(), read_span(r, self.mtu) - 1));
@@ -684,6 +726,7 @@ impl<'u> Tracker<'u> {
             self.add_payload(r);
         }
         if self.open && ends_message(op) {
+            self.size_known(); // its Last's payload just counted
             self.close(r.psn());
         }
         self.hi = psn::add(r.psn(), 1);
@@ -710,6 +753,9 @@ impl<'u> Tracker<'u> {
         // A repeated request's responses end where the message does, too.
         let inside = self.msgs.last().is_some_and(|m| psn::ge(r.psn(), m.first_psn));
         if ends_message(r.opcode()) && inside {
+            if self.open {
+                self.size_known(); // its Last's payload, or a repeated request's DMA length
+            }
             self.close(r.psn());
         }
     }
@@ -734,8 +780,33 @@ impl<'u> Tracker<'u> {
         }
         let skipped = u64::from(psn::distance(self.hi, r.psn())) * u64::from(self.mtu);
         let pad = u64::from((r.bth_flags >> 4) & 0x3);
+        let guessed = skipped > 0 && !self.mtu_known;
         if let Some(m) = self.msgs.last_mut() {
             m.bytes += skipped + u64::from(r.payload_len).saturating_sub(pad);
+            m.mtu_guessed |= guessed;
+        }
+    }
+
+    /// The open message runs on to `until` (exclusive) over PSNs whose copies are missing,
+    /// its Last among them: each counts one path MTU, at least what it carried (its
+    /// RETH's length, if it has one, counts them already).
+    fn unseen_tail(&mut self, until: u32) {
+        let n = u64::from(psn::distance(self.hi, until));
+        let counted = (!self.bytes_from_reth).then_some(u64::from(self.mtu));
+        if self.verb != Verb::Read {
+            self.add_holes(until, counted);
+        }
+        let guessed = n > 0 && !self.mtu_known;
+        if let (Some(mtu), Some(m)) = (counted, self.msgs.last_mut()) {
+            m.bytes += n * mtu;
+            m.mtu_guessed |= guessed;
+        }
+    }
+
+    /// The last message's size is known (a DMA length, its Last's payload).
+    fn size_known(&mut self) {
+        if let Some(m) = self.msgs.last_mut() {
+            m.size_known = true;
         }
     }
 
@@ -776,11 +847,13 @@ impl<'u> Tracker<'u> {
         }
         let pad = u64::from((r.bth_flags >> 4) & 0x3);
         let payload = u64::from(r.payload_len).saturating_sub(pad);
+        let op = r.opcode();
         if let Some(c) = counted {
             let m = &mut self.msgs[i];
             m.bytes = (m.bytes + payload).saturating_sub(c);
+            // Its own Last: the size is known now.
+            m.size_known |= ends_message(op) && m.last_psn == Some(q);
         }
-        let op = r.opcode();
         if ends_message(op) && self.msgs[i].last_psn != Some(q) {
             self.split(i, psn::add(q, 1), counted.map(|_| payload));
         } else if starts_message(op) && self.msgs[i].first_psn != q {
@@ -810,6 +883,8 @@ impl<'u> Tracker<'u> {
         second.bounds_unseen &= !known || self.unseen_run(at, second.last_psn);
         let first = &mut self.msgs[i];
         (first.last_psn, first.bytes) = (Some(last), first_bytes);
+        // Its Last is the go-back copy just seen, or (split at a First) still unseen.
+        first.size_known = last_bytes.is_some();
         first.bounds_unseen &= !known || first_run;
         // Completed together, the first part may have completed earlier.
         first.completion_uncertain |= first.completed_ns.is_some();
@@ -856,10 +931,7 @@ impl<'u> Tracker<'u> {
             return;
         }
         let unseen = psn::distance(self.hi, p);
-        if self.verb != Verb::Read {
-            let counted = (!self.bytes_from_reth).then_some(0);
-            self.add_holes(p, counted);
-        }
+        self.unseen_tail(p);
         self.close(psn::sub(p, 1));
         self.hi = p;
         if unseen >= 2 {
@@ -937,6 +1009,9 @@ impl<'u> Tracker<'u> {
             first_order: r.seq(),
             begun_in_trace: true,
             inferred: false,
+            bytes_unproven: false,
+            size_known: false,
+            mtu_guessed: false,
         });
     }
 
@@ -1003,6 +1078,7 @@ impl<'u> Tracker<'u> {
         if done < self.msgs.len() || psn::lt(una, self.hi) {
             return;
         }
+        self.unseen_tail(una);
         self.close(psn::sub(una, 1));
         self.hi = una;
         let n = done - self.msgs.len();
@@ -1011,9 +1087,11 @@ impl<'u> Tracker<'u> {
         }
         self.mark_bounds_unseen();
         let Some(open) = self.msgs.last_mut() else { return };
-        open.bytes /= n as u64 + 1;
+        // Shared so that together they count what the open one did.
+        let (share, rest) = (open.bytes / (n as u64 + 1), open.bytes % (n as u64 + 1));
+        open.bytes = share + rest;
         // Known from the MSN alone, they may have begun before the trace did.
-        let mut more = Message { start_unseen: true, inferred: true, ..open.clone() };
+        let mut more = Message { start_unseen: true, inferred: true, bytes: share, ..open.clone() };
         more.first_psn = more.last_psn.unwrap_or(more.first_psn);
         self.msgs.extend(std::iter::repeat_n(more, n));
     }
@@ -1040,9 +1118,10 @@ impl<'u> Tracker<'u> {
         }
         let bytes = u64::from(psn::distance(self.hi, una)) * u64::from(self.mtu);
         let n = done - self.msgs.len();
-        for _ in 0..n {
+        for i in 0..n {
             // More than one: where each ends is not known; they share the PSNs and bytes.
-            self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), bytes / n as u64);
+            let share = bytes / n as u64 + if i == 0 { bytes % n as u64 } else { 0 };
+            self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), share);
             if n > 1 {
                 self.mark_bounds_unseen();
             }
@@ -1089,7 +1168,15 @@ impl<'u> Tracker<'u> {
 impl Totals {
     /// One terminal line: counts, goodput and completion times.
     fn line(&self) -> String {
-        let gbps = self.goodput_gbps.map_or("-".to_string(), |g| format!("{g:.3} Gb/s"));
+        let gbps = match (self.goodput_gbps, self.goodput_gbps_max) {
+            (Some(g), Some(max)) => format!("{g:.3}–{max:.3} Gb/s"),
+            (Some(g), None) => format!("{g:.3} Gb/s"),
+            _ => "-".to_string(),
+        };
+        let unproven = match self.unproven_messages {
+            0 => String::new(),
+            n => format!(" (+ at most {} in {n} messages whose size the trace does not prove)", self.unproven_bytes),
+        };
         let mct = &self.mct_ns;
         let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.2}", v as f64 / 1e3));
         let mean = mct.mean.map_or("-".to_string(), |v| format!("{:.2}", v / 1e3));
@@ -1102,7 +1189,7 @@ impl Totals {
             n => format!(" ({} known; missing copies leave {n} uncertain)", self.completed - n),
         };
         format!(
-            "{}/{} messages completed{unseen}, {} bytes, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
+            "{}/{} messages completed{unseen}, {} bytes{unproven}, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
             self.completed,
             self.messages,
             self.bytes,
@@ -1235,6 +1322,34 @@ mod tests {
     }
 
     #[test]
+    fn bytes_the_trace_does_not_prove_are_kept_apart() {
+        let only = |p, len, seq| copy(0x0a, p, seq).with_reth(len);
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // WRITE ONLY of 1000 bytes at 10; the one at 11 (seq 3) unseen, its size unknown:
+        // one MTU, at most what it carried; then 500 bytes at 12.
+        let records = [only(10, 1000, 1), ack(10, 1, 2), only(12, 500, 5), ack(12, 3, 6)];
+        let msgs = tracked(Verb::Write, &records, None);
+        let got: Vec<(u64, bool)> = msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(1000, false), (1024, true), (500, false)]);
+        let t = Totals::of(msgs.iter(), Some(100));
+        assert_eq!((t.bytes, t.unproven_messages, t.unproven_bytes), (1500, 1, 1024));
+        // Completed at 600: goodput from 100 counts the proven bytes; its maximum all.
+        assert_eq!((t.goodput_gbps, t.goodput_gbps_max), (Some(1500.0 * 8.0 / 500.0), Some(2524.0 * 8.0 / 500.0)));
+        // SEND 10–11 whose Last's copy (seq 2) is missing, cut at the next First (12): the
+        // Last counts one MTU, unproven; the go-back copy of 11 proves its 300 bytes.
+        let mut last = copy(0x02, 11, 6);
+        last.payload_len = 300;
+        let records = [copy(0x00, 10, 1), copy(0x04, 12, 3), ack(12, 2, 4)];
+        let got: Vec<(u64, bool)> =
+            tracked(Verb::Send, &records, None).iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(2048, true), (1024, false)]);
+        let records = [copy(0x00, 10, 1), copy(0x04, 12, 3), copy(0x00, 10, 5), last, copy(0x04, 12, 7), ack(12, 2, 8)];
+        let got: Vec<(u64, bool)> =
+            tracked(Verb::Send, &records, None).iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(1324, false), (1024, false)]);
+    }
+
+    #[test]
     fn an_out_of_order_first_transmission_starts_its_message() {
         let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
         // SEND 10–11; then 12–14 whose Middle (13) went out before its First (12), both
@@ -1338,6 +1453,9 @@ mod tests {
             first_order: 0,
             begun_in_trace: true,
             inferred: false,
+            bytes_unproven: false,
+            size_known: true,
+            mtu_guessed: false,
         }
     }
 
