@@ -523,6 +523,9 @@ pub struct LostAtEnds {
     pub after_last: u64,
     /// Beyond the trace's span, at one end or the other: the counters say how many, not where.
     pub unplaced: u64,
+    /// The switch's snapshot told (its mirror seq range, or counters with port roles): zero
+    /// lost is then known, not merely not seen.
+    pub known: bool,
 }
 
 impl LostAtEnds {
@@ -545,8 +548,13 @@ pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -
     let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
     let count = |r: Option<Unwrapped>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
     match span.and_then(|s| ends_lost(&gaps, s)) {
-        Some((head, tail)) => LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0 },
-        None => LostAtEnds { unplaced: unplaced(&gaps, ctx), ..LostAtEnds::default() },
+        Some((head, tail)) => {
+            LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0, known: true }
+        }
+        None => {
+            let known = ctx.snapshot.is_some() && ctx.roles.is_some();
+            LostAtEnds { unplaced: unplaced(&gaps, ctx), known, ..LostAtEnds::default() }
+        }
     }
 }
 

@@ -221,6 +221,10 @@ pub struct Message {
     /// A packet whose copy is missing was counted with the path MTU unknown: not a bound.
     #[serde(skip)]
     mtu_guessed: bool,
+    /// `first_psn` is only where the trace starts following the connection: the message
+    /// may have begun before (its bytes before are not counted).
+    #[serde(skip)]
+    start_guessed: bool,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -396,6 +400,11 @@ fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post
 struct Tracker<'u> {
     verb: Verb,
     mtu: u32,
+    /// The first PSN followed: the QP's initial one, or where the trace starts.
+    start: u32,
+    /// `start` is where the QP's first message starts (its initial PSN, in the trace);
+    /// else a message pushed from `start` before any other may have begun before it.
+    ipsn_seen: bool,
     /// `mtu` is the path's (else 1, and a RETH's length tells no PSN span).
     mtu_known: bool,
     /// Next PSN never seen sent: first transmissions start here.
@@ -459,6 +468,27 @@ struct Tracker<'u> {
     toward_responder_before: Option<u64>,
 }
 
+/// Whether the trace shows the connection's first message: a packet at its initial PSN
+/// `ipsn` (a request, an ACK or READ response naming it), or a response whose MSN says at
+/// most that message is complete (IBA 9.7.7.2: MSN 0 on a new QP) — before any packet
+/// behind `ipsn` (a later lap of the 24-bit PSN space: the capture began after a wrap).
+fn shows_first_psn(records: &[Record], c: &Connection, ipsn: u32) -> bool {
+    for &(i, _) in &c.packets {
+        let r = &records[i as usize];
+        if !matches!(r.kind(), Kind::Request | Kind::Response) {
+            continue;
+        }
+        let first_msn = r.kind() == Kind::Response && r.has(flag::AETH) && r.msn() <= 1;
+        if r.psn() == ipsn || first_msn {
+            return true;
+        }
+        if psn::lt(r.psn(), ipsn) {
+            return false;
+        }
+    }
+    false
+}
+
 /// A completing packet (an ACK/NAK, READ: a response): how far it proves when the messages
 /// it completes completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -498,14 +528,20 @@ impl<'u> Tracker<'u> {
     fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>) -> Vec<Message> {
         let records = input.view.records;
         let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn());
-        let Some(ipsn) = c.ipsn.or(first) else { return Vec::new() };
+        // The QP's first PSN (from its setup) only if the trace shows it, or began before
+        // the switch mirrored anything (Lumina sets the mirror up before the traffic): a
+        // capture begun mid-run starts where the trace does, as without QP info.
+        let shown = |i| input.conns.unseen.from_start() || shows_first_psn(records, c, i);
+        let seen = c.from_qp_info && c.ipsn.is_some_and(shown);
+        let start = if seen || !c.from_qp_info { c.ipsn.or(first) } else { first };
+        let Some(ipsn) = start else { return Vec::new() };
         let mut t = Tracker::new(verb, mtu.unwrap_or(1), ipsn, SwitchClock::of(records), &input.conns.unseen);
         t.mtu_known = mtu.is_some();
-        // From the QP's setup: a new QP's responder starts its MSN at 0 (IBA 9.7.7.2), so
-        // MSN counts the connection's messages from its first PSN on, whatever copies the
-        // trace lacks. Those of a capture begun mid-run are `start_unseen` before the first
-        // message seen begin: goodput leaves their bytes out (`begun_in_trace`).
-        t.msn_base = c.from_qp_info.then_some(0);
+        t.ipsn_seen = seen;
+        // A new QP's responder starts its MSN at 0 (IBA 9.7.7.2): with its first PSN in the
+        // trace, MSN counts the connection's messages from there, whatever copies the trace
+        // lacks. Else MSN is calibrated at the first ACK seen past the trace's start.
+        t.msn_base = seen.then_some(0);
         for &(i, to) in &c.packets {
             t.packet(&records[i as usize], to);
         }
@@ -516,6 +552,8 @@ impl<'u> Tracker<'u> {
         Tracker {
             verb,
             mtu,
+            start: ipsn,
+            ipsn_seen: true,
             mtu_known: true,
             hi: ipsn,
             msgs: Vec::new(),
@@ -581,7 +619,7 @@ impl<'u> Tracker<'u> {
             self.take_held(&h);
         }
         self.release_reads(None);
-        let first_own = self.msgs.iter().position(|m| !m.inferred).unwrap_or(self.msgs.len());
+        let first_own = self.msgs.iter().position(|m| !m.inferred && !m.start_guessed).unwrap_or(self.msgs.len());
         for m in &mut self.msgs[..first_own] {
             m.begun_in_trace = false;
         }
@@ -592,7 +630,8 @@ impl<'u> Tracker<'u> {
             m.completion_unseen = self.unseen.between(Some(m.first_order), u64::MAX);
         }
         for m in &mut self.msgs {
-            let exact = m.size_known && m.last_psn.is_some() && !m.bounds_unseen && !m.inferred && !m.mtu_guessed;
+            let guessed = m.inferred || m.start_guessed || m.mtu_guessed;
+            let exact = m.size_known && m.last_psn.is_some() && !m.bounds_unseen && !guessed;
             m.bytes_unproven = !exact;
         }
         self.msgs
@@ -943,7 +982,12 @@ impl<'u> Tracker<'u> {
     /// began at `hi`. With two or more PSNs unseen before it, one of them may have ended
     /// another message: as in [`Self::end_before`], one is counted, its MCT left out.
     fn push_first_unseen(&mut self, r: &Record) {
+        let guessed = self.msgs.is_empty() && !self.ipsn_seen;
         self.push_unseen(r, self.hi, None, 0);
+        if let Some(m) = self.msgs.last_mut() {
+            // The trace's first PSN of the connection, maybe not the message's first.
+            m.start_guessed = guessed;
+        }
         self.open = true;
         if psn::distance(self.hi, r.psn()) >= 2 {
             self.mark_bounds_unseen();
@@ -1012,6 +1056,7 @@ impl<'u> Tracker<'u> {
             bytes_unproven: false,
             size_known: false,
             mtu_guessed: false,
+            start_guessed: false,
         });
     }
 
@@ -1106,8 +1151,9 @@ impl<'u> Tracker<'u> {
         }
         let Some(base) = self.msn_base else {
             // Calibrated only while every message before the oldest incomplete one is known
-            // and counted exactly (none may be two).
-            if self.held.is_empty() && !self.uncounted {
+            // and counted exactly (none may be two), at an ACK past the trace's start (an
+            // earlier one counts messages before it, not followed).
+            if self.held.is_empty() && !self.uncounted && psn::gt(una, self.start) {
                 self.msn_base = Some(psn::sub(r.msn(), self.next_incomplete as u32));
             }
             return;
@@ -1456,6 +1502,7 @@ mod tests {
             bytes_unproven: false,
             size_known: true,
             mtu_guessed: false,
+            start_guessed: false,
         }
     }
 
@@ -1534,9 +1581,9 @@ mod tests {
         assert_eq!(posts, [[Post { ns: 1, known: false }]]);
         let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
         assert_eq!(posts, [[Post { ns: 1, known: true }]]);
-        // A QP known from its setup (MSN from 0), the capture begun mid-run: the first ACK
-        // seen (MSN 2, PSN 11) counts two messages before any data packet of the trace;
-        // they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
+        // MSN from 0 (the trace shown to span the QP's start), its first copies missing: the
+        // first ACK seen (MSN 2, PSN 11) counts two messages before any data packet of the
+        // trace; they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
         let records = [
             copy(ACK, 11, 3).with_aeth(0x1f, 2),
             copy(0x0a, 12, 4).with_reth(1024),
@@ -1552,6 +1599,29 @@ mod tests {
         assert_eq!(start, Some(200));
         assert_eq!(Totals::of(msgs.iter(), start).goodput_gbps, Some(8.0 / 100.0));
         assert_eq!(Totals::of(msgs.iter(), start).bytes, 2);
+    }
+
+    #[test]
+    fn a_connection_followed_from_mid_message_does_not_know_its_first_message() {
+        // The trace starts (copies lost before its first) at a WRITE MIDDLE, PSN 10, of a
+        // message begun before it; the QP's first PSN is not in the trace. The ACK of 11
+        // (MSN 7) calibrates the MSN; then a WRITE ONLY at 12.
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        let records = [copy(0x07, 10, 5), copy(0x08, 11, 6), ack(11, 7, 7), copy(0x0a, 12, 8).with_reth(1024)];
+        let records = [&records[..], &[ack(12, 8, 9)]].concat();
+        let mut unseen = Unseen::of(&records);
+        unseen.lost_before_first();
+        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen);
+        t.ipsn_seen = false;
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        let msgs = t.finish();
+        let got: Vec<_> = msgs.iter().map(|m| (m.first_psn, m.last_psn, m.bytes_unproven, m.begun_in_trace)).collect();
+        // Counted from PSN 10, where the trace starts: maybe more bytes before, and begun
+        // before the trace (goodput leaves it out).
+        assert_eq!(got, [(10, Some(11), true, false), (12, Some(12), false, true)]);
+        assert_eq!(msgs.iter().map(|m| m.completed_ns).collect::<Vec<_>>(), [Some(700), Some(900)]);
     }
 
     #[test]
