@@ -634,3 +634,43 @@ fn a_read_request_does_not_cut_off_responses_below_it() {
     }
     let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
 }
+
+/// READ, two outstanding, 4-packet messages: the copy of the response at relative PSN 6 is
+/// lost, so the trace takes it as delivered when 7 comes. `dropped`: that response was
+/// dropped (a drop event whose copy is the one lost): the requester asks again from 6,
+/// and the trace must go back with it (the messages it completed early complete on the
+/// responses resent). Else it was delivered, and a later drop seen at 14 makes the
+/// requester ask again from there: it had every response before, 6 too. Either way, once
+/// the go-back is seen and the responses come in order again, completions are proven
+/// again: every MCT whose post and completion both follow it is reported, exact.
+#[test]
+fn a_read_go_back_makes_later_completion_times_provable_again() {
+    for dropped in [true, false] {
+        let mut events = vec![ev(1, 6, EventKind::Drop, 1)];
+        if !dropped {
+            events = vec![ev(1, 14, EventKind::Drop, 1)];
+        }
+        let knobs = Knobs { verb: Verb::Read, conns: 1, msgs: 8, msg_pkts: 4, tx_depth: 2, events, ..Knobs::default() };
+        let label = format!("read-go-back-{}", if dropped { "dropped" } else { "delivered" });
+        let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+        let resp6 = clean.result.packets.iter().find(|p| p.from == rig::packet::Side::Responder && p.psn == 6);
+        let resp6 = resp6.expect("a response at 6");
+        assert_eq!(resp6.event == Some(EventKind::Drop), dropped, "{label}: {resp6:?}");
+        let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", resp6.seq);
+        let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+        assert_eq!(run.result.truth.faults.lost_mirror_copies, [resp6.seq], "{label}: the same run, that copy lost");
+        let go_back = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && p.retransmission;
+        let repeats: Vec<u64> = run.result.packets.iter().filter(go_back).map(|p| p.psn).collect();
+        // The requests outstanding are asked again from the gap on.
+        assert_eq!(repeats.first(), Some(&if dropped { 6 } else { 14 }), "{label}: a go-back: {repeats:?}");
+        check_against_truth(&label, &run, &|p| p.seq != resp6.seq);
+        let r = goodput::analyze(&analysis(&run).input());
+        let got: Vec<bool> = r.connections[0].per_message.iter().flatten().map(|m| m.mct_ns.is_some()).collect();
+        // Dropped: the messages completed early complete again after the go-back; nothing
+        // rests on the lost copy. Delivered: messages 5–8 and 9–12 completed on it (unproven),
+        // and so were the posts of 13–16 and 17–20; from 21 on all is proven again.
+        let expect = if dropped { [true; 8] } else { [true, false, false, false, false, true, true, true] };
+        assert_eq!(got, expect, "{label}: {:#?}", r.connections[0].per_message);
+        let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
+    }
+}

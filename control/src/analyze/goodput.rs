@@ -419,11 +419,12 @@ struct Tracker<'u> {
     open_end: Option<u32>,
     una: u32,
     read_expect: u32,
-    /// READ: the first PSN whose response the trace took as delivered though its copy is
-    /// missing. A missing copy may be a drop: the requester then discards every later
-    /// response until it asks again (a timeout, 67 ms on a CX5), and the trace, having
-    /// moved on, cannot tell. Every completion from there on is unproven.
-    assumed: Option<u32>,
+    /// READ: the PSNs (ranges from, to exclusive, in PSN order) whose responses the trace
+    /// took as delivered though their copies are missing. A missing copy may be a drop:
+    /// the requester then discards every later response until it asks again, and the
+    /// trace, having moved on, cannot tell. Every completion from the first on is unproven,
+    /// until a repeated request shows what the requester had ([`Self::read_go_back`]).
+    assumed: Vec<(u32, u32)>,
     next_incomplete: usize,
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
@@ -518,6 +519,9 @@ impl Proof {
     }
 }
 
+/// At most this many ranges of READ responses taken as delivered are told apart.
+const ASSUMED_CAP: usize = 64;
+
 /// At most this many acknowledgement points are held for a message whose end is unknown.
 const HELD_CAP: usize = 64;
 
@@ -562,7 +566,7 @@ impl<'u> Tracker<'u> {
             open_end: None,
             una: ipsn,
             read_expect: ipsn,
-            assumed: None,
+            assumed: Vec::new(),
             next_incomplete: 0,
             held: Vec::new(),
             clock,
@@ -697,6 +701,9 @@ impl<'u> Tracker<'u> {
             // what a missing first copy did not.
             if matches!(self.verb, Verb::Write | Verb::Send) && r.opcode() < 0x20 && is_data(r, self.verb) {
                 self.fill_hole(r);
+            }
+            if self.verb == Verb::Read && r.opcode() == 0x0c {
+                self.read_go_back(r.psn());
             }
             return;
         }
@@ -1102,7 +1109,7 @@ impl<'u> Tracker<'u> {
             self.count_by_msn(r, una, ts);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
             if unseen {
-                self.assumed.get_or_insert(self.read_expect);
+                self.assume(self.read_expect, r.psn());
             }
             self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
@@ -1179,6 +1186,48 @@ impl<'u> Tracker<'u> {
         self.complete(self.una, ts, self.proof);
     }
 
+    /// READ: the responses from `from` to `to` (exclusive) are taken as delivered, their
+    /// copies missing.
+    fn assume(&mut self, from: u32, to: u32) {
+        let full = self.assumed.len() >= ASSUMED_CAP;
+        match self.assumed.last_mut() {
+            // Past the cap, the last range runs on over those between: a go-back there then
+            // rewinds as if at a response taken as delivered.
+            Some(last) if last.1 == from || full => last.1 = to,
+            _ => self.assumed.push((from, to)),
+        }
+    }
+
+    /// READ: a request repeated from PSN `q` below every request seen — a go-back (the
+    /// requester's "NAK" for READ, Lumina §6.1) or a timeout's retry — asks from the first
+    /// response the requester lacks: it had every one before `q`, and takes those from `q`
+    /// on as they come again. A response at `q` taken as delivered was not (dropped, its
+    /// copy missing with its drop event): the messages completed on it and after complete
+    /// again, on the responses to come. Either way, completions from here on no longer
+    /// rest on the responses taken as delivered before `q`.
+    fn read_go_back(&mut self, q: u32) {
+        if psn::gt(q, self.read_expect) {
+            return; // responses before it are missing: when they came is not known
+        }
+        let dropped = self.assumed.iter().any(|&(a, b)| psn::ge(q, a) && psn::lt(q, b));
+        if !dropped {
+            // Behind a response seen delivered (one in flight when the request left): those
+            // from `q` on may still be taken as they first came.
+            self.assumed.retain(|&(a, _)| psn::ge(a, q));
+            return;
+        }
+        self.assumed.clear();
+        (self.read_expect, self.una) = (q, q);
+        while self.next_incomplete > 0 {
+            let m = &mut self.msgs[self.next_incomplete - 1];
+            if m.last_psn.is_none_or(|l| psn::lt(l, q)) {
+                break;
+            }
+            (m.completed_ns, m.completion_uncertain) = (None, false);
+            self.next_incomplete -= 1;
+        }
+    }
+
     /// Everything before `una` is acknowledged: complete the messages it covers.
     fn progress(&mut self, una: u32, ts: u64) {
         if psn::gt(una, self.una) {
@@ -1189,7 +1238,7 @@ impl<'u> Tracker<'u> {
 
     /// Completes, at `ts`, the messages that end before `una`, as far as `proof` goes.
     fn complete(&mut self, una: u32, ts: u64, proof: Proof) {
-        let (unseen, assumed) = (self.unseen, self.assumed);
+        let (unseen, assumed) = (self.unseen, self.assumed.first().map(|&(p, _)| p));
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
                 Some(last) if psn::gt(una, last) => {
@@ -1640,6 +1689,42 @@ mod tests {
         let msgs = tracked(Verb::Read, &records, None);
         let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
         assert_eq!(got, [(Some(500), true), (Some(700), true)]);
+    }
+
+    #[test]
+    fn a_read_go_back_rewinds_what_was_taken_as_delivered() {
+        // READ 10–13, response 12's copy (seq 4) missing: taken as delivered when 13 comes,
+        // the message completed at 500, unproven. The requester asks again from 12: 12 was
+        // dropped. The message completes on the responses resent, proven; so does the READ
+        // at 14 after it.
+        let records = [
+            copy(0x0c, 10, 1).with_reth(4096),
+            copy(0x0d, 10, 2),
+            copy(0x0e, 11, 3),
+            copy(0x0f, 13, 5),
+            copy(0x0c, 12, 6).with_reth(2048),
+            copy(0x0d, 12, 7),
+            copy(0x0f, 13, 8),
+            copy(0x0c, 14, 9).with_reth(1024),
+            copy(0x10, 14, 10),
+        ];
+        let msgs = tracked(Verb::Read, &records, None);
+        let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
+        assert_eq!(got, [(Some(800), false), (Some(1000), false)]);
+        // 12 delivered after all: then a READ of 14–15 whose response 14 is dropped (its
+        // copy seen). Without a go-back, the READ at 14 rests on 12 too.
+        let drop = copy(0x0d, 14, 7).with_event(wire::mirror::Event::Drop);
+        let next = [copy(0x0c, 14, 6).with_reth(2048), drop, copy(0x0f, 15, 8)];
+        let upto = |n: usize| [&records[..4], &next[..n]].concat();
+        let uncertain = |r: &[Record]| tracked(Verb::Read, r, None).iter().map(|m| m.completion_uncertain).collect();
+        let resent = [copy(0x0d, 14, 10), copy(0x0f, 15, 11)];
+        let got: Vec<bool> = uncertain(&[upto(3), resent.to_vec()].concat());
+        assert_eq!(got, [true, true], "no go-back seen");
+        // The requester asks again from 14: it had everything before, 12 too. The READ at 14
+        // completes proven on the responses resent.
+        let go_back = copy(0x0c, 14, 9).with_reth(2048);
+        let got: Vec<bool> = uncertain(&[upto(3), vec![go_back], resent.to_vec()].concat());
+        assert_eq!(got, [true, false]);
     }
 
     fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {
