@@ -674,3 +674,39 @@ fn a_read_go_back_makes_later_completion_times_provable_again() {
         let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
     }
 }
+
+/// SEND, 4-packet messages: the first copies of PSNs 6 and 7 (message 5–8's Middles) are
+/// lost, so a Last and the next First may hide there and the message is counted as maybe
+/// two (`bounds_unseen`). The ACK of 8 says (its MSN, from 0: the trace shows the QP's
+/// first packet) that the responder completed exactly as many messages as the trace
+/// counts: it was one. The flag goes, and with it the MCTs it left out (its own, and the
+/// posts counted by ordinal after it): they are reported, exact, bytes proven.
+#[test]
+fn an_msn_counting_one_message_clears_bounds_unseen() {
+    for depth in [1, 2] {
+        let knobs = Knobs { verb: Verb::Send, conns: 1, msgs: 5, msg_pkts: 4, tx_depth: depth, ..Knobs::default() };
+        let label = format!("msn-confirms-d{depth}");
+        let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+        let request = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && !p.retransmission;
+        let seqs: Vec<u32> =
+            clean.result.packets.iter().filter(request).filter(|p| (6..=7).contains(&p.psn)).map(|p| p.seq).collect();
+        assert_eq!(seqs.len(), 2, "{label}");
+        let list: Vec<String> = seqs.iter().map(u32::to_string).collect();
+        let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", list.join(", "));
+        let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+        assert_eq!(run.result.truth.faults.lost_mirror_copies, seqs, "{label}: the same run, those copies lost");
+        check_against_truth(&label, &run, &|p| !seqs.contains(&p.seq));
+        compare_with_generator(&label, &run, 1.0);
+        let r = goodput::analyze(&analysis(&run).input());
+        let c = &r.connections[0];
+        let merged: Vec<bool> = c.per_message.iter().flatten().map(|m| m.bounds_unseen).collect();
+        assert_eq!(merged, [false; 5], "{label}: {:#?}", c.per_message);
+        let mcts: Vec<bool> = c.per_message.iter().flatten().map(|m| m.mct_ns.is_some()).collect();
+        // Two outstanding, the ACK of 8 completes 1–4 too: with copies missing before it, an
+        // ACK of 4 may hide there (completion_uncertain), and 9–12 was posted on it.
+        let expect = if depth == 1 { [true; 5] } else { [false, true, false, true, true] };
+        assert_eq!(mcts, expect, "{label}: {:#?}", c.per_message);
+        assert_eq!(c.totals.unproven_messages, 0, "{label}: {:#?}", c.per_message);
+        let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
+    }
+}

@@ -426,6 +426,8 @@ struct Tracker<'u> {
     /// until a repeated request shows what the requester had ([`Self::read_go_back`]).
     assumed: Vec<(u32, u32)>,
     next_incomplete: usize,
+    /// The messages before it are counted exactly, an MSN says ([`Self::confirm_by_msn`]).
+    confirmed: usize,
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
     /// first of them past it.
@@ -568,6 +570,7 @@ impl<'u> Tracker<'u> {
             read_expect: ipsn,
             assumed: Vec::new(),
             next_incomplete: 0,
+            confirmed: 0,
             held: Vec::new(),
             clock,
             read_last: psn::sub(ipsn, 1),
@@ -935,6 +938,9 @@ impl<'u> Tracker<'u> {
         // Completed together, the first part may have completed earlier.
         first.completion_uncertain |= first.completed_ns.is_some();
         self.msgs.insert(i + 1, second);
+        if self.confirmed > i {
+            self.confirmed += 1;
+        }
         if self.next_incomplete > i {
             self.next_incomplete += 1;
         } else if self.next_incomplete == i {
@@ -1107,6 +1113,7 @@ impl<'u> Tracker<'u> {
             self.close_by_msn(r, una);
             self.progress(una, ts);
             self.count_by_msn(r, una, ts);
+            self.confirm_by_msn(r, una);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
             if unseen {
                 self.assume(self.read_expect, r.psn());
@@ -1146,6 +1153,7 @@ impl<'u> Tracker<'u> {
         let mut more = Message { start_unseen: true, inferred: true, bytes: share, ..open.clone() };
         more.first_psn = more.last_psn.unwrap_or(more.first_psn);
         self.msgs.extend(std::iter::repeat_n(more, n));
+        self.count_forced();
     }
 
     /// The responder's MSN counts the messages it completed (IBA 9.7.7.2): an ACK for PSNs
@@ -1183,7 +1191,14 @@ impl<'u> Tracker<'u> {
             }
         }
         self.hi = una;
+        self.count_forced();
         self.complete(self.una, ts, self.proof);
+    }
+
+    /// Messages were added for the MSN to count right: they may stand for messages an
+    /// earlier merge hides, so the MSN confirms none of the messages counted so far.
+    fn count_forced(&mut self) {
+        self.confirmed = self.msgs.len();
     }
 
     /// READ: the responses from `from` to `to` (exclusive) are taken as delivered, their
@@ -1226,6 +1241,31 @@ impl<'u> Tracker<'u> {
             (m.completed_ns, m.completion_uncertain) = (None, false);
             self.next_incomplete -= 1;
         }
+    }
+
+    /// The responder's MSN (IBA 9.7.7.2) at `una` counts exactly the messages the trace
+    /// completed before it: none of them hides another, so a boundary inferred across
+    /// unseen PSNs (`bounds_unseen`) held one message. Messages counted from an MSN, sharing
+    /// PSNs, stay as they are: where each ends is still not known.
+    fn confirm_by_msn(&mut self, r: &Record, una: u32) {
+        let Some(base) = self.msn_base.filter(|_| self.verb != Verb::Read && una == self.una) else { return };
+        if psn::distance(base, r.msn()) as usize != self.next_incomplete {
+            return;
+        }
+        for i in self.confirmed..self.next_incomplete {
+            if self.msgs[i].bounds_unseen && !self.shares_psns(i) {
+                self.msgs[i].bounds_unseen = false;
+            }
+        }
+        self.confirmed = self.confirmed.max(self.next_incomplete);
+    }
+
+    /// Whether message `i` shares a PSN with its neighbours (messages an MSN counted).
+    fn shares_psns(&self, i: usize) -> bool {
+        let m = &self.msgs[i];
+        let before = i.checked_sub(1).and_then(|j| self.msgs[j].last_psn).is_some_and(|l| psn::ge(l, m.first_psn));
+        let after = self.msgs.get(i + 1).is_some_and(|n| m.last_psn.is_none_or(|l| psn::le(n.first_psn, l)));
+        before || after
     }
 
     /// Everything before `una` is acknowledged: complete the messages it covers.
@@ -1689,6 +1729,24 @@ mod tests {
         let msgs = tracked(Verb::Read, &records, None);
         let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
         assert_eq!(got, [(Some(500), true), (Some(700), true)]);
+    }
+
+    #[test]
+    fn an_msn_counting_one_message_clears_bounds_unseen() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // SEND 10–13, its Middles' copies (seqs 2, 3) missing: a Last and a First may hide
+        // in 11–12. The ACK of 13 counts one message (MSN from 0): there was one.
+        let records = [copy(0x00, 10, 1), copy(0x02, 13, 4), ack(13, 1, 5)];
+        let flags = |msn_base| -> Vec<(bool, bool)> {
+            tracked(Verb::Send, &records, msn_base).iter().map(|m| (m.bounds_unseen, m.bytes_unproven)).collect()
+        };
+        assert_eq!(flags(Some(0)), [(false, false)]);
+        // Without a count from the QP's start the MSN proves nothing.
+        assert_eq!(flags(None), [(true, true)]);
+        // Counting two, it was two: the flag stays.
+        let records = [copy(0x00, 10, 1), copy(0x02, 13, 4), ack(13, 2, 5)];
+        let got: Vec<bool> = tracked(Verb::Send, &records, Some(0)).iter().map(|m| m.bounds_unseen).collect();
+        assert_eq!(got, [true]);
     }
 
     #[test]
