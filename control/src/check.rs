@@ -523,8 +523,8 @@ pub struct LostAtEnds {
     pub after_last: u64,
     /// Beyond the trace's span, at one end or the other: the counters say how many, not where.
     pub unplaced: u64,
-    /// The switch's snapshot told (its mirror seq range, or counters with port roles): zero
-    /// lost is then known, not merely not seen.
+    /// The switch's snapshot gave its mirror seq range: the counts are exact, zero lost is
+    /// known (the counters alone may say nothing, across their wrap).
     pub known: bool,
 }
 
@@ -551,10 +551,7 @@ pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -
         Some((head, tail)) => {
             LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0, known: true }
         }
-        None => {
-            let known = ctx.snapshot.is_some() && ctx.roles.is_some();
-            LostAtEnds { unplaced: unplaced(&gaps, ctx), known, ..LostAtEnds::default() }
-        }
+        None => LostAtEnds { unplaced: unplaced(&gaps, ctx), ..LostAtEnds::default() },
     }
 }
 

@@ -710,3 +710,27 @@ fn an_msn_counting_one_message_clears_bounds_unseen() {
         let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
     }
 }
+
+/// WRITE, two QPs: every copy of QP 1's first message (both ways) is lost, so the trace
+/// shows no packet at its initial PSN nor an MSN of 0 or 1. But the switch's snapshot says
+/// no copy was lost before the trace's first: the capture spans the QP's start, its MSN
+/// counts from 0, and the message none of whose copies is in the trace is counted.
+#[test]
+fn a_capture_spanning_the_qp_start_counts_from_msn_zero() {
+    let knobs = Knobs { conns: 2, msgs: 5, msg_pkts: 4, ..Knobs::default() };
+    let clean = rig_run("goodput-qp-start-clean", &knobs);
+    let first: Vec<u32> = clean.result.packets.iter().filter(|p| p.conn == 1 && p.psn <= 4).map(|p| p.seq).collect();
+    assert!(!first.contains(&1), "QP 0 goes first");
+    let list: Vec<String> = first.iter().map(u32::to_string).collect();
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", list.join(", "));
+    let run = rig_run("goodput-qp-start", &Knobs { faults, ..knobs });
+    assert_eq!(run.result.truth.faults.lost_mirror_copies, first, "the same run, those copies lost");
+    let a = analysis(&run);
+    assert!(a.input().conns.unseen.from_start(), "the snapshot says no copy was lost before the first");
+    check_analysis_against_truth("qp-start", &run, &a, &|p| !first.contains(&p.seq));
+    let r = goodput::analyze(&a.input());
+    let c = &r.connections[1];
+    assert_eq!((c.totals.messages, c.totals.completed), (5, 5), "{:#?}", c.per_message);
+    let inferred: Vec<bool> = c.per_message.iter().flatten().map(|m| m.bytes_unproven).collect();
+    assert_eq!(inferred, [true, false, false, false, false], "its size is not in the trace");
+}
