@@ -87,7 +87,7 @@ pub struct Totals {
     /// Completed messages whose size the trace does not prove: not in `bytes`.
     pub unproven_messages: u64,
     /// What those messages' packets counted, one path MTU for each whose copy is missing:
-    /// at most what they carried (with the path MTU known).
+    /// at most what they carried from their first PSN (with the path MTU known).
     pub unproven_bytes: u64,
     /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s, of
     /// the messages begun after that post (the trace saw them or an earlier one begin),
@@ -170,7 +170,9 @@ pub struct Message {
     /// nor the Last/Only packet's payload is seen, or where the message ends is not known
     /// exactly (`bounds_unseen`, or counted from a PSN gap or an MSN). Every packet whose
     /// copy is missing counts one path MTU (a First or Middle carries exactly that, a Last
-    /// at most), so `bytes` is an upper bound; totals keep these bytes apart.
+    /// at most), so `bytes` is an upper bound of what it carried from `first_psn` on (a
+    /// message the trace joined mid-way, at the start of a capture begun mid-run, may have
+    /// carried more before); totals keep these bytes apart.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub bytes_unproven: bool,
     /// Switch timestamp of the message's first packet (first transmission); every time
@@ -205,11 +207,12 @@ pub struct Message {
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
-    /// Began within the trace: all but the messages inferred ([`Message::inferred`])
-    /// before the first message of its connection with a packet of its own. Those (a QP's
-    /// messages since its setup, counted by a PSN gap or an ACK's MSN when the capture
-    /// began mid-run) may have begun long before the trace did, and their bytes would
-    /// inflate goodput over the trace's span.
+    /// Began within the trace: all but the messages inferred ([`Message::inferred`]) or
+    /// joined mid-way ([`Message::start_guessed`]) before the first message of its
+    /// connection whose first packet the trace has. Those (a QP's messages since its
+    /// setup, counted by a PSN gap or an ACK's MSN; the one a capture begun mid-run joins)
+    /// may have begun long before the trace did, and their bytes would inflate goodput
+    /// over the trace's span.
     #[serde(skip)]
     begun_in_trace: bool,
     /// No packet of its own is in the trace: counted from a gap in the PSNs or an MSN.
@@ -1310,7 +1313,8 @@ impl Totals {
         };
         let unproven = match self.unproven_messages {
             0 => String::new(),
-            n => format!(" (+ at most {} in {n} messages whose size the trace does not prove)", self.unproven_bytes),
+            1 => format!(" (+ at most {} in 1 message of unproven size)", self.unproven_bytes),
+            n => format!(" (+ at most {} in {n} messages of unproven size)", self.unproven_bytes),
         };
         let mct = &self.mct_ns;
         let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.2}", v as f64 / 1e3));
@@ -1468,6 +1472,13 @@ mod tests {
         assert_eq!(got, [(1000, false), (1024, true), (500, false)]);
         let t = Totals::of(msgs.iter(), Some(100));
         assert_eq!((t.bytes, t.unproven_messages, t.unproven_bytes), (1500, 1, 1024));
+        assert!(
+            t.line().starts_with(
+                "3/3 messages completed, 1500 bytes (+ at most 1024 in 1 message of unproven size), 24.000–40.384 Gb/s"
+            ),
+            "{}",
+            t.line()
+        );
         // Completed at 600: goodput from 100 counts the proven bytes; its maximum all.
         assert_eq!((t.goodput_gbps, t.goodput_gbps_max), (Some(1500.0 * 8.0 / 500.0), Some(2524.0 * 8.0 / 500.0)));
         // SEND 10–11 whose Last's copy (seq 2) is missing, cut at the next First (12): the
