@@ -560,6 +560,9 @@ pub struct LostAtEnds {
     pub after_last: u64,
     /// Beyond the trace's span, at one end or the other: the counters say how many, not where.
     pub unplaced: u64,
+    /// The switch's snapshot gave its mirror seq range: the counts are exact, zero lost is
+    /// known (the counters alone may say nothing, across their wrap).
+    pub known: bool,
 }
 
 impl LostAtEnds {
@@ -582,7 +585,9 @@ pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -
     let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
     let count = |r: Option<Unwrapped>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
     match span.and_then(|s| ends_lost(&gaps, s)) {
-        Some((head, tail)) => LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0 },
+        Some((head, tail)) => {
+            LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0, known: true }
+        }
         None => LostAtEnds { unplaced: unplaced(&gaps, ctx), ..LostAtEnds::default() },
     }
 }
