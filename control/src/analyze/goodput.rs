@@ -1358,8 +1358,8 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "goodput: {} connections, posts estimated {posting}, tx-depth {}",
-            self.connections.len(),
+            "goodput: {}, posts estimated {posting}, tx-depth {}",
+            super::plural(self.connections.len() as u64, "connection", "connections"),
             self.tx_depth
         );
         let _ = writeln!(out, "  all: {}", self.overall.line());
