@@ -177,6 +177,25 @@ fn a_failed_qp_counts_only_what_completed() {
     assert!(out.contains("conn 0: 1/2 messages completed, 8192 bytes"), "{out}");
 }
 
+/// Barrier posting (Lumina's `barrier-sync`): a round ends when every message in it has
+/// completed, one that failed too (its error completion). The trace does not show that
+/// one, so the next round's posts are not known and no MCT is reported from them (review,
+/// session 22: one 1,000 times the true one was reported as known).
+#[test]
+fn a_round_with_a_failed_message_posts_the_next_at_an_unknown_time() {
+    let events = (1..=8).map(|i| ev(1, 2, EventKind::Drop, i)).collect();
+    let knobs = Knobs { conns: 2, msgs: 4, msg_pkts: 1, barrier: true, timeout: 6, events, ..Knobs::default() };
+    let run = rig_run("goodput-barrier-failed", &knobs);
+    assert!(run.result.qps[0].failed, "QP 1 exhausts its retries");
+    check_against_truth("barrier-failed", &run, &|_| true);
+    let r = goodput::analyze(&analysis(&run).input());
+    assert!(r.overall.mct_unknown > 0, "the rounds after the failure: {:?}", r.overall);
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(!out.contains("missing copies"), "none is missing: {out}");
+    let _ = std::fs::remove_dir_all(scratch("goodput-barrier-failed"));
+}
+
 #[test]
 fn completion_times_survive_the_switch_clock_wrap() {
     let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 30_000_000);
@@ -733,4 +752,27 @@ fn a_capture_spanning_the_qp_start_counts_from_msn_zero() {
     assert_eq!((c.totals.messages, c.totals.completed), (5, 5), "{:#?}", c.per_message);
     let inferred: Vec<bool> = c.per_message.iter().flatten().map(|m| m.bytes_unproven).collect();
     assert_eq!(inferred, [true, false, false, false, false], "its size is not in the trace");
+}
+
+/// READ, one-packet messages, an ECN mark on response 2: the requester's CNP travels
+/// toward the responder, as requests do. With the copies of requests 2 and 3 lost, the CNP
+/// counted as the last request-direction packet and hid them (review, session 22: a whole
+/// message vanished, and an MCT twice the true one was reported as known).
+#[test]
+fn a_cnp_does_not_hide_missing_request_copies() {
+    let events = vec![ev(1, 2, EventKind::Ecn, 1)];
+    let knobs = Knobs { verb: Verb::Read, conns: 1, msgs: 5, msg_pkts: 1, tx_depth: 1, events, ..Knobs::default() };
+    let label = "read-cnp-lost-requests";
+    let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+    let request = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && p.opcode == 0x0c;
+    let lost: Vec<u32> =
+        clean.result.packets.iter().filter(request).filter(|p| p.psn == 2 || p.psn == 3).map(|p| p.seq).collect();
+    assert_eq!(lost.len(), 2);
+    assert!(clean.result.packets.iter().any(|p| p.opcode == 0x81), "{label}: a CNP");
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: {lost:?}}}\n");
+    let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+    check_against_truth(label, &run, &|p| !lost.contains(&p.seq));
+    let r = goodput::analyze(&analysis(&run).input());
+    assert_eq!((r.overall.messages, r.overall.completed), (5, 5), "{label}");
+    let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
 }

@@ -365,10 +365,12 @@ fn completion(m: &Message) -> Option<Post> {
     m.completed_ns.map(|ns| Post { ns, known })
 }
 
-/// [`round_done`], known when every completion in the round is.
+/// [`round_done`], known when every message in the round completed, each completion
+/// known. One that never did (its QP failed: the barrier waited for the error completion,
+/// which the trace does not show) leaves the round's end unknown.
 fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post> {
     let round = || lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth));
-    let known = round().filter(|m| m.completed_ns.is_some()).all(|m| completion(m).is_some_and(|p| p.known));
+    let known = round().all(|m| completion(m).is_some_and(|p| p.known));
     round_done(lists, depth, r).map(|ns| Post { ns, known })
 }
 
@@ -595,6 +597,9 @@ impl<'u> Tracker<'u> {
 
     /// One packet of the connection, on its way to `to`.
     fn packet(&mut self, r: &Record, to: Role) {
+        if !matches!(r.kind(), Kind::Request | Kind::Response) {
+            return; // a CNP: counted as the last packet in its direction, it would hide a missing copy
+        }
         // A message's unseen start is a request-direction copy, missing since the previous
         // request-direction packet seen.
         let since = if self.reads_held.is_empty() { self.toward_responder.last() } else { self.reads_held_since };
@@ -1325,7 +1330,7 @@ impl Totals {
         };
         let known = match self.mct_unknown {
             0 => String::new(),
-            n => format!(" ({} known; missing copies leave {n} uncertain)", self.completed - n),
+            n => format!(" ({} known; {n} not: the trace does not fix their post or completion)", self.completed - n),
         };
         format!(
             "{}/{} messages completed{unseen}, {} bytes{unproven}, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
