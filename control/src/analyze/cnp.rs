@@ -56,7 +56,7 @@ use super::unseen::Unseen;
 
 /// The plot of CNP intervals, in the report's directory.
 pub const PLOT_INTERVALS: &str = "cnp-intervals.svg";
-use super::{render_capped, Input};
+use super::{plural, render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
 /// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
@@ -888,10 +888,9 @@ fn notes(have_config: bool, hosts: &[NpHost; 2], active: &[Role], scan: &Scan) -
         }
     }
     if scan.naks_without_cause > 0 {
-        notes.push(format!(
-            "{} NAKs had no out-of-sequence arrival before them; dated by the NAK",
-            scan.naks_without_cause
-        ));
+        let them = if scan.naks_without_cause == 1 { "it" } else { "them" };
+        let naks = plural(scan.naks_without_cause as u64, "NAK", "NAKs");
+        notes.push(format!("{naks} had no out-of-sequence arrival before {them}; dated by the NAK"));
     }
     notes
 }
@@ -1032,7 +1031,8 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
     out
 }
 
-/// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers.
+/// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers
+/// since the last CNP flagged so.
 fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
     let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
     for step in steps {
@@ -1053,6 +1053,8 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                 let b = balance.entry((c.conn, c.np)).or_default();
                 *b -= 1;
                 if *b < 0 {
+                    // Flagged once: the next CNP needs a trigger of its own, not this one's.
+                    *b = 0;
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
                     let kind = FindingKind::CnpWithoutTrigger;
                     out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order });
