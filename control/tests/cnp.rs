@@ -271,3 +271,55 @@ fn a_lost_mark_leaves_one_cnp_unverifiable_not_every_later_one() {
     assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
     assert_eq!(unverifiable(&r), [(cnp::FindingKind::CnpWithoutTrigger, u64::from(first.2))], "{text}");
 }
+
+const SLOW_RESTART: &str = "slow-restart: true";
+
+/// Review (issue 4): a CNP caused by a NAK whose copy is lost. The CNP comes before its
+/// NAK on the wire, so the missing copy is after it: the gap the replayed receiver saw,
+/// with no NAK seen, makes the CNP unverifiable (it was a `cnp-without-trigger` PROBLEM).
+#[test]
+fn a_cnp_whose_nak_copy_is_lost_is_unverifiable() {
+    let traffic = "  num-connections: 1\n  num-msgs-per-qp: 3\n  message-size: 4096\n  data-pkt-events:\n\
+                   \x20\x20- {qpn: 1, psn: 2, type: drop}\n";
+    let lossless = rig_run_yaml("cnp-nak-lost-0", &write_yaml("cx6", SLOW_RESTART, traffic, ""));
+    let nak = lossless.result.truth.naks[0].seq;
+    let yaml = write_yaml("cx6", SLOW_RESTART, traffic, &nak.to_string());
+    let (run, r, text) = analyze_yaml("cnp-nak-lost", &yaml);
+    let cnps = &run.result.truth.cnps;
+    assert_eq!(cnps.len(), 1, "{cnps:?}");
+    assert!(cnps[0].seq < nak, "the CNP precedes its NAK: {cnps:?}, NAK {nak}");
+    assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
+    assert_eq!(unverifiable(&r), [(cnp::FindingKind::CnpWithoutTrigger, u64::from(cnps[0].seq))], "{text}");
+}
+
+/// Review (issue 4): a plain data packet's copy is lost (the first of connection 1). The
+/// replayed receiver opened a gap there and pinned connection 1's later NAK to it, so the
+/// per-port limiter replay expected a CNP the NIC rightly held back (`missing-cnp`). With
+/// the unseen packet caught up with, every decision is the emulator's.
+#[test]
+fn a_lost_data_copy_does_not_move_a_nak_trigger() {
+    let traffic = "  num-connections: 2\n  num-msgs-per-qp: 3\n  message-size: 4096\n  data-pkt-events:\n\
+                   \x20\x20- {qpn: 1, psn: 6, type: drop}\n  - {qpn: 2, psn: 6, type: drop}\n";
+    let (run, r, text) = analyze_yaml("cnp-lost-data", &write_yaml("cx6", SLOW_RESTART, traffic, "2"));
+    let (sent, held) = truth_sets(&run);
+    assert!(!held.is_empty(), "a NAK trigger is held back");
+    assert_eq!(report_sets(&r), (sent, held), "{text}");
+    assert_eq!((r.problems(), r.unverifiable.len(), r.naks_without_cause), (0, 0, 0), "{text}");
+}
+
+/// A corrupted packet whose copy is lost: the receiver is taken to have it, until the NAK
+/// names its PSN. The arrival caught up on is the PSN after it, so it is the NAK's cause:
+/// the NAK trigger is dated exactly, not by the NAK (which comes after its CNP).
+#[test]
+fn a_nak_for_a_packet_lost_unseen_is_dated_by_the_arrival_past_it() {
+    let traffic = "  num-connections: 1\n  num-msgs-per-qp: 3\n  message-size: 4096\n  data-pkt-events:\n\
+                   \x20\x20- {qpn: 1, psn: 6, type: corrupt}\n";
+    let lossless = rig_run_yaml("cnp-corrupt-lost-0", &write_yaml("cx6", SLOW_RESTART, traffic, ""));
+    let corrupt = lossless.result.truth.events[0].seq;
+    let yaml = write_yaml("cx6", SLOW_RESTART, traffic, &corrupt.to_string());
+    let (run, r, text) = analyze_yaml("cnp-corrupt-lost", &yaml);
+    let (sent, held) = truth_sets(&run);
+    assert!(sent.iter().any(|s| s.0 == Cause::Nak), "a NAK CNP: {sent:?}");
+    assert_eq!(report_sets(&r), (sent, held), "{text}");
+    assert_eq!((r.problems(), r.unverifiable.len(), r.naks_without_cause), (0, 0, 0), "{text}");
+}

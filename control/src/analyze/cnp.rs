@@ -6,7 +6,10 @@
 //! applies (CX5 / CX6 Dx with the NP and `slow-restart` on: Lumina's `NACK_TRIGGER_CNP`) —
 //! a NAK the NP sends. A NAK is dated by the out-of-sequence data packet whose arrival made
 //! the NP send it (a Go-back-N receiver replayed over the trace finds it), because that
-//! arrival is when the NP asks its rate limiter.
+//! arrival is when the NP asks its rate limiter. Under capture loss the replayed receiver
+//! takes PSNs skipped right after missing copies as received unseen (`analyze::unseen`),
+//! and a NAK is dated only by an arrival past the PSN it names; a NAK trigger a missing
+//! copy leaves in doubt makes the findings around it unverifiable, never a problem.
 //!
 //! **The NP's clock.** The limiter compares arrival times at the NP. A frame arrives after
 //! the switch pipeline and the cable (constant: they cancel in every difference the limiter
@@ -48,11 +51,12 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 use trace::record::{flag, Kind, Record};
 use wire::mirror::Event;
+use wire::psn;
 
 use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
 use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
-use super::unseen::Unseen;
+use super::unseen::{Since, Unseen};
 
 /// The plot of CNP intervals, in the report's directory.
 pub const PLOT_INTERVALS: &str = "cnp-intervals.svg";
@@ -189,6 +193,9 @@ struct Scan {
     cnps: Vec<Seen>,
     /// NAKs from an NP with no out-of-sequence arrival before them (dated by the NAK).
     naks_without_cause: usize,
+    /// (conn, trace order) of NAK triggers a missing copy leaves in doubt: dated by their
+    /// NAK for want of a cause, or a gap whose NAK may have been sent unseen. Sorted.
+    doubtful: Vec<(u32, u64)>,
 }
 
 /// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
@@ -219,17 +226,112 @@ fn is_send_write(r: &Record) -> bool {
     r.kind() == Kind::Request && matches!(r.opcode() & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
 }
 
+/// One WRITE/SEND responder's Go-back-N receiver, replayed to find the arrival that made it
+/// NAK: the NAK trigger's time (Lumina §4: slow restart's CNP answers that arrival).
+#[derive(Debug)]
+struct NakReplay {
+    rx: GbnReceiver<u32>,
+    /// The previous data copy towards the responder: which copies are missing since.
+    since: Since,
+    /// `since` before the latest data copy: a NAK's cause is at most that far back.
+    before_latest: Option<u64>,
+    /// The highest data PSN seen towards the responder (any copy, delivered or not).
+    highest: Option<u32>,
+    /// The arrival past the gap, until its NAK is seen or the gap closes.
+    gap: Option<Gap>,
+    /// The latest arrival past PSNs taken as received unseen: if a NAK names the first of
+    /// them, one was lost instead (its copy missing too), and this arrival was past it.
+    caught_up: Option<Gap>,
+}
+
+/// A gap the replayed receiver NAKs: the PSN its NAK names, the arrival past it, and the
+/// data copy before that arrival.
+#[derive(Debug, Clone)]
+struct Gap {
+    names: u32,
+    arrival: Trig,
+    after: Option<u64>,
+}
+
+impl NakReplay {
+    fn new(ipsn: Option<u32>) -> NakReplay {
+        NakReplay {
+            rx: GbnReceiver::new(ipsn),
+            since: Since::default(),
+            before_latest: None,
+            highest: None,
+            gap: None,
+            caught_up: None,
+        }
+    }
+
+    /// A data copy towards the responder; returns how many copies are missing since the
+    /// previous one.
+    fn saw(&mut self, unseen: &Unseen, r: &Record) -> u64 {
+        self.before_latest = self.since.last();
+        let missing = self.since.step(unseen, r);
+        if self.highest.is_none_or(|h| psn::gt(r.psn(), h)) {
+            self.highest = Some(r.psn());
+        }
+        missing
+    }
+
+    /// A data packet reached the responder (`t`, its arrival), `missing` copies after the
+    /// previous data copy. PSNs it skips that as many unseen copies can hold were received
+    /// unseen (`analyze::unseen`): fresh ones never seen, or resent after a go-back (`t` is
+    /// a resend) — not a PSN seen dropped and not resent. Returns the gap it closes whose
+    /// NAK was never seen.
+    fn arrive(&mut self, t: &Trig, missing: u64, highest_before: Option<u32>) -> Option<Gap> {
+        let p = t.psn;
+        if let Some(e) = self.rx.expected().filter(|&e| psn::gt(p, e) && u64::from(psn::distance(e, p)) <= missing) {
+            if highest_before.is_none_or(|h| psn::gt(e, h) || psn::le(p, h)) {
+                self.rx.expect(p);
+                let arrival = Trig { cause: Cause::Nak, ..t.clone() };
+                self.caught_up = Some(Gap { names: e, arrival, after: self.before_latest });
+            }
+        }
+        let arrived = self.rx.arrive(p);
+        let closed = self.gap.take_if(|g| self.rx.expected().is_some_and(|e| psn::gt(e, g.names)));
+        if let Arrival::Gap { missing: names } = arrived {
+            let arrival = Trig { cause: Cause::Nak, ..t.clone() };
+            let replaced = self.gap.replace(Gap { names, arrival, after: self.before_latest });
+            return closed.or(replaced);
+        }
+        closed
+    }
+
+    /// The arrival that made the responder send `nak`: past the gap it names; past another
+    /// gap when no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer
+    /// reports); else past a PSN lost unseen. Without one: whether the NAK is doubtful, a
+    /// copy missing since the data copy before the latest (the replay may have missed its
+    /// cause, or opened a gap an unseen packet filled).
+    fn cause_of(&mut self, nak: &Record, unseen: &Unseen) -> Result<Trig, bool> {
+        let gap = self.gap.take().filter(|g| g.names == nak.psn() || !unseen.between(g.after, nak.seq()));
+        let cause = gap.or_else(|| self.lost_unseen(nak)).map(|g| g.arrival);
+        cause.ok_or_else(|| unseen.between(self.before_latest, nak.seq()))
+    }
+
+    /// A NAK the replay saw no gap for: if it names the first PSN of the latest catch-up
+    /// and the arrival caught up on is the PSN after it, that PSN was lost unseen and this
+    /// arrival is past it — the NAK's cause; the receiver resumes waiting for the PSN.
+    fn lost_unseen(&mut self, nak: &Record) -> Option<Gap> {
+        let g = self.caught_up.take_if(|g| g.names == nak.psn() && g.arrival.psn == psn::add(g.names, 1))?;
+        self.rx.expect(g.names);
+        self.rx.recovering();
+        Some(g)
+    }
+}
+
 impl Scan {
     fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
         let conns = &input.conns.list;
+        let unseen = &input.conns.unseen;
         let ends: FxHashMap<End, (u32, Role)> = conns
             .iter()
             .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
             .collect();
         let mut ports = [Egress::new(hosts[0].link_gbps), Egress::new(hosts[1].link_gbps)];
-        // Which arrival makes a WRITE/SEND responder NAK: the first past a gap.
-        let mut receivers: Vec<GbnReceiver<u32>> = conns.iter().map(|c| GbnReceiver::new(c.ipsn)).collect();
-        let mut nak_cause: Vec<Option<Trig>> = vec![None; conns.len()];
+        let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
         let clock = SwitchClock::of(input.view.records);
         let mut scan = Scan::default();
         for (i, r) in input.view.records.iter().enumerate() {
@@ -243,27 +345,23 @@ impl Scan {
                 continue; // no switch time to place it on the NP's clock (analyze's header counts it)
             }
             let ts_ns = clock.ns(r);
-            let sender = c.end(role.other()).ip;
             if r.kind() == Kind::Cnp {
-                let np = role.other();
-                scan.cnps.push(Seen {
-                    idx: i as u32,
-                    seq: u64::from(r.wire_seq()),
-                    order: r.seq(),
-                    ts_ns,
-                    conn,
-                    np,
-                    rp_ip: c.end(role).ip,
-                });
+                let (np, rp_ip) = (role.other(), c.end(role).ip);
+                let (idx, seq, order) = (i as u32, u64::from(r.wire_seq()), r.seq());
+                scan.cnps.push(Seen { idx, seq, order, ts_ns, conn, np, rp_ip });
             }
             // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers, and
             // only sequence-error NAKs (an out-of-sequence arrival is what slow restart
             // answers; an access or operational error NAK is not congestion).
             let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
+            let replay = &mut replays[conn as usize];
             if sequenced && is_seq_nak(r) && role == Role::Requester {
-                let nak = nak_cause[conn as usize].take();
-                scan.push_nak(nak, r, i as u32, ts_ns, conn, c.requester.ip);
+                let cause = replay.cause_of(r, unseen);
+                scan.push_nak(cause, r, i as u32, ts_ns, conn, c.requester.ip);
             }
+            let data = sequenced && role == Role::Responder && is_send_write(r);
+            let highest_before = replay.highest;
+            let missing = if data { replay.saw(unseen, r) } else { 0 };
             if r.event() == Event::Drop {
                 continue; // never reaches the NP
             }
@@ -279,30 +377,48 @@ impl Scan {
                 arrival_ps,
                 conn,
                 np: role,
-                rp_ip: sender,
+                rp_ip: c.end(role.other()).ip,
                 cause: Cause::Ecn,
                 psn: r.psn(),
                 nak_seq: None,
             };
-            let naks = |rx: &mut GbnReceiver<u32>| matches!(rx.arrive(r.psn()), Arrival::Gap { .. });
-            if sequenced && role == Role::Responder && is_send_write(r) && naks(&mut receivers[conn as usize]) {
-                nak_cause[conn as usize] = Some(Trig { cause: Cause::Nak, ..t.clone() });
+            if data {
+                let closed = replay.arrive(&t, missing, highest_before);
+                scan.note_unanswered(closed, Some(r.seq()), unseen);
             }
             if ce_marked(r) {
                 scan.triggers.push(t);
             }
         }
+        for replay in &mut replays {
+            scan.note_unanswered(replay.gap.take(), None, unseen);
+        }
         scan.triggers.sort_by_key(|t| (t.idx, t.cause == Cause::Nak));
+        scan.doubtful.sort_unstable();
         scan
     }
 
+    /// A gap closed (at trace order `closed_at`, or the trace's end) without its NAK seen: if
+    /// a copy is missing since its arrival, the NAK may have been sent unseen, and with it
+    /// a CNP the replay cannot expect.
+    fn note_unanswered(&mut self, gap: Option<Gap>, closed_at: Option<u64>, unseen: &Unseen) {
+        let Some(g) = gap else { return };
+        if unseen.between(Some(g.arrival.order), closed_at.unwrap_or(u64::MAX)) {
+            self.doubtful.push((g.arrival.conn, g.arrival.order));
+        }
+    }
+
     /// A NAK from the responder: a trigger dated by the arrival that caused it, or by the
-    /// NAK itself when the replayed receiver saw no gap (e.g. a copy missing from the trace).
-    fn push_nak(&mut self, cause: Option<Trig>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
+    /// NAK itself when the replayed receiver saw none (`Err`: whether it is doubtful).
+    fn push_nak(&mut self, cause: Result<Trig, bool>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
+        let nak_seq = Some(u64::from(nak.wire_seq()));
         let t = match cause {
-            Some(t) => Trig { nak_seq: Some(u64::from(nak.wire_seq())), ..t },
-            None => {
+            Ok(arrival) => Trig { nak_seq, ..arrival },
+            Err(doubtful) => {
                 self.naks_without_cause += 1;
+                if doubtful {
+                    self.doubtful.push((conn, nak.seq()));
+                }
                 Trig {
                     idx,
                     seq: u64::from(nak.wire_seq()),
@@ -314,7 +430,7 @@ impl Scan {
                     rp_ip,
                     cause: Cause::Nak,
                     psn: nak.psn(),
-                    nak_seq: Some(u64::from(nak.wire_seq())),
+                    nak_seq,
                 }
             }
         };
@@ -917,20 +1033,34 @@ impl Report {
             cnps.entry(c.conn).or_default().push(c.order);
         }
         cnps.values_mut().for_each(|v| v.sort_unstable());
-        let excused = |f: &Finding| excused(f, cnps.get(&f.conn).map_or(&[], |v| v), unseen);
+        let excused = |f: &Finding| {
+            let of_conn = |&(conn, _): &(u32, u64)| conn == f.conn;
+            let from = scan.doubtful.partition_point(|d| d.0 < f.conn);
+            let doubtful: Vec<u64> = scan.doubtful[from..].iter().take_while(|d| of_conn(d)).map(|d| d.1).collect();
+            excused(f, cnps.get(&f.conn).map_or(&[], |v| v), &doubtful, unseen)
+        };
         (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(excused);
     }
 }
 
 /// Whether a copy missing from the trace may explain finding `f` (see
-/// [`Report::unverifiable`]), given the trace orders of its connection's CNPs, sorted.
-fn excused(f: &Finding, cnps: &[u64], unseen: &Unseen) -> bool {
-    let i = cnps.partition_point(|&o| o <= f.order);
+/// [`Report::unverifiable`]), given the trace orders of its connection's CNPs and doubtful
+/// NAK triggers, sorted.
+fn excused(f: &Finding, cnps: &[u64], doubtful: &[u64], unseen: &Unseen) -> bool {
+    let next = cnps.partition_point(|&o| o <= f.order);
     match f.kind {
-        FindingKind::MissingCnp => unseen.between(Some(f.order), cnps.get(i).copied().unwrap_or(u64::MAX)),
+        FindingKind::MissingCnp => {
+            unseen.between(Some(f.order), cnps.get(next).copied().unwrap_or(u64::MAX))
+                || doubtful.binary_search(&f.order).is_ok()
+        }
         FindingKind::CnpWithoutTrigger => {
             let before = cnps.partition_point(|&o| o < f.order);
-            unseen.between(before.checked_sub(1).map(|k| cnps[k]), f.order)
+            let prev = before.checked_sub(1).map(|k| cnps[k]);
+            // Its trigger's copy may be missing, or a doubtful NAK trigger may be its own
+            // (a NAK dated by itself comes after the CNP it caused).
+            let until = cnps.get(next).copied().unwrap_or(u64::MAX);
+            let first_after_prev = doubtful.partition_point(|&d| prev.is_some_and(|p| d <= p));
+            unseen.between(prev, f.order) || doubtful.get(first_after_prev).is_some_and(|&d| d < until)
         }
         FindingKind::CnpWhileNpDisabled | FindingKind::CnpsTooClose => false,
     }
@@ -1305,6 +1435,7 @@ mod tests {
             triggers: triggers.iter().map(trig).collect(),
             cnps: cnps.iter().map(seen).collect(),
             naks_without_cause: 0,
+            doubtful: Vec::new(),
         }
     }
 
