@@ -323,3 +323,21 @@ fn a_nak_for_a_packet_lost_unseen_is_dated_by_the_arrival_past_it() {
     assert_eq!(report_sets(&r), (sent, held), "{text}");
     assert_eq!((r.problems(), r.unverifiable.len(), r.naks_without_cause), (0, 0, 0), "{text}");
 }
+
+/// The trace's last two copies are lost, a mark's CNP among them: the switch's counters
+/// say copies are missing after the trace's last, so the CNP's copy may be — the mark's
+/// missing CNP is unverifiable (it was `missing-cnp`: only losses before the first copy
+/// were known to `analyze::unseen`).
+#[test]
+fn a_cnp_lost_after_the_traces_last_copy_is_unverifiable() {
+    let traffic = "  num-connections: 1\n  num-msgs-per-qp: 2\n  message-size: 4096\n  data-pkt-events:\n\
+                   \x20\x20- {qpn: 1, psn: 7, type: ecn}\n";
+    let roce = "min-time-between-cnps: 0";
+    let lossless = rig_run_yaml("cnp-lost-tail-0", &write_yaml("cx5", roce, traffic, ""));
+    let (cnp, last) = (&lossless.result.truth.cnps[0], lossless.result.stats.mirrored as u32);
+    assert!(cnp.seq + 1 == last, "the CNP is the copy before the last: {cnp:?}, {last}");
+    let (_, r, text) =
+        analyze_yaml("cnp-lost-tail", &write_yaml("cx5", roce, traffic, &format!("{}, {last}", cnp.seq)));
+    assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
+    assert_eq!(unverifiable(&r), [(cnp::FindingKind::MissingCnp, u64::from(cnp.cause_seq))], "{text}");
+}
