@@ -343,3 +343,39 @@ rig: {seed: 14, link-delay-ns: 20, dump-hosts: [{weight: 2}, {weight: 3}, {weigh
     assert!(r.cnp.findings.is_empty(), "{:?}", r.cnp.findings);
     assert_eq!(r.problems(), 0, "{}", r.render());
 }
+
+/// Every key report.json holds is documented in docs/formats.md §8.1 (review, session 22:
+/// fifteen were not). The run has a bit of everything: drops and a corruption (recoveries,
+/// losses), ECN marks (CNP triggers), a lost copy (unverifiable lists), two QPs.
+#[test]
+fn every_report_key_is_documented() {
+    let events = vec![ev(1, 3, EventKind::Drop, 1), ev(2, 4, EventKind::Ecn, 1), ev(2, 6, EventKind::Corrupt, 1)];
+    let faults = "    lose-mirror-copies:\n    - {dump-host: 0, seqs: [20]}\n".to_string();
+    let knobs = Knobs { conns: 2, msgs: 6, events, faults, ..Knobs::default() };
+    let run = rig_run("analyze-documented-keys", &knobs);
+    let out = run.dir.parent().unwrap().join("out");
+    let (_, text) = rocescope(&[Path::new("analyze"), &run.dir, Path::new("-o"), &out]);
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/formats.md")).unwrap();
+    let section = docs.split("### 8.1 report.json").nth(1).and_then(|s| s.split("### 8.2").next()).expect("§8.1");
+    let mut keys = std::collections::BTreeSet::new();
+    fn walk(v: &Value, keys: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| {
+                keys.insert(k.clone());
+                walk(v, keys);
+            }),
+            Value::Array(a) => a.iter().for_each(|v| walk(v, keys)),
+            _ => {}
+        }
+    }
+    walk(&report(&out), &mut keys);
+    let word = |k: &str| {
+        section.match_indices(k).any(|(i, _)| {
+            let before = section[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            let after = section[i + k.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_');
+            before && after
+        })
+    };
+    let undocumented: Vec<&String> = keys.iter().filter(|k| !word(k)).collect();
+    assert!(undocumented.is_empty(), "report.json keys missing from docs/formats.md §8.1: {undocumented:?}\n{text}");
+}
