@@ -344,19 +344,37 @@ rig: {seed: 14, link-delay-ns: 20, dump-hosts: [{weight: 2}, {weight: 3}, {weigh
     assert_eq!(r.problems(), 0, "{}", r.render());
 }
 
-/// Every key report.json holds is documented in docs/formats.md §8.1 (review, session 22:
-/// fifteen were not). The run has a bit of everything: drops and a corruption (recoveries,
-/// losses), ECN marks (CNP triggers), a lost copy (unverifiable lists), two QPs.
+/// Every key of report.json, reconstruct.json and `check --json` is documented in
+/// docs/formats.md (§8.1, §6.3, §7; review, session 22: fifteen report keys were not).
+/// The run has a bit of everything: drops and a corruption (recoveries, losses), ECN marks
+/// (CNP triggers), a lost copy (missing ranges, unverifiable lists), two QPs.
 #[test]
-fn every_report_key_is_documented() {
+fn every_output_key_is_documented() {
     let events = vec![ev(1, 3, EventKind::Drop, 1), ev(2, 4, EventKind::Ecn, 1), ev(2, 6, EventKind::Corrupt, 1)];
     let faults = "    lose-mirror-copies:\n    - {dump-host: 0, seqs: [20]}\n".to_string();
     let knobs = Knobs { conns: 2, msgs: 6, events, faults, ..Knobs::default() };
     let run = rig_run("analyze-documented-keys", &knobs);
     let out = run.dir.parent().unwrap().join("out");
     let (_, text) = rocescope(&[Path::new("analyze"), &run.dir, Path::new("-o"), &out]);
+    let summary = std::fs::read_to_string(out.join(control::reconstruct::SUMMARY_FILE)).unwrap();
+    let check =
+        Command::new(env!("CARGO_BIN_EXE_rocescope")).args([Path::new("check"), &out, Path::new("--json")]).output();
+    let check = check.unwrap().stdout;
+    for (json, from, to) in [
+        (report(&out), "### 8.1 report.json", "### 8.2"),
+        (serde_json::from_str(&summary).unwrap(), "### 6.3 reconstruct.json", "## 7."),
+        (serde_json::from_slice(&check).expect("check --json"), "## 7. Integrity check", "## 8."),
+    ] {
+        let missing = undocumented(&json, from, to);
+        assert!(missing.is_empty(), "keys missing from docs/formats.md {from}: {missing:?}\n{text}");
+    }
+}
+
+/// The keys anywhere in `json` that the docs/formats.md section from heading `from` to
+/// heading `to` does not name as a word.
+fn undocumented(json: &Value, from: &str, to: &str) -> Vec<String> {
     let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/formats.md")).unwrap();
-    let section = docs.split("### 8.1 report.json").nth(1).and_then(|s| s.split("### 8.2").next()).expect("§8.1");
+    let section = docs.split(from).nth(1).and_then(|s| s.split(to).next()).expect("the section");
     let mut keys = std::collections::BTreeSet::new();
     fn walk(v: &Value, keys: &mut std::collections::BTreeSet<String>) {
         match v {
@@ -368,14 +386,12 @@ fn every_report_key_is_documented() {
             _ => {}
         }
     }
-    walk(&report(&out), &mut keys);
-    let word = |k: &str| {
-        section.match_indices(k).any(|(i, _)| {
-            let before = section[..i].chars().next_back().is_none_or(|c| !c.is_alphanumeric() && c != '_');
-            let after = section[i + k.len()..].chars().next().is_none_or(|c| !c.is_alphanumeric() && c != '_');
-            before && after
-        })
+    walk(json, &mut keys);
+    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let named = |k: &str| {
+        section
+            .match_indices(k)
+            .any(|(i, _)| !is_word(section[..i].chars().next_back()) && !is_word(section[i + k.len()..].chars().next()))
     };
-    let undocumented: Vec<&String> = keys.iter().filter(|k| !word(k)).collect();
-    assert!(undocumented.is_empty(), "report.json keys missing from docs/formats.md §8.1: {undocumented:?}\n{text}");
+    keys.into_iter().filter(|k| !named(k)).collect()
 }
