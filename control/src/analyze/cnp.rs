@@ -417,7 +417,7 @@ impl Scan {
         let clock = SwitchClock::of(input.view.records);
         let mut scan = Scan::default();
         for (i, r) in input.view.records.iter().enumerate() {
-            if matches!(r.kind(), Kind::NotRoce) || input.conns.is_out_of_order(i as u32) {
+            if matches!(r.kind(), Kind::NotRoce) || input.conns.is_late(i as u32) {
                 continue;
             }
             let Some(f) = input.view.flow(r) else { continue };

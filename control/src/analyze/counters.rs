@@ -267,7 +267,7 @@ impl Frames {
     pub fn count(input: &Input<'_>) -> Frames {
         let hosts = Hosts::of(input);
         let derived = count_frames(input, &hosts);
-        Frames { hosts, missing: super::missing_copies(input), late: input.conns.late_copies, derived }
+        Frames { hosts, missing: super::missing_copies(input), late: input.conns.late_copies(), derived }
     }
 }
 

@@ -141,7 +141,7 @@ impl Analysis {
 /// Copies the switch mirrored that the trace lacks: the gaps between its copies and those
 /// lost at either end.
 pub fn missing_copies(input: &Input<'_>) -> u64 {
-    input.conns.unseen.total().saturating_sub(input.conns.late_copies) + input.ctx.lost_at_ends
+    input.conns.unseen.total().saturating_sub(input.conns.late_copies()) + input.ctx.lost_at_ends
 }
 
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
@@ -163,7 +163,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         trace: trace.to_path_buf(),
         packets: input.view.records.len() as u64,
         missing_copies: missing_copies(input),
-        late_copies: input.conns.late_copies,
+        late_copies: input.conns.late_copies(),
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
