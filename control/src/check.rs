@@ -421,13 +421,37 @@ impl Checker {
     pub fn finish(mut self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
         self.gaps.set_aside_outlier(); // a seq-outlier of the reconstruction
         let balance = self.balance.result();
-        let names = &ctx.source_names;
+        let missing = self.missing(ctx, balance.as_ref());
+        let regressions = self.regressions(view_flows);
+        let conditions = self.conditions(&missing, regressions.len(), ctx);
+        CheckReport {
+            complete: verdict(&conditions),
+            conditions,
+            packets: self.packets,
+            mirrored: self.mirrored,
+            first_seq: self.gaps.first.map(crate::merge::wire_of),
+            last_seq: self.gaps.last.map(crate::merge::wire_of),
+            missing: missing.listed,
+            missing_ranges: missing.ranges,
+            missing_total: missing.total,
+            missing_at_ends: missing.at_ends,
+            balance,
+            timestamp_regressions: regressions,
+            port_roles: ctx.roles.clone(),
+            capture_problems: ctx.capture_problems.clone(),
+            reconstruction_issues: ctx.reconstruction_issues.clone(),
+            reconstruction_issue_total: ctx.reconstruction_issue_total,
+        }
+    }
+
+    /// The gaps between copies, and those at either end when the switch says which seqs it
+    /// sent; the first [`MISSING_LISTED`] ranges with the host/core that should have had them.
+    fn missing(&self, ctx: &CheckContext, balance: Option<&Balance>) -> MissingCopies {
         let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
         let ends = span.and_then(|s| ends_lost(&self.gaps, s));
         let (head, tail) = ends.unwrap_or_default();
         let unwrapped = |(a, b): (u64, u64)| (i128::from(a), i128::from(b));
-        let missing_ranges = self.gaps.ranges() + u64::from(head.is_some()) + u64::from(tail.is_some());
-        let missing: Vec<Missing> = head
+        let listed = head
             .into_iter()
             .chain(self.gaps.missing_unwrapped().map(unwrapped))
             .chain(tail)
@@ -435,48 +459,63 @@ impl Checker {
             .map(|(first, last)| Missing {
                 range: seq_range(first, last),
                 first_unwrapped: first as i64,
-                expected_at: expected_at(first, last, balance.as_ref(), names, &ctx.host_names),
+                expected_at: expected_at(first, last, balance, &ctx.source_names, &ctx.host_names),
             })
             .collect();
         let at_ends = |r: Option<(i128, i128)>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
-        let missing_total = self.gaps.total + at_ends(head) + at_ends(tail);
-        let missing_at_ends = if ends.is_some() { 0 } else { unplaced(&self.gaps, ctx) };
-        let regressions = self
-            .regressions
+        MissingCopies {
+            listed,
+            ranges: self.gaps.ranges() + u64::from(head.is_some()) + u64::from(tail.is_some()),
+            total: self.gaps.total + at_ends(head) + at_ends(tail),
+            // Without the switch's span, copies lost at the ends are only counted.
+            at_ends: if ends.is_some() { 0 } else { unplaced(&self.gaps, ctx) },
+        }
+    }
+
+    fn regressions(&self, view_flows: &[trace::record::Flow]) -> Vec<TimestampRegression> {
+        let ip = |f: Option<&trace::record::Flow>, dst: bool| {
+            f.map_or("?".into(), |f| if dst { f.dst_ip() } else { f.src_ip() }.to_string())
+        };
+        self.regressions
             .iter()
             .map(|g| {
                 let f = view_flows.get(g.record.flow as usize);
                 TimestampRegression {
-                    src: f.map_or("?".into(), |f| f.src_ip().to_string()),
-                    dst: f.map_or("?".into(), |f| f.dst_ip().to_string()),
+                    src: ip(f, false),
+                    dst: ip(f, true),
                     seq: g.record.wire_seq(),
                     switch_ts_ns: g.record.switch_ts_ns,
                     previous_seq: crate::merge::wire_of(g.previous_seq),
                     previous_ts_ns: g.previous_ts,
                 }
             })
-            .collect::<Vec<_>>();
+            .collect()
+    }
+
+    /// Lumina's three integrity conditions (§3.5) first, then this tool's own.
+    fn conditions(&self, missing: &MissingCopies, regressions: usize, ctx: &CheckContext) -> Vec<Condition> {
         let (first, last) = (wire_or(self.gaps.first), wire_or(self.gaps.last));
-        let mut evidence = if missing_total == 0 {
+        let mut evidence = if missing.total == 0 {
             format!("{} copies, seq {first} to {last}", self.mirrored)
         } else {
-            format!("{missing_total} seqs missing in {missing_ranges} ranges")
+            format!("{} seqs missing in {} ranges", missing.total, missing.ranges)
         };
-        if missing_at_ends > 0 {
+        if missing.at_ends > 0 {
             evidence.push_str(&format!(
-                "; {missing_at_ends} more copies the switch sent lie before seq {first} or after seq {last}"
+                "; {} more copies the switch sent lie before seq {first} or after seq {last}",
+                missing.at_ends
             ));
         }
         let mut conditions = vec![Condition {
             name: "1. consecutive mirror sequence numbers".into(),
-            holds: Some(missing_total == 0 && missing_at_ends == 0),
+            holds: Some(missing.total == 0 && missing.at_ends == 0),
             evidence,
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));
         conditions.push(Condition {
             name: "switch timestamps monotonic per direction".into(),
-            holds: Some(regressions.is_empty()),
-            evidence: format!("{} regressions", regressions.len()),
+            holds: Some(regressions == 0),
+            evidence: format!("{regressions} regressions"),
         });
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
@@ -492,27 +531,25 @@ impl Checker {
                 ctx.capture_problems.join("; ")
             },
         });
-        let complete = conditions.iter().all(|c| c.holds != Some(false))
-            && conditions.iter().take(3).all(|c| c.holds == Some(true));
-        CheckReport {
-            complete,
-            conditions,
-            packets: self.packets,
-            mirrored: self.mirrored,
-            first_seq: self.gaps.first.map(crate::merge::wire_of),
-            last_seq: self.gaps.last.map(crate::merge::wire_of),
-            missing,
-            missing_ranges,
-            missing_total,
-            missing_at_ends,
-            balance,
-            timestamp_regressions: regressions,
-            port_roles: ctx.roles.clone(),
-            capture_problems: ctx.capture_problems.clone(),
-            reconstruction_issues: ctx.reconstruction_issues.clone(),
-            reconstruction_issue_total: ctx.reconstruction_issue_total,
-        }
+        conditions
     }
+}
+
+/// The copies a trace lacks, as `finish` found them.
+struct MissingCopies {
+    listed: Vec<Missing>,
+    ranges: u64,
+    total: u64,
+    at_ends: u64,
+}
+
+/// Lumina's three conditions come first and must be shown to hold (a condition the switch
+/// counters would decide is unknown without them: not complete); no other may fail.
+const LUMINA_CONDITIONS: usize = 3;
+
+fn verdict(conditions: &[Condition]) -> bool {
+    conditions.iter().take(LUMINA_CONDITIONS).all(|c| c.holds == Some(true))
+        && conditions.iter().all(|c| c.holds != Some(false))
 }
 
 /// Copies the switch gave that a trace lacks at either end, which no gap between its
@@ -523,6 +560,9 @@ pub struct LostAtEnds {
     pub after_last: u64,
     /// Beyond the trace's span, at one end or the other: the counters say how many, not where.
     pub unplaced: u64,
+    /// The switch's snapshot gave its mirror seq range: the counts are exact, zero lost is
+    /// known (the counters alone may say nothing, across their wrap).
+    pub known: bool,
 }
 
 impl LostAtEnds {
@@ -545,7 +585,9 @@ pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -
     let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
     let count = |r: Option<Unwrapped>| r.map_or(0, |(a, b)| (b - a + 1) as u64);
     match span.and_then(|s| ends_lost(&gaps, s)) {
-        Some((head, tail)) => LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0 },
+        Some((head, tail)) => {
+            LostAtEnds { before_first: count(head), after_last: count(tail), unplaced: 0, known: true }
+        }
         None => LostAtEnds { unplaced: unplaced(&gaps, ctx), ..LostAtEnds::default() },
     }
 }
@@ -845,12 +887,13 @@ impl BalanceInference {
         }
     }
 
-    fn result(mut self) -> Option<Balance> {
+    fn result(&mut self) -> Option<Balance> {
         if self.candidates.is_none() {
             self.settle();
         }
-        let c = self.candidates?.into_iter().flatten().find(|c| c.holds)?;
-        Some(Balance { period: c.period, pattern: c.pattern, level: if c.by_host { "host" } else { "source" }.into() })
+        let c = self.candidates.as_ref()?.iter().flatten().find(|c| c.holds)?;
+        let level = if c.by_host { "host" } else { "source" };
+        Some(Balance { period: c.period, pattern: c.pattern.clone(), level: level.into() })
     }
 }
 

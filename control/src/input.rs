@@ -30,6 +30,11 @@ pub enum InputError {
     UnknownFormat { path: PathBuf, magic: Vec<u8> },
     #[error("more than {max} sources")]
     TooMany { max: usize },
+    #[error(
+        "{}: listed in {} but not there; the run is incomplete. {hint}",
+        shard.display(), run.join(trace::manifest::FILE_NAME).display()
+    )]
+    MissingShard { shard: PathBuf, run: PathBuf, hint: String },
     #[error("{path} is given twice (as {first} and {second}): every copy in it would be a duplicate")]
     GivenTwice { path: PathBuf, first: String, second: String },
 }
@@ -161,11 +166,28 @@ fn name_uniquely(sources: &mut [SourceSpec]) {
     }
 }
 
+/// A shard the manifest lists that is not in the run directory: refused (its packets would
+/// be missing without a trace in the check), naming the shards that are there.
+fn missing_shard(dir: &Path, manifest: &Manifest) -> Result<(), InputError> {
+    let path = |shard: &str| dir.join(shard);
+    let Some(lost) = manifest.cores.iter().find(|c| !path(&c.shard).exists()) else { return Ok(()) };
+    let present: Vec<String> =
+        manifest.cores.iter().map(|c| path(&c.shard)).filter(|p| p.exists()).map(|p| p.display().to_string()).collect();
+    let hint = match present.is_empty() {
+        true => "None of its shards is there.".to_string(),
+        false => {
+            format!("To merge what remains, give its shards as files: rocescope reconstruct {}", present.join(" "))
+        }
+    };
+    Err(InputError::MissingShard { shard: path(&lost.shard), run: dir.to_path_buf(), hint })
+}
+
 fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), InputError> {
     inputs.dirs.push(dir.to_path_buf());
     let prefix = display_name(dir);
     if dir.join(trace::manifest::FILE_NAME).exists() {
         let manifest = Manifest::load(dir)?;
+        missing_shard(dir, &manifest)?;
         for core in &manifest.cores {
             inputs.sources.push(SourceSpec {
                 name: format!("{prefix}/{}", core.shard),

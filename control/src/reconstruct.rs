@@ -637,6 +637,15 @@ impl Gaps {
             self.insert(0, first - 1);
         }
     }
+
+    /// `n` copies were lost after the last one (the switch's counters say so): the seqs
+    /// after it are missing. `last` stays the last copy's.
+    pub fn missing_after_last(&mut self, n: u64) {
+        let Some(last) = self.last.filter(|_| n > 0) else { return };
+        if !self.runs.contains_key(&(last + 1)) {
+            self.insert(last + 1, last + n);
+        }
+    }
 }
 
 impl Tally {

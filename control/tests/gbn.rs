@@ -183,6 +183,22 @@ fn injected_read_nak_faults_are_flagged_at_their_packet() {
     }
 }
 
+/// E810 takes ~83 ms to repeat a READ request (Lumina §6.1); with timeout 8 the timer's
+/// go-back comes first and neither repeat of a `read-double-nak` fault goes out: the
+/// emulator lists no fired fault (review, session 22: it listed one at seq 0), and nothing
+/// is flagged.
+#[test]
+fn a_double_nak_the_timer_overtook_is_no_fault() {
+    let faults = "    gbn-violations:\n    - {kind: read-double-nak, qpn: 1, psn: 3}\n".to_string();
+    let events = vec![ev(1, 3, Drop, 1)];
+    let knobs = Knobs { verb: Verb::Read, nic: NicKind::E810, timeout: 8, faults, events, ..Knobs::default() };
+    let (run, report) = gbn_report("gbn-read-double-nak-overtaken", &knobs);
+    let truth = &run.result.truth;
+    assert!(truth.naks.iter().any(|n| n.violation && n.seq == 0), "the second repeat was overtaken");
+    assert!(truth.faults.gbn_violations.is_empty(), "no fault went on the wire: {:?}", truth.faults.gbn_violations);
+    assert!(report.violations.is_empty(), "{}", render(&report));
+}
+
 #[test]
 fn read_no_nak_within_the_nics_bound_is_not_flagged() {
     // E810 takes up to READ_NAK_NS (166 ms) to repeat a READ request; with timeout 8 the
@@ -497,6 +513,62 @@ rig: {seed: 120, dump-hosts: [{name: d0, weight: 1}, {name: d1, weight: 2}], fau
 ";
     let run = rig_run_yaml("gbn-read-unseen-repeat", yaml);
     assert!(!run.result.truth.faults.lost_mirror_copies.is_empty());
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}
+
+/// Review, session 22: the copy of a NAK went missing and a CNP followed it toward the
+/// sender; the go-back after it was flagged `ooo-data` ("skips …, never acknowledged"),
+/// because the CNP counted as the last packet toward the sender and hid the missing NAK.
+#[test]
+fn a_cnp_does_not_hide_a_missing_nak_copy() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 1, ip-list: [10.9.0.1]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 20, slow-restart: true, dcqcn-rp-enable: false, adaptive-retrans: false}}
+responder: {nic: {type: cx4, switch-port: 2, ip-list: [10.9.0.2]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 0}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 10, mtu: 1024, message-size: 4196, tx-depth: 4, min-retransmit-timeout: 4, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 14, type: drop, iter: 2}, {qpn: 1, psn: 25, type: ecn, iter: 1}, {qpn: 1, psn: 18, type: ecn, iter: 1}, {qpn: 1, psn: 2, type: drop, iter: 1}, {qpn: 1, psn: 25, type: ecn, iter: 2}]}
+rig: {seed: 1, snaplen: 128, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [21]}]}}
+";
+    let run = rig_run_yaml("gbn-cnp-after-lost-nak", yaml);
+    let lost = &run.result.truth.faults.lost_mirror_copies;
+    assert_eq!(lost.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}
+
+/// Review, session 22: the copy of a go-back's second packet went missing, and the ACK
+/// after it acknowledged that packet; the next data packet was flagged `missing-nak` (the
+/// receiver model still waited for the packet the ACK shows it had).
+#[test]
+fn an_acknowledged_packet_whose_copy_is_missing_was_received() {
+    let yaml = "requester: {nic: {type: cx4, switch-port: 1, ip-list: [10.4.8.1]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx4, switch-port: 2, ip-list: [10.4.8.2]}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 6, mtu: 1024, message-size: 1024, tx-depth: 2, data-pkt-events: [{qpn: 1, psn: 2, type: drop}]}
+rig: {seed: 1, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [7]}]}}
+";
+    let run = rig_run_yaml("gbn-acked-unseen", yaml);
+    assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}
+
+/// A timeout's go-back whose copy is missing: the receiver took the resent packet unseen,
+/// and the next packet is in order, not a gap whose NAK went missing (session 22: flagged
+/// `missing-nak`, as with a copy placed late by a small reorder window).
+#[test]
+fn a_go_back_whose_copy_is_missing_opens_no_gap() {
+    let yaml = |lost: &str| {
+        format!(
+            "requester: {{nic: {{type: cx5, switch-port: 1, ip-list: [10.7.0.1]}}, roce-parameters: {{adaptive-retrans: false}}}}
+responder: {{nic: {{type: cx5, switch-port: 2, ip-list: [10.7.0.2]}}}}
+traffic: {{num-connections: 1, rdma-verb: send, num-msgs-per-qp: 4, mtu: 1024, message-size: 1024, tx-depth: 1, min-retransmit-timeout: 4, data-pkt-events: [{{qpn: 1, psn: 2, type: drop}}]}}
+rig: {{seed: 3{lost}}}
+"
+        )
+    };
+    let whole = rig_run_yaml("gbn-go-back-copy", &yaml(""));
+    let resent: Vec<u32> = whole.result.packets.iter().filter(|p| p.retransmission).map(|p| p.seq).collect();
+    assert_eq!(resent.len(), 1, "one timeout go-back of one packet");
+    let lost = format!(", faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [{}]}}]}}", resent[0]);
+    let run = rig_run_yaml("gbn-go-back-copy-lost", &yaml(&lost));
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }

@@ -99,6 +99,7 @@ fn compare_with_generator(label: &str, run: &RigRun, max_rel: f64) -> (f64, f64)
         assert_eq!(reported + c.totals.mct_unknown, c.totals.completed, "{label} conn {}", c.conn);
         if a.input().conns.unseen.total() == 0 {
             assert_eq!(c.totals.mct_unknown, 0, "{label} conn {}: no copy is missing", c.conn);
+            assert_eq!(c.totals.unproven_messages, 0, "{label} conn {}: no copy is missing", c.conn);
         }
         let mcts = msgs.iter().zip(&q.mct_us).filter_map(|(m, g)| Some((m.mct_ns? as f64 / 1e3, g)));
         for (i, (t, g)) in mcts.enumerate() {
@@ -176,6 +177,25 @@ fn a_failed_qp_counts_only_what_completed() {
     assert!(out.contains("conn 0: 1/2 messages completed, 8192 bytes"), "{out}");
 }
 
+/// Barrier posting (Lumina's `barrier-sync`): a round ends when every message in it has
+/// completed, one that failed too (its error completion). The trace does not show that
+/// one, so the next round's posts are not known and no MCT is reported from them (review,
+/// session 22: one 1,000 times the true one was reported as known).
+#[test]
+fn a_round_with_a_failed_message_posts_the_next_at_an_unknown_time() {
+    let events = (1..=8).map(|i| ev(1, 2, EventKind::Drop, i)).collect();
+    let knobs = Knobs { conns: 2, msgs: 4, msg_pkts: 1, barrier: true, timeout: 6, events, ..Knobs::default() };
+    let run = rig_run("goodput-barrier-failed", &knobs);
+    assert!(run.result.qps[0].failed, "QP 1 exhausts its retries");
+    check_against_truth("barrier-failed", &run, &|_| true);
+    let r = goodput::analyze(&analysis(&run).input());
+    assert!(r.overall.mct_unknown > 0, "the rounds after the failure: {:?}", r.overall);
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(!out.contains("missing copies"), "none is missing: {out}");
+    let _ = std::fs::remove_dir_all(scratch("goodput-barrier-failed"));
+}
+
 #[test]
 fn completion_times_survive_the_switch_clock_wrap() {
     let extra_rig = format!("  switch-clock-start-ns: {}\n", (1u64 << 48) - 30_000_000);
@@ -244,6 +264,8 @@ struct TrueMessage {
     last: u64,
     /// Switch time of the first packet in the trace that proves its completion.
     proved_ns: Option<u64>,
+    /// The trace holds a packet of it (either way).
+    shown: bool,
 }
 
 /// Whether a responder packet proves the message ending at relative PSN `last` complete:
@@ -267,7 +289,8 @@ fn true_messages(run: &RigRun, kept: &dyn Fn(&rig::rig::PacketRecord) -> bool) -
                 .map(|p| {
                     let last = p.psn + pkts - 1;
                     let proved = own.iter().find(|q| proves(q, last) && kept(q)).map(|q| q.switch_ts_ns);
-                    TrueMessage { first: p.psn, last, proved_ns: proved }
+                    let shown = own.iter().any(|q| (p.psn..=last).contains(&q.psn) && kept(q));
+                    TrueMessage { first: p.psn, last, proved_ns: proved, shown }
                 })
                 .collect()
         })
@@ -338,12 +361,41 @@ fn check_analysis_against_truth(
             reported += 1;
         }
         // Every completion the trace proves is counted, but for messages counted as part
-        // of another (never more than the messages not counted).
-        let proven = msgs.iter().filter(|t| t.proved_ns.is_some()).count() as u64;
+        // of another (never more than the messages not counted), and those before the
+        // first the trace shows anything of: the MSN does not count from the QP's start
+        // when the trace does not show it.
+        let from = msgs.iter().position(|t| t.shown).unwrap_or(msgs.len());
+        let proven = msgs[from..].iter().filter(|t| t.proved_ns.is_some()).count() as u64;
         let uncounted = q.posted - c.totals.messages;
         assert!(c.totals.completed + uncounted >= proven, "{what}: {} completed, {proven} proven", c.totals.completed);
         assert_eq!(c.totals.mct_unknown + reported, c.totals.completed, "{what}");
+        // The generator's messages whose PSNs lie within a message the trace completed: its
+        // bytes, proven or not, hold theirs.
+        let done: Vec<(u64, u64)> = list
+            .iter()
+            .filter(|m| m.completed_ns.is_some())
+            .filter_map(|m| Some((rel(m.first_psn), rel(m.last_psn?))))
+            .collect();
+        let covered = msgs.iter().filter(|t| done.iter().any(|&(a, b)| a <= t.first && t.last <= b)).count() as u64;
+        check_bytes(&what, c, q, u64::from(run.cfg.traffic.message_size), covered);
     }
+}
+
+/// Bytes are exact where the trace proves them, and kept apart where it does not: every
+/// message whose size is proven has the generator's size, the proven bytes never exceed
+/// the generator's, and with the unproven ones (one MTU per missing copy) they hold the
+/// `covered` messages of the generator's that lie within completed ones.
+fn check_bytes(what: &str, c: &goodput::ConnGoodput, q: &rig::rig::QpLog, size: u64, covered: u64) {
+    let msgs = c.per_message.as_deref().expect("kept");
+    for m in msgs.iter().filter(|m| m.completed_ns.is_some() && !m.bytes_unproven) {
+        assert_eq!(m.bytes, size, "{what}: a message's proven size: {m:?}");
+    }
+    let unproven = msgs.iter().filter(|m| m.completed_ns.is_some() && m.bytes_unproven).count() as u64;
+    assert_eq!(c.totals.unproven_messages, unproven, "{what}");
+    let t = &c.totals;
+    assert!(t.bytes <= q.bytes, "{what}: {} bytes proven, {} completed in truth", t.bytes, q.bytes);
+    let most = t.bytes + t.unproven_bytes;
+    assert!(most >= covered * size, "{what}: {} + {} unproven bytes < {covered} × {size}", t.bytes, t.unproven_bytes);
 }
 
 /// Half of every connection's copies missing (two dump hosts, one file empty): goodput
@@ -403,16 +455,26 @@ rig: {{seed: 5, dump-hosts: [{{name: d0}}, {{name: d1, weight: 2}}], faults: {{l
     )
 }
 
-/// Goodput under the link rate, never above the generator's by more than the lossless
-/// runs' 3 %, and within them when every message was counted exactly (a merge,
-/// `bounds_unseen`, may leave bytes of unseen packets out: never more than were sent).
+/// Goodput (proven bytes) under the link rate, never above the generator's by more than
+/// the lossless runs' 3 %, and within them when every message was counted exactly (no
+/// merge, `bounds_unseen`) with its size proven; counting the unproven bytes too
+/// (`goodput_gbps_max`) it is never below the generator's by more than 3 %.
 fn check_goodput(what: &str, c: &goodput::ConnGoodput, q: &rig::rig::QpLog, link_gbps: f64) {
     let Some(g) = c.totals.goodput_gbps else { return };
     assert!(g <= link_gbps, "{what}: {g:.3} Gb/s on a {link_gbps} Gb/s link");
-    let what = format!("{what}: trace {g:.4} Gb/s, generator {:.4} Gb/s", q.goodput_gbps);
+    let what = format!(
+        "{what}: trace {g:.4} Gb/s (at most {:?}), generator {:.4} Gb/s",
+        c.totals.goodput_gbps_max, q.goodput_gbps
+    );
     assert!(g <= q.goodput_gbps * 1.03, "{what}");
-    let exact = c.per_message.iter().flatten().all(|m| !m.bounds_unseen);
+    let exact = c.per_message.iter().flatten().all(|m| !m.bounds_unseen) && c.totals.unproven_messages == 0;
     assert!(!exact || (g - q.goodput_gbps).abs() <= q.goodput_gbps * 0.03, "{what}");
+    assert_eq!(c.totals.goodput_gbps_max.is_some(), c.totals.unproven_bytes > 0, "{what}");
+    let max = c.totals.goodput_gbps_max.unwrap_or(g);
+    assert!(max >= g, "{what}");
+    if c.totals.completed == q.completed {
+        assert!(max >= q.goodput_gbps * 0.97, "{what}");
+    }
 }
 
 /// Rewrites a dump pcap (as the emulator writes it: 24-byte header, 16-byte record
@@ -436,40 +498,67 @@ fn filter_dump(file: &std::path::Path, keep: &dyn Fn(u32) -> bool) {
 /// A capture that starts mid-run: the mirror seq starts near the top of its space and every
 /// copy before the wrap (and seq 1) is gone, so the trace begins at seq 2 with the run well
 /// under way. The trace must not take its first messages as posted at its start, nor count
-/// the messages the MSN says completed before it: goodput stays under the link rate, and
+/// the messages the MSN says completed before it (the QP info gives the QP's initial PSN,
+/// which the trace does not show: the MSN does not count from 0 there): it counts only
+/// messages some packet of which is in the trace, goodput stays under the link rate, and
 /// every MCT reported is exact.
 #[test]
 fn a_capture_starting_mid_run_neither_posts_at_its_start_nor_counts_what_came_before() {
-    let knobs = Knobs {
-        nic: NicKind::Cx6Dx,
-        conns: 2,
-        msgs: 20,
-        msg_pkts: 8,
-        tx_depth: 2,
-        seed: 9,
-        dump_hosts: vec![1, 1],
-        extra_rig: "  first-mirror-seq: 2147483400\n".into(),
-        ..Knobs::default()
-    };
-    let run = rig_run("goodput-mid-run", &knobs);
-    let keep = |seq: u32| seq < 1 << 30 && seq != 1;
-    for d in 0..2 {
-        filter_dump(&run.dir.join(format!("dump-{d}.pcap")), &keep);
+    for verb in VERBS {
+        let knobs = Knobs {
+            nic: NicKind::Cx6Dx,
+            verb,
+            conns: 2,
+            msgs: 20,
+            msg_pkts: 8,
+            tx_depth: 2,
+            seed: 9,
+            dump_hosts: vec![1, 1],
+            extra_rig: "  first-mirror-seq: 2147483400\n".into(),
+            ..Knobs::default()
+        };
+        let label = format!("mid-run-{}", verb.name());
+        let run = rig_run(&format!("goodput-{label}"), &knobs);
+        let keep = |seq: u32| seq < 1 << 30 && seq != 1;
+        for d in 0..2 {
+            filter_dump(&run.dir.join(format!("dump-{d}.pcap")), &keep);
+        }
+        let out = out_dir(&run);
+        let opts = control::reconstruct::Options { window: 4, ..Default::default() };
+        control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &opts).unwrap();
+        let a = control::analyze::Analysis::load(&out).unwrap();
+        let seqs: Vec<u32> = a.view().records.iter().map(|r| r.wire_seq()).collect();
+        assert!(seqs.contains(&2) && !seqs.contains(&1), "{label}: the trace starts at seq 2");
+        assert!(a.input().conns.list.iter().all(|c| c.from_qp_info), "{label}: QP info names the QPs");
+        let kept = |p: &rig::rig::PacketRecord| p.dump_host.is_some() && keep(p.seq);
+        check_analysis_against_truth(&label, &run, &a, &kept);
+        let r = goodput::analyze(&a.input());
+        let truth = true_messages(&run, &kept);
+        let size = u64::from(run.cfg.traffic.message_size);
+        for (c, msgs) in r.connections.iter().zip(&truth) {
+            let what = format!("{label} conn {}", c.conn);
+            // The generator's messages a packet of which (either way) the trace holds.
+            let own = |p: &&rig::rig::PacketRecord| p.conn == c.conn && p.psn > 0 && kept(p);
+            let shown: Vec<u64> = run.result.packets.iter().filter(own).map(|p| p.psn).collect();
+            let evidenced = msgs.iter().filter(|t| shown.iter().any(|&p| t.first <= p && p <= t.last)).count() as u64;
+            assert!(evidenced < 20, "{what}: the capture began after some messages");
+            let t = &c.totals;
+            assert!(
+                t.messages <= evidenced,
+                "{what}: {} messages, {evidenced} in the trace: {:#?}",
+                t.messages,
+                c.per_message
+            );
+            assert!(t.bytes + t.unproven_bytes <= evidenced * size, "{what}: {t:?}");
+        }
+        let link = NicKind::Cx6Dx.profile().link_gbps;
+        for c in &r.connections {
+            let g = c.totals.goodput_gbps.unwrap_or(0.0);
+            assert!(g <= link, "{label} conn {}: {g:.3} Gb/s on a {link} Gb/s link: {:#?}", c.conn, c.per_message);
+        }
+        assert!(r.overall.goodput_gbps.unwrap_or(0.0) <= 2.0 * link, "{label}: {:?}", r.overall);
+        let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
     }
-    let out = out_dir(&run);
-    let opts = control::reconstruct::Options { window: 4, ..Default::default() };
-    control::reconstruct::reconstruct_to(std::slice::from_ref(&run.dir), &out, &opts).unwrap();
-    let a = control::analyze::Analysis::load(&out).unwrap();
-    let seqs: Vec<u32> = a.view().records.iter().map(|r| r.wire_seq()).collect();
-    assert!(seqs.contains(&2) && !seqs.contains(&1), "the trace starts at seq 2");
-    check_analysis_against_truth("mid-run", &run, &a, &|p| keep(p.seq));
-    let r = goodput::analyze(&a.input());
-    let link = NicKind::Cx6Dx.profile().link_gbps;
-    for c in &r.connections {
-        let g = c.totals.goodput_gbps.unwrap_or(0.0);
-        assert!(g <= link, "conn {}: {g:.3} Gb/s on a {link} Gb/s link: {:#?}", c.conn, c.per_message);
-    }
-    assert!(r.overall.goodput_gbps.unwrap_or(0.0) <= 2.0 * link, "{:?}", r.overall);
 }
 
 /// Each message's bytes agree with its PSN span: every packet but its last carries one
@@ -562,5 +651,128 @@ fn a_read_request_does_not_cut_off_responses_below_it() {
     for c in &r.connections {
         check_bytes_fit_spans(&format!("{label} conn {}", c.conn), c, 5);
     }
+    let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
+}
+
+/// READ, two outstanding, 4-packet messages: the copy of the response at relative PSN 6 is
+/// lost, so the trace takes it as delivered when 7 comes. `dropped`: that response was
+/// dropped (a drop event whose copy is the one lost): the requester asks again from 6,
+/// and the trace must go back with it (the messages it completed early complete on the
+/// responses resent). Else it was delivered, and a later drop seen at 14 makes the
+/// requester ask again from there: it had every response before, 6 too. Either way, once
+/// the go-back is seen and the responses come in order again, completions are proven
+/// again: every MCT whose post and completion both follow it is reported, exact.
+#[test]
+fn a_read_go_back_makes_later_completion_times_provable_again() {
+    for dropped in [true, false] {
+        let mut events = vec![ev(1, 6, EventKind::Drop, 1)];
+        if !dropped {
+            events = vec![ev(1, 14, EventKind::Drop, 1)];
+        }
+        let knobs = Knobs { verb: Verb::Read, conns: 1, msgs: 8, msg_pkts: 4, tx_depth: 2, events, ..Knobs::default() };
+        let label = format!("read-go-back-{}", if dropped { "dropped" } else { "delivered" });
+        let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+        let resp6 = clean.result.packets.iter().find(|p| p.from == rig::packet::Side::Responder && p.psn == 6);
+        let resp6 = resp6.expect("a response at 6");
+        assert_eq!(resp6.event == Some(EventKind::Drop), dropped, "{label}: {resp6:?}");
+        let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", resp6.seq);
+        let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+        assert_eq!(run.result.truth.faults.lost_mirror_copies, [resp6.seq], "{label}: the same run, that copy lost");
+        let go_back = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && p.retransmission;
+        let repeats: Vec<u64> = run.result.packets.iter().filter(go_back).map(|p| p.psn).collect();
+        // The requests outstanding are asked again from the gap on.
+        assert_eq!(repeats.first(), Some(&if dropped { 6 } else { 14 }), "{label}: a go-back: {repeats:?}");
+        check_against_truth(&label, &run, &|p| p.seq != resp6.seq);
+        let r = goodput::analyze(&analysis(&run).input());
+        let got: Vec<bool> = r.connections[0].per_message.iter().flatten().map(|m| m.mct_ns.is_some()).collect();
+        // Dropped: the messages completed early complete again after the go-back; nothing
+        // rests on the lost copy. Delivered: messages 5–8 and 9–12 completed on it (unproven),
+        // and so were the posts of 13–16 and 17–20; from 21 on all is proven again.
+        let expect = if dropped { [true; 8] } else { [true, false, false, false, false, true, true, true] };
+        assert_eq!(got, expect, "{label}: {:#?}", r.connections[0].per_message);
+        let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
+    }
+}
+
+/// SEND, 4-packet messages: the first copies of PSNs 6 and 7 (message 5–8's Middles) are
+/// lost, so a Last and the next First may hide there and the message is counted as maybe
+/// two (`bounds_unseen`). The ACK of 8 says (its MSN, from 0: the trace shows the QP's
+/// first packet) that the responder completed exactly as many messages as the trace
+/// counts: it was one. The flag goes, and with it the MCTs it left out (its own, and the
+/// posts counted by ordinal after it): they are reported, exact, bytes proven.
+#[test]
+fn an_msn_counting_one_message_clears_bounds_unseen() {
+    for depth in [1, 2] {
+        let knobs = Knobs { verb: Verb::Send, conns: 1, msgs: 5, msg_pkts: 4, tx_depth: depth, ..Knobs::default() };
+        let label = format!("msn-confirms-d{depth}");
+        let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+        let request = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && !p.retransmission;
+        let seqs: Vec<u32> =
+            clean.result.packets.iter().filter(request).filter(|p| (6..=7).contains(&p.psn)).map(|p| p.seq).collect();
+        assert_eq!(seqs.len(), 2, "{label}");
+        let list: Vec<String> = seqs.iter().map(u32::to_string).collect();
+        let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", list.join(", "));
+        let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+        assert_eq!(run.result.truth.faults.lost_mirror_copies, seqs, "{label}: the same run, those copies lost");
+        check_against_truth(&label, &run, &|p| !seqs.contains(&p.seq));
+        compare_with_generator(&label, &run, 1.0);
+        let r = goodput::analyze(&analysis(&run).input());
+        let c = &r.connections[0];
+        let merged: Vec<bool> = c.per_message.iter().flatten().map(|m| m.bounds_unseen).collect();
+        assert_eq!(merged, [false; 5], "{label}: {:#?}", c.per_message);
+        let mcts: Vec<bool> = c.per_message.iter().flatten().map(|m| m.mct_ns.is_some()).collect();
+        // Two outstanding, the ACK of 8 completes 1–4 too: with copies missing before it, an
+        // ACK of 4 may hide there (completion_uncertain), and 9–12 was posted on it.
+        let expect = if depth == 1 { [true; 5] } else { [false, true, false, true, true] };
+        assert_eq!(mcts, expect, "{label}: {:#?}", c.per_message);
+        assert_eq!(c.totals.unproven_messages, 0, "{label}: {:#?}", c.per_message);
+        let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
+    }
+}
+
+/// WRITE, two QPs: every copy of QP 1's first message (both ways) is lost, so the trace
+/// shows no packet at its initial PSN nor an MSN of 0 or 1. But the switch's snapshot says
+/// no copy was lost before the trace's first: the capture spans the QP's start, its MSN
+/// counts from 0, and the message none of whose copies is in the trace is counted.
+#[test]
+fn a_capture_spanning_the_qp_start_counts_from_msn_zero() {
+    let knobs = Knobs { conns: 2, msgs: 5, msg_pkts: 4, ..Knobs::default() };
+    let clean = rig_run("goodput-qp-start-clean", &knobs);
+    let first: Vec<u32> = clean.result.packets.iter().filter(|p| p.conn == 1 && p.psn <= 4).map(|p| p.seq).collect();
+    assert!(!first.contains(&1), "QP 0 goes first");
+    let list: Vec<String> = first.iter().map(u32::to_string).collect();
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: [{}]}}\n", list.join(", "));
+    let run = rig_run("goodput-qp-start", &Knobs { faults, ..knobs });
+    assert_eq!(run.result.truth.faults.lost_mirror_copies, first, "the same run, those copies lost");
+    let a = analysis(&run);
+    assert!(a.input().conns.unseen.from_start(), "the snapshot says no copy was lost before the first");
+    check_analysis_against_truth("qp-start", &run, &a, &|p| !first.contains(&p.seq));
+    let r = goodput::analyze(&a.input());
+    let c = &r.connections[1];
+    assert_eq!((c.totals.messages, c.totals.completed), (5, 5), "{:#?}", c.per_message);
+    let inferred: Vec<bool> = c.per_message.iter().flatten().map(|m| m.bytes_unproven).collect();
+    assert_eq!(inferred, [true, false, false, false, false], "its size is not in the trace");
+}
+
+/// READ, one-packet messages, an ECN mark on response 2: the requester's CNP travels
+/// toward the responder, as requests do. With the copies of requests 2 and 3 lost, the CNP
+/// counted as the last request-direction packet and hid them (review, session 22: a whole
+/// message vanished, and an MCT twice the true one was reported as known).
+#[test]
+fn a_cnp_does_not_hide_missing_request_copies() {
+    let events = vec![ev(1, 2, EventKind::Ecn, 1)];
+    let knobs = Knobs { verb: Verb::Read, conns: 1, msgs: 5, msg_pkts: 1, tx_depth: 1, events, ..Knobs::default() };
+    let label = "read-cnp-lost-requests";
+    let clean = rig_run(&format!("goodput-{label}-clean"), &knobs);
+    let request = |p: &&rig::rig::PacketRecord| p.from == rig::packet::Side::Requester && p.opcode == 0x0c;
+    let lost: Vec<u32> =
+        clean.result.packets.iter().filter(request).filter(|p| p.psn == 2 || p.psn == 3).map(|p| p.seq).collect();
+    assert_eq!(lost.len(), 2);
+    assert!(clean.result.packets.iter().any(|p| p.opcode == 0x81), "{label}: a CNP");
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: {lost:?}}}\n");
+    let run = rig_run(&format!("goodput-{label}"), &Knobs { faults, ..knobs });
+    check_against_truth(label, &run, &|p| !lost.contains(&p.seq));
+    let r = goodput::analyze(&analysis(&run).input());
+    assert_eq!((r.overall.messages, r.overall.completed), (5, 5), "{label}");
     let _ = std::fs::remove_dir_all(scratch(&format!("goodput-{label}")));
 }

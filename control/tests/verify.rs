@@ -315,3 +315,23 @@ fn a_missing_manifest_is_an_error_not_a_verdict() {
     let e = verify_run(dir.path()).unwrap_err();
     assert!(e.to_string().contains("manifest.json"), "{e}");
 }
+
+/// A run directory whose manifest lists a shard that is gone is refused, naming it, and
+/// the message gives the command that merges the shards that are there (review, session 22:
+/// it said only "No such file or directory").
+#[test]
+fn a_missing_shard_is_named_with_the_command_for_the_rest() {
+    let (dir, mut m) = make_run("missing-shard", 7);
+    let gone = CoreRecord { core: 1, shard: "shard-001.pcapng".into(), ..m.cores[0].clone() };
+    m.cores.push(gone);
+    m.store(dir.path()).unwrap();
+    let out = dir.path().join("out");
+    let opts = Default::default();
+    let err = control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &opts).unwrap_err();
+    let message = err.to_string();
+    let there = shard(dir.path()).display().to_string();
+    assert!(message.contains("shard-001.pcapng: listed in"), "{message}");
+    assert!(message.ends_with(&format!("rocescope reconstruct {there}")), "{message}");
+    let s = control::reconstruct::reconstruct_to(&[shard(dir.path())], &out, &opts).unwrap();
+    assert_eq!(s.mirrored, m.cores[0].classes["mirrored_roce"], "the hinted command merges what remains");
+}

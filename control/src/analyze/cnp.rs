@@ -6,7 +6,10 @@
 //! applies (CX5 / CX6 Dx with the NP and `slow-restart` on: Lumina's `NACK_TRIGGER_CNP`) —
 //! a NAK the NP sends. A NAK is dated by the out-of-sequence data packet whose arrival made
 //! the NP send it (a Go-back-N receiver replayed over the trace finds it), because that
-//! arrival is when the NP asks its rate limiter.
+//! arrival is when the NP asks its rate limiter. Under capture loss the replayed receiver
+//! takes PSNs skipped right after missing copies as received unseen (`analyze::unseen`),
+//! and a NAK is dated only by an arrival past the PSN it names; a NAK trigger a missing
+//! copy leaves in doubt makes the findings around it unverifiable, never a problem.
 //!
 //! **The NP's clock.** The limiter compares arrival times at the NP. A frame arrives after
 //! the switch pipeline and the cable (constant: they cancel in every difference the limiter
@@ -15,7 +18,10 @@
 //! frame forwarded to that host and drained at the link rate of the host's NIC (Lumina §6:
 //! CX4 Lx 40 GbE, the others 100 GbE). Switch timestamps are whole nanoseconds, so a
 //! difference of arrivals is known to ±1 ns: a trigger within [`TOLERANCE_PS`] of the
-//! interval boundary is *ambiguous* and both outcomes are tried (see [`evaluate`]).
+//! interval boundary is *ambiguous* and both outcomes are tried (see [`evaluate`]). A frame
+//! whose copy is missing may have queued ahead unseen: until the port would have drained,
+//! arrivals may be later than modelled by up to one largest frame per missing copy, and a
+//! decision that close to the boundary is ambiguous too.
 //!
 //! **Scope.** Each rate-limiting hypothesis — one limiter per NP port, per (NP, destination
 //! IP), per QP — is replayed with the NP's minimum interval (configured
@@ -48,15 +54,16 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashMap;
 use trace::record::{flag, Kind, Record};
 use wire::mirror::Event;
+use wire::psn;
 
 use super::conn::{End, Role};
 use super::context::{HostConfig, Verb};
 use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
-use super::unseen::Unseen;
+use super::unseen::{Since, Unseen};
 
 /// The plot of CNP intervals, in the report's directory.
 pub const PLOT_INTERVALS: &str = "cnp-intervals.svg";
-use super::{render_capped, Input};
+use super::{plural, render_capped, Input};
 
 /// How far a difference of two estimated arrivals may be from the true one: each switch
 /// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
@@ -69,6 +76,8 @@ pub const NVIDIA_DEFAULT_INTERVAL_US: u64 = 4;
 const WINDOW_SLACK_NS: u64 = 2_000;
 /// Up to this many ambiguous decisions, every combination of outcomes is tried.
 const MAX_SEARCHED_AMBIGUOUS: u32 = 6;
+/// Beyond, at most this many decisions are flipped, one per round.
+const MAX_REPAIR_ROUNDS: u32 = 8;
 /// Ethernet bytes on the wire besides the frame: FCS, preamble + SFD, inter-frame gap.
 const WIRE_OVERHEAD: u64 = 24;
 
@@ -160,6 +169,9 @@ struct Trig {
     ts_ns: u64,
     /// Estimated arrival at the NP, ps, up to a constant per host.
     arrival_ps: u64,
+    /// How much later it may have arrived: frames whose copies are missing from the trace
+    /// may have queued ahead of it.
+    late_ps: u64,
     conn: u32,
     np: Role,
     rp_ip: IpAddr,
@@ -189,29 +201,105 @@ struct Scan {
     cnps: Vec<Seen>,
     /// NAKs from an NP with no out-of-sequence arrival before them (dated by the NAK).
     naks_without_cause: usize,
+    /// (conn, trace order) of NAK triggers a missing copy leaves in doubt: dated by their
+    /// NAK for want of a cause, or a gap whose NAK may have been sent unseen. Sorted.
+    doubtful: Vec<(u32, u64)>,
+    /// What missing copies may explain.
+    excuses: Excuses,
+}
+
+/// Which mismatches a copy missing from the trace may explain (`analyze::unseen`): a
+/// missing CNP whose CNP's copy may be missing, a CNP whose trigger's may be.
+#[derive(Debug, Default)]
+struct Excuses {
+    unseen: Unseen,
+    /// Per connection, the trace orders of its CNPs and of its doubtful NAK triggers, sorted.
+    cnps: FxHashMap<u32, Vec<u64>>,
+    doubtful: FxHashMap<u32, Vec<u64>>,
+}
+
+impl Excuses {
+    fn of(unseen: &Unseen, cnps: &[Seen], doubtful: &[(u32, u64)]) -> Excuses {
+        let mut e = Excuses { unseen: unseen.clone(), ..Excuses::default() };
+        for c in cnps {
+            e.cnps.entry(c.conn).or_default().push(c.order);
+        }
+        for &(conn, order) in doubtful {
+            e.doubtful.entry(conn).or_default().push(order);
+        }
+        e.cnps.values_mut().chain(e.doubtful.values_mut()).for_each(|v| v.sort_unstable());
+        e
+    }
+
+    /// Whether a missing copy may explain a finding of `kind` about the trigger or CNP at
+    /// trace order `order` of connection `conn`. For a missing CNP, `until` is the trace
+    /// order of the CNP that showed it missing (its own CNP's copy may be missing before
+    /// that); other kinds ignore it.
+    fn explain(&self, kind: FindingKind, conn: u32, order: u64, until: u64) -> bool {
+        let cnps = self.cnps.get(&conn).map_or(&[][..], Vec::as_slice);
+        let doubtful = self.doubtful.get(&conn).map_or(&[][..], Vec::as_slice);
+        match kind {
+            FindingKind::MissingCnp => {
+                self.unseen.between(Some(order), until) || doubtful.binary_search(&order).is_ok()
+            }
+            FindingKind::CnpWithoutTrigger => {
+                let next = cnps.partition_point(|&o| o <= order);
+                let until = cnps.get(next).copied().unwrap_or(u64::MAX);
+                let before = cnps.partition_point(|&o| o < order);
+                let prev = before.checked_sub(1).map(|k| cnps[k]);
+                // Its trigger's copy may be missing, or a doubtful NAK trigger may be its own
+                // (a NAK dated by itself comes after the CNP it caused).
+                let first_after_prev = doubtful.partition_point(|&d| prev.is_some_and(|p| d <= p));
+                self.unseen.between(prev, order) || doubtful.get(first_after_prev).is_some_and(|&d| d < until)
+            }
+            FindingKind::CnpWhileNpDisabled | FindingKind::CnpsTooClose => false,
+        }
+    }
 }
 
 /// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
 /// ingress time + queueing + serialization; the pipeline and cable delays are left out.
+/// A frame whose copy is missing may have queued ahead of the next ones: how much later
+/// than modelled they may arrive is kept until the port would have drained anyway.
 #[derive(Debug)]
 struct Egress {
     /// Femtoseconds per byte (as the emulator keeps rates); None: no queueing modelled.
     fs_per_byte: Option<u64>,
     busy_ps: u64,
+    /// How much later than `busy_ps` the port may be busy until.
+    late_ps: u64,
+    /// The wire time of the largest frame of the trace: what one unseen frame may add.
+    unseen_wire_ps: u64,
+    /// The previous frame forwarded to the host: which copies are missing since.
+    since: Since,
 }
 
 impl Egress {
-    fn new(gbps: Option<f64>) -> Egress {
-        Egress { fs_per_byte: gbps.map(|g| (8.0e6 / g).round().max(1.0) as u64), busy_ps: 0 }
+    fn new(gbps: Option<f64>, max_frame_len: u16) -> Egress {
+        let fs_per_byte = gbps.map(|g| (8.0e6 / g).round().max(1.0) as u64);
+        let unseen_wire_ps = fs_per_byte.map_or(0, |fs| wire_ps(fs, max_frame_len));
+        Egress { fs_per_byte, busy_ps: 0, late_ps: 0, unseen_wire_ps, since: Since::default() }
     }
 
-    fn arrive(&mut self, ts_ns: u64, frame_len: u16) -> u64 {
+    /// The arrival of frame `r` (switch time `ts_ns`), and how much later it may be.
+    fn arrive(&mut self, ts_ns: u64, r: &Record, unseen: &Unseen) -> (u64, u64) {
         let ready = ts_ns.saturating_mul(1_000).saturating_add(TOLERANCE_PS / 2);
-        let Some(fs) = self.fs_per_byte else { return ready };
-        let wire = ((u64::from(frame_len) + WIRE_OVERHEAD) * fs + 500) / 1_000;
-        self.busy_ps = ready.max(self.busy_ps).saturating_add(wire);
-        self.busy_ps
+        let missing = self.since.step(unseen, r);
+        let Some(fs) = self.fs_per_byte else { return (ready, 0) };
+        // Unseen frames came in before this one (mirror order is ingress order): at worst
+        // right before it, each as large as the largest.
+        let worst_busy = self.busy_ps.saturating_add(self.late_ps);
+        let worst_start = ready.max(worst_busy).saturating_add(missing.saturating_mul(self.unseen_wire_ps));
+        let start = ready.max(self.busy_ps);
+        self.late_ps = worst_start - start;
+        self.busy_ps = start.saturating_add(wire_ps(fs, r.frame_len));
+        (self.busy_ps, self.late_ps)
     }
+}
+
+/// A frame's time on the wire, ps: its bytes with preamble, FCS and inter-frame gap.
+fn wire_ps(fs_per_byte: u64, frame_len: u16) -> u64 {
+    ((u64::from(frame_len) + WIRE_OVERHEAD) * fs_per_byte + 500) / 1_000
 }
 
 /// SEND and WRITE packets: the ones a Go-back-N responder sequences.
@@ -219,21 +307,117 @@ fn is_send_write(r: &Record) -> bool {
     r.kind() == Kind::Request && matches!(r.opcode() & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
 }
 
+/// One WRITE/SEND responder's Go-back-N receiver, replayed to find the arrival that made it
+/// NAK: the NAK trigger's time (Lumina §4: slow restart's CNP answers that arrival).
+#[derive(Debug)]
+struct NakReplay {
+    rx: GbnReceiver<u32>,
+    /// The previous data copy towards the responder: which copies are missing since.
+    since: Since,
+    /// `since` before the latest data copy: a NAK's cause is at most that far back.
+    before_latest: Option<u64>,
+    /// The highest data PSN seen towards the responder (any copy, delivered or not).
+    highest: Option<u32>,
+    /// The arrival past the gap, until its NAK is seen or the gap closes.
+    gap: Option<Gap>,
+    /// The latest arrival past PSNs taken as received unseen: if a NAK names the first of
+    /// them, one was lost instead (its copy missing too), and this arrival was past it.
+    caught_up: Option<Gap>,
+}
+
+/// A gap the replayed receiver NAKs: the PSN its NAK names, the arrival past it, and the
+/// data copy before that arrival.
+#[derive(Debug, Clone)]
+struct Gap {
+    names: u32,
+    arrival: Trig,
+    after: Option<u64>,
+}
+
+impl NakReplay {
+    fn new(ipsn: Option<u32>) -> NakReplay {
+        NakReplay {
+            rx: GbnReceiver::new(ipsn),
+            since: Since::default(),
+            before_latest: None,
+            highest: None,
+            gap: None,
+            caught_up: None,
+        }
+    }
+
+    /// A data copy towards the responder; returns how many copies are missing since the
+    /// previous one.
+    fn saw(&mut self, unseen: &Unseen, r: &Record) -> u64 {
+        self.before_latest = self.since.last();
+        let missing = self.since.step(unseen, r);
+        if self.highest.is_none_or(|h| psn::gt(r.psn(), h)) {
+            self.highest = Some(r.psn());
+        }
+        missing
+    }
+
+    /// A data packet reached the responder (`t`, its arrival), `missing` copies after the
+    /// previous data copy. PSNs it skips that as many unseen copies can hold were received
+    /// unseen (`analyze::unseen`): fresh ones never seen, or resent after a go-back (`t` is
+    /// a resend) — not a PSN seen dropped and not resent. Returns the gap it closes whose
+    /// NAK was never seen.
+    fn arrive(&mut self, t: &Trig, missing: u64, highest_before: Option<u32>) -> Option<Gap> {
+        let p = t.psn;
+        if let Some(e) = self.rx.expected().filter(|&e| psn::gt(p, e) && u64::from(psn::distance(e, p)) <= missing) {
+            if highest_before.is_none_or(|h| psn::gt(e, h) || psn::le(p, h)) {
+                self.rx.expect(p);
+                let arrival = Trig { cause: Cause::Nak, ..t.clone() };
+                self.caught_up = Some(Gap { names: e, arrival, after: self.before_latest });
+            }
+        }
+        let arrived = self.rx.arrive(p);
+        let closed = self.gap.take_if(|g| self.rx.expected().is_some_and(|e| psn::gt(e, g.names)));
+        if let Arrival::Gap { missing: names } = arrived {
+            let arrival = Trig { cause: Cause::Nak, ..t.clone() };
+            let replaced = self.gap.replace(Gap { names, arrival, after: self.before_latest });
+            return closed.or(replaced);
+        }
+        closed
+    }
+
+    /// The arrival that made the responder send `nak`: past the gap it names; past another
+    /// gap when no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer
+    /// reports); else past a PSN lost unseen. Without one: whether the NAK is doubtful, a
+    /// copy missing since the data copy before the latest (the replay may have missed its
+    /// cause, or opened a gap an unseen packet filled).
+    fn cause_of(&mut self, nak: &Record, unseen: &Unseen) -> Result<Trig, bool> {
+        let gap = self.gap.take().filter(|g| g.names == nak.psn() || !unseen.between(g.after, nak.seq()));
+        let cause = gap.or_else(|| self.lost_unseen(nak)).map(|g| g.arrival);
+        cause.ok_or_else(|| unseen.between(self.before_latest, nak.seq()))
+    }
+
+    /// A NAK the replay saw no gap for: if it names the first PSN of the latest catch-up
+    /// and the arrival caught up on is the PSN after it, that PSN was lost unseen and this
+    /// arrival is past it — the NAK's cause; the receiver resumes waiting for the PSN.
+    fn lost_unseen(&mut self, nak: &Record) -> Option<Gap> {
+        let g = self.caught_up.take_if(|g| g.names == nak.psn() && g.arrival.psn == psn::add(g.names, 1))?;
+        self.rx.expect(g.names);
+        self.rx.recovering();
+        Some(g)
+    }
+}
+
 impl Scan {
     fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
         let conns = &input.conns.list;
+        let unseen = &input.conns.unseen;
         let ends: FxHashMap<End, (u32, Role)> = conns
             .iter()
             .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
             .collect();
-        let mut ports = [Egress::new(hosts[0].link_gbps), Egress::new(hosts[1].link_gbps)];
-        // Which arrival makes a WRITE/SEND responder NAK: the first past a gap.
-        let mut receivers: Vec<GbnReceiver<u32>> = conns.iter().map(|c| GbnReceiver::new(c.ipsn)).collect();
-        let mut nak_cause: Vec<Option<Trig>> = vec![None; conns.len()];
+        let max_frame = input.view.records.iter().map(|r| r.frame_len).max().unwrap_or(0);
+        let mut ports = hosts.each_ref().map(|h| Egress::new(h.link_gbps, max_frame));
+        let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
         let clock = SwitchClock::of(input.view.records);
         let mut scan = Scan::default();
         for (i, r) in input.view.records.iter().enumerate() {
-            if matches!(r.kind(), Kind::NotRoce) {
+            if matches!(r.kind(), Kind::NotRoce) || input.conns.is_late(i as u32) {
                 continue;
             }
             let Some(f) = input.view.flow(r) else { continue };
@@ -243,31 +427,27 @@ impl Scan {
                 continue; // no switch time to place it on the NP's clock (analyze's header counts it)
             }
             let ts_ns = clock.ns(r);
-            let sender = c.end(role.other()).ip;
             if r.kind() == Kind::Cnp {
-                let np = role.other();
-                scan.cnps.push(Seen {
-                    idx: i as u32,
-                    seq: u64::from(r.wire_seq()),
-                    order: r.seq(),
-                    ts_ns,
-                    conn,
-                    np,
-                    rp_ip: c.end(role).ip,
-                });
+                let (np, rp_ip) = (role.other(), c.end(role).ip);
+                let (idx, seq, order) = (i as u32, u64::from(r.wire_seq()), r.seq());
+                scan.cnps.push(Seen { idx, seq, order, ts_ns, conn, np, rp_ip });
             }
             // READ requesters do not NAK: only WRITE/SEND responders' NAKs are triggers, and
             // only sequence-error NAKs (an out-of-sequence arrival is what slow restart
             // answers; an access or operational error NAK is not congestion).
             let sequenced = c.verb.is_some_and(|v| v != Verb::Read);
+            let replay = &mut replays[conn as usize];
             if sequenced && is_seq_nak(r) && role == Role::Requester {
-                let nak = nak_cause[conn as usize].take();
-                scan.push_nak(nak, r, i as u32, ts_ns, conn, c.requester.ip);
+                let cause = replay.cause_of(r, unseen);
+                scan.push_nak(cause, r, i as u32, ts_ns, conn, c.requester.ip);
             }
+            let data = sequenced && role == Role::Responder && is_send_write(r);
+            let highest_before = replay.highest;
+            let missing = if data { replay.saw(unseen, r) } else { 0 };
             if r.event() == Event::Drop {
                 continue; // never reaches the NP
             }
-            let arrival_ps = ports[role.index()].arrive(ts_ns, r.frame_len);
+            let (arrival_ps, late_ps) = ports[role.index()].arrive(ts_ns, r, unseen);
             if corrupt(r) || r.kind() == Kind::Cnp {
                 continue; // the ICRC check discards it; a CNP is for the RP
             }
@@ -277,44 +457,64 @@ impl Scan {
                 order: r.seq(),
                 ts_ns,
                 arrival_ps,
+                late_ps,
                 conn,
                 np: role,
-                rp_ip: sender,
+                rp_ip: c.end(role.other()).ip,
                 cause: Cause::Ecn,
                 psn: r.psn(),
                 nak_seq: None,
             };
-            let naks = |rx: &mut GbnReceiver<u32>| matches!(rx.arrive(r.psn()), Arrival::Gap { .. });
-            if sequenced && role == Role::Responder && is_send_write(r) && naks(&mut receivers[conn as usize]) {
-                nak_cause[conn as usize] = Some(Trig { cause: Cause::Nak, ..t.clone() });
+            if data {
+                let closed = replay.arrive(&t, missing, highest_before);
+                scan.note_unanswered(closed, Some(r.seq()), unseen);
             }
             if ce_marked(r) {
                 scan.triggers.push(t);
             }
         }
+        for replay in &mut replays {
+            scan.note_unanswered(replay.gap.take(), None, unseen);
+        }
         scan.triggers.sort_by_key(|t| (t.idx, t.cause == Cause::Nak));
+        scan.excuses = Excuses::of(unseen, &scan.cnps, &scan.doubtful);
         scan
     }
 
+    /// A gap closed (at trace order `closed_at`, or the trace's end) without its NAK seen: if
+    /// a copy is missing since its arrival, the NAK may have been sent unseen, and with it
+    /// a CNP the replay cannot expect.
+    fn note_unanswered(&mut self, gap: Option<Gap>, closed_at: Option<u64>, unseen: &Unseen) {
+        let Some(g) = gap else { return };
+        if unseen.between(Some(g.arrival.order), closed_at.unwrap_or(u64::MAX)) {
+            self.doubtful.push((g.arrival.conn, g.arrival.order));
+        }
+    }
+
     /// A NAK from the responder: a trigger dated by the arrival that caused it, or by the
-    /// NAK itself when the replayed receiver saw no gap (e.g. a copy missing from the trace).
-    fn push_nak(&mut self, cause: Option<Trig>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
+    /// NAK itself when the replayed receiver saw none (`Err`: whether it is doubtful).
+    fn push_nak(&mut self, cause: Result<Trig, bool>, nak: &Record, idx: u32, ts_ns: u64, conn: u32, rp_ip: IpAddr) {
+        let nak_seq = Some(u64::from(nak.wire_seq()));
         let t = match cause {
-            Some(t) => Trig { nak_seq: Some(u64::from(nak.wire_seq())), ..t },
-            None => {
+            Ok(arrival) => Trig { nak_seq, ..arrival },
+            Err(doubtful) => {
                 self.naks_without_cause += 1;
+                if doubtful {
+                    self.doubtful.push((conn, nak.seq()));
+                }
                 Trig {
                     idx,
                     seq: u64::from(nak.wire_seq()),
                     order: nak.seq(),
                     ts_ns,
                     arrival_ps: ts_ns.saturating_mul(1_000),
+                    late_ps: 0,
                     conn,
                     np: Role::Responder,
                     rp_ip,
                     cause: Cause::Nak,
                     psn: nak.psn(),
-                    nak_seq: Some(u64::from(nak.wire_seq())),
+                    nak_seq,
                 }
             }
         };
@@ -359,21 +559,47 @@ struct Outcome {
     decisions: Vec<Decision>,
     /// Per trigger: arrival − the previous CNP-producing arrival of its group, ps.
     gap_ps: Vec<Option<u64>>,
+    /// Per trigger: the least and the most that gap may be, with unseen frames queued
+    /// ahead of either arrival.
+    gap_range_ps: Vec<Option<(u64, u64)>>,
     /// Per trigger / per CNP: its partner.
     cnp_of: Vec<Option<usize>>,
     trigger_of: Vec<Option<usize>>,
+    /// Per trigger expected a CNP and paired with none: the CNP whose arrival showed it
+    /// missing (None: the trace's end).
+    expired_by: Vec<Option<usize>>,
+    /// Expected CNPs not observed and observed CNPs not expected, that no missing copy
+    /// may explain; and those one may (they do not count against the replay).
     missing: usize,
     unexplained: usize,
+    unverifiable: usize,
     ambiguous: u32,
 }
 
 impl Outcome {
+    /// Counts trigger `t`'s CNP missing, shown so at trace order `until`.
+    fn missing_cnp(&mut self, scan: &Scan, t: &Trig, until: u64) {
+        let kind = FindingKind::MissingCnp;
+        self.count(scan.excuses.explain(kind, t.conn, t.order, until), kind);
+    }
+
+    /// Counts a missing or an unexplained CNP: against the replay unless a missing copy
+    /// may explain it.
+    fn count(&mut self, explained: bool, kind: FindingKind) {
+        match (explained, kind) {
+            (true, _) => self.unverifiable += 1,
+            (false, FindingKind::MissingCnp) => self.missing += 1,
+            (false, _) => self.unexplained += 1,
+        }
+    }
+
     fn consistent(&self) -> bool {
         self.missing == 0 && self.unexplained == 0
     }
     fn mismatches(&self) -> usize {
         self.missing + self.unexplained
     }
+
     fn expected(&self) -> usize {
         self.decisions.iter().filter(|d| **d == Decision::Sent).count()
     }
@@ -414,10 +640,13 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
         interval_ps,
         decisions: vec![Decision::NotATrigger; n],
         gap_ps: vec![None; n],
+        gap_range_ps: vec![None; n],
         cnp_of: vec![None; n],
+        expired_by: vec![None; n],
         trigger_of: vec![None; scan.cnps.len()],
         missing: 0,
         unexplained: 0,
+        unverifiable: 0,
         ambiguous: 0,
     };
     let mut last: FxHashMap<Group, usize> = FxHashMap::default();
@@ -433,9 +662,12 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                 let interval = interval_ps[t.np.index()];
                 let prev = last.get(&g).copied();
                 let gap = prev.map(|p| t.arrival_ps.saturating_sub(scan.triggers[p].arrival_ps));
-                o.gap_ps[i] = gap;
+                let range = prev.zip(gap).map(|(p, d)| (d.saturating_sub(scan.triggers[p].late_ps), d + t.late_ps));
+                (o.gap_ps[i], o.gap_range_ps[i]) = (gap, range);
                 let mut send = gap.is_none_or(|d| d >= interval);
-                if gap.is_some_and(|d| d.abs_diff(interval) < TOLERANCE_PS) {
+                // Ambiguous when the interval is within the timestamps' tolerance of the
+                // range the gap may take.
+                if range.is_some_and(|(lo, hi)| lo < interval + TOLERANCE_PS && interval < hi + TOLERANCE_PS) {
                     if o.ambiguous < 64 && (flips >> o.ambiguous) & 1 == 1 {
                         send = !send;
                     }
@@ -453,21 +685,28 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
                 let queue = pending.entry((c.conn, c.np)).or_default();
-                while queue.front().is_some_and(|&i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns) > h.window_ns) {
+                let late = |i: usize| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns) > h.window_ns;
+                while let Some(i) = queue.front().copied().filter(|&i| late(i)) {
                     queue.pop_front();
-                    o.missing += 1;
+                    o.expired_by[i] = Some(k);
+                    o.missing_cnp(scan, &scan.triggers[i], c.order);
                 }
                 match queue.pop_front() {
                     Some(i) => {
                         o.cnp_of[i] = Some(k);
                         o.trigger_of[k] = Some(i);
                     }
-                    None => o.unexplained += 1,
+                    None => {
+                        let explained = scan.excuses.explain(FindingKind::CnpWithoutTrigger, c.conn, c.order, u64::MAX);
+                        o.count(explained, FindingKind::CnpWithoutTrigger);
+                    }
                 }
             }
         }
     }
-    o.missing += pending.values().map(VecDeque::len).sum::<usize>();
+    for t in pending.into_values().flatten().map(|i| &scan.triggers[i]) {
+        o.missing_cnp(scan, t, u64::MAX);
+    }
     o
 }
 
@@ -540,8 +779,8 @@ fn observed_gaps(scan: &Scan, scope: Scope) -> impl Iterator<Item = (Role, u64)>
 }
 
 /// Replays `scope`. When the nominal replay does not explain the trace but met ambiguous
-/// decisions, tries their other outcomes: all combinations of a few, else one at a time,
-/// keeping a flip when it leaves fewer mismatches (a wrong boundary decision disturbs the
+/// decisions, tries their other outcomes: all combinations of a few, else one flip per
+/// round, the one that leaves fewest mismatches (a wrong boundary decision disturbs the
 /// pairing locally, until the group's next CNP).
 fn evaluate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], scope: Scope) -> Outcome {
     let unbounded = Hyp { scope, interval_ps: intervals(scan, hosts, scope), window_ns: u64::MAX };
@@ -556,6 +795,8 @@ fn evaluate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], scope: Scope) -> O
         })
         .min_by_key(|(o, h)| (o.mismatches(), h.window_ns))
         .expect("two candidates");
+    // Mismatches a missing copy may explain do not count: flipping decisions to explain
+    // them away would guess at what the trace lacks.
     if nominal.consistent() || nominal.ambiguous == 0 {
         return nominal;
     }
@@ -565,12 +806,19 @@ fn evaluate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], scope: Scope) -> O
             .find(Outcome::consistent)
             .unwrap_or(nominal);
     }
+    // Else, round by round, the one flip that leaves fewest mismatches (the first flip that
+    // helps may be the wrong one, anchoring later decisions of its group on it).
     let (mut best, mut flips) = (nominal, 0u64);
-    for j in 0..best.ambiguous.min(64) {
-        let candidate = simulate(scan, steps, hosts, &h, flips | 1 << j);
-        if candidate.mismatches() < best.mismatches() {
-            (best, flips) = (candidate, flips | 1 << j);
-        }
+    for _ in 0..MAX_REPAIR_ROUNDS {
+        let candidates = (0..best.ambiguous.min(64)).filter(|j| (flips >> j) & 1 == 0).map(|j| flips | 1 << j);
+        let Some((candidate, with)) = candidates
+            .map(|f| (simulate(scan, steps, hosts, &h, f), f))
+            .min_by_key(|(o, _)| o.mismatches())
+            .filter(|(o, _)| o.mismatches() < best.mismatches())
+        else {
+            break;
+        };
+        (best, flips) = (candidate, with);
         if best.consistent() {
             break;
         }
@@ -686,7 +934,11 @@ pub struct Hypothesis {
     pub expected: usize,
     pub missing: usize,
     pub unexplained: usize,
-    /// Decisions within the timestamp tolerance of the interval.
+    /// Missing and unexplained CNPs a copy missing from the trace may explain: they do not
+    /// count against the hypothesis.
+    pub unverifiable: usize,
+    /// Decisions within the timestamp tolerance of the interval (widened by how much later
+    /// unseen frames may have made an arrival).
     pub ambiguous: u32,
     /// The interval replayed, per NP (requester, responder), ns.
     pub interval_ns: [f64; 2],
@@ -771,6 +1023,10 @@ pub struct Finding {
     /// Its trace order (unwrapped seq).
     #[serde(skip)]
     order: u64,
+    /// A missing CNP: the trace order of the CNP that showed it missing (the first not taken
+    /// by an earlier trigger), or `u64::MAX`.
+    #[serde(skip)]
+    until: u64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -809,7 +1065,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     ];
     let scan = Scan::run(input, &hosts);
     let mut report = Report::of(&scan, &hosts, cfg.is_some());
-    report.set_aside_unverifiable(&scan, &input.conns.unseen);
+    report.set_aside_unverifiable(&scan);
     report
 }
 
@@ -872,6 +1128,7 @@ fn hypothesis(o: &Outcome) -> Hypothesis {
         expected: o.expected(),
         missing: o.missing,
         unexplained: o.unexplained,
+        unverifiable: o.unverifiable,
         ambiguous: o.ambiguous,
         interval_ns: o.interval_ps.map(|ps| ps as f64 / 1_000.0),
     }
@@ -888,10 +1145,9 @@ fn notes(have_config: bool, hosts: &[NpHost; 2], active: &[Role], scan: &Scan) -
         }
     }
     if scan.naks_without_cause > 0 {
-        notes.push(format!(
-            "{} NAKs had no out-of-sequence arrival before them; dated by the NAK",
-            scan.naks_without_cause
-        ));
+        let them = if scan.naks_without_cause == 1 { "it" } else { "them" };
+        let naks = plural(scan.naks_without_cause as u64, "NAK", "NAKs");
+        notes.push(format!("{naks} had no out-of-sequence arrival before {them}; dated by the NAK"));
     }
     notes
 }
@@ -912,28 +1168,9 @@ impl Report {
     }
 
     /// Moves the findings a copy missing from the trace may explain to `unverifiable`.
-    fn set_aside_unverifiable(&mut self, scan: &Scan, unseen: &Unseen) {
-        let mut cnps: FxHashMap<u32, Vec<u64>> = FxHashMap::default();
-        for c in &scan.cnps {
-            cnps.entry(c.conn).or_default().push(c.order);
-        }
-        cnps.values_mut().for_each(|v| v.sort_unstable());
-        let excused = |f: &Finding| excused(f, cnps.get(&f.conn).map_or(&[], |v| v), unseen);
-        (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(excused);
-    }
-}
-
-/// Whether a copy missing from the trace may explain finding `f` (see
-/// [`Report::unverifiable`]), given the trace orders of its connection's CNPs, sorted.
-fn excused(f: &Finding, cnps: &[u64], unseen: &Unseen) -> bool {
-    let i = cnps.partition_point(|&o| o <= f.order);
-    match f.kind {
-        FindingKind::MissingCnp => unseen.between(Some(f.order), cnps.get(i).copied().unwrap_or(u64::MAX)),
-        FindingKind::CnpWithoutTrigger => {
-            let before = cnps.partition_point(|&o| o < f.order);
-            unseen.between(before.checked_sub(1).map(|k| cnps[k]), f.order)
-        }
-        FindingKind::CnpWhileNpDisabled | FindingKind::CnpsTooClose => false,
+    fn set_aside_unverifiable(&mut self, scan: &Scan) {
+        let explained = |f: &Finding| scan.excuses.explain(f.kind, f.conn, f.order, f.until);
+        (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(explained);
     }
 }
 
@@ -996,10 +1233,12 @@ fn conn_reports(scan: &Scan, o: &Outcome, triggers: &[TriggerReport]) -> Vec<Con
 }
 
 fn bracket(scan: &Scan, o: &Outcome, hosts: &[NpHost; 2], cnps: &[CnpReport]) -> IntervalBracket {
+    // A suppressed gap bounds the interval from below by the least it may be, a gap that
+    // got a CNP from above by the most.
     let gaps = |suppressed: bool| {
-        o.decisions.iter().zip(&o.gap_ps).filter_map(move |(d, g)| match d {
-            Decision::Sent if !suppressed => *g,
-            Decision::Suppressed { .. } if suppressed => *g,
+        o.decisions.iter().zip(&o.gap_range_ps).filter_map(move |(d, g)| match (d, *g) {
+            (Decision::Sent, Some((_, hi))) if !suppressed => Some(hi),
+            (Decision::Suppressed { .. }, Some((lo, _))) if suppressed => Some(lo),
             _ => None,
         })
     };
@@ -1024,7 +1263,15 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
     for (i, t) in scan.triggers.iter().enumerate() {
         if o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none() {
             let detail = format!("{} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause.name(), t.psn);
-            out.push(Finding { kind: FindingKind::MissingCnp, conn: t.conn, seq: t.seq, detail, order: t.order });
+            let until = o.expired_by[i].map_or(u64::MAX, |k| scan.cnps[k].order);
+            out.push(Finding {
+                kind: FindingKind::MissingCnp,
+                conn: t.conn,
+                seq: t.seq,
+                detail,
+                order: t.order,
+                until,
+            });
         }
     }
     untriggered(scan, steps, hosts, &mut out);
@@ -1032,7 +1279,8 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
     out
 }
 
-/// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers.
+/// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers
+/// since the last CNP flagged so.
 fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
     let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
     for step in steps {
@@ -1047,15 +1295,17 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                 if !hosts[c.np.index()].np_enabled {
                     let detail = format!("{} sent a CNP with its NP disabled", c.np.name());
                     let kind = FindingKind::CnpWhileNpDisabled;
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order });
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until: u64::MAX });
                     continue;
                 }
                 let b = balance.entry((c.conn, c.np)).or_default();
                 *b -= 1;
                 if *b < 0 {
+                    // Flagged once: the next CNP needs a trigger of its own, not this one's.
+                    *b = 0;
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
                     let kind = FindingKind::CnpWithoutTrigger;
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order });
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until: u64::MAX });
                 }
             }
         }
@@ -1073,7 +1323,10 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
         // Between the triggers' arrivals when both CNPs have one; else between the CNPs
         // themselves, which carry the NP's generation jitter.
         let (gap, slack) = match (o.trigger_of[p], o.trigger_of[k]) {
-            (Some(a), Some(b)) => (scan.triggers[b].arrival_ps.saturating_sub(scan.triggers[a].arrival_ps), 0),
+            (Some(a), Some(b)) => {
+                let (ta, tb) = (&scan.triggers[a], &scan.triggers[b]);
+                (tb.arrival_ps.saturating_sub(ta.arrival_ps), tb.late_ps)
+            }
             _ => (c.ts_ns.saturating_sub(scan.cnps[p].ts_ns).saturating_mul(1_000), jitter_ps),
         };
         if gap + TOLERANCE_PS + slack < interval {
@@ -1084,7 +1337,14 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
                 o.scope.name(),
                 ns_f64(interval) / 1_000.0
             );
-            out.push(Finding { kind: FindingKind::CnpsTooClose, conn: c.conn, seq: c.seq, detail, order: c.order });
+            out.push(Finding {
+                kind: FindingKind::CnpsTooClose,
+                conn: c.conn,
+                seq: c.seq,
+                detail,
+                order: c.order,
+                until: u64::MAX,
+            });
         }
     }
 }
@@ -1283,6 +1543,7 @@ mod tests {
             order: u64::from(idx) + 1,
             ts_ns: ns,
             arrival_ps: ns * 1_000,
+            late_ps: 0,
             conn,
             np: Role::Responder,
             rp_ip: ip(rp),
@@ -1303,6 +1564,8 @@ mod tests {
             triggers: triggers.iter().map(trig).collect(),
             cnps: cnps.iter().map(seen).collect(),
             naks_without_cause: 0,
+            doubtful: Vec::new(),
+            excuses: Excuses::default(),
         }
     }
 
@@ -1461,13 +1724,32 @@ mod tests {
         assert_eq!(NpHost::of(Role::Responder, None).interval_ns, None);
     }
 
+    fn frame(seq: u64, frame_len: u16) -> Record {
+        let mut r = Record::default().with_seq(seq);
+        r.frame_len = frame_len;
+        r
+    }
+
     #[test]
     fn a_small_frame_queues_behind_a_large_one() {
-        let mut port = Egress::new(Some(100.0));
+        let (none, mut port) = (Unseen::default(), Egress::new(Some(100.0), 1_082));
         // 1082 B take 88.48 ns at 100 Gb/s (with preamble, FCS and gap); a 74 B frame 7.84 ns.
-        let big = port.arrive(1_000, 1_082);
-        let small = port.arrive(1_010, 74);
+        let (big, _) = port.arrive(1_000, &frame(1, 1_082), &none);
+        let small = port.arrive(1_010, &frame(2, 74), &none);
         assert_eq!(big, 1_000_500 + 88_480);
-        assert_eq!(small, big + 7_840, "it waits for the large frame to leave");
+        assert_eq!(small, (big + 7_840, 0), "it waits for the large frame to leave");
+    }
+
+    #[test]
+    fn a_frame_whose_copy_is_missing_may_delay_the_next_until_the_port_drains() {
+        // Copy 2 is missing: a frame as large as the trace's largest may have queued ahead
+        // of copy 3, and of copy 4 behind it, but not of copy 5, after the port drained.
+        let frames = [frame(1, 74), frame(3, 74), frame(4, 74), frame(5, 74)];
+        let (unseen, mut port) = (Unseen::of(&frames), Egress::new(Some(100.0), 1_082));
+        let at = |port: &mut Egress, ns: u64, k: usize| port.arrive(ns, &frames[k], &unseen);
+        assert_eq!(at(&mut port, 1_000, 0), (1_000_500 + 7_840, 0));
+        assert_eq!(at(&mut port, 1_100, 1), (1_100_500 + 7_840, 88_480));
+        assert_eq!(at(&mut port, 1_110, 2), (1_110_500 + 7_840, 1_100_500 + 7_840 + 88_480 - 1_110_500));
+        assert_eq!(at(&mut port, 2_000, 3), (2_000_500 + 7_840, 0));
     }
 }

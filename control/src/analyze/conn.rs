@@ -93,6 +93,13 @@ pub struct Connections {
     /// switch time or a seq they cannot be placed among the copies, so no connection
     /// holds them.
     pub unmirrored: u64,
+    /// Copies placed later than their seq (later than the reconstruction's reorder window:
+    /// `late` issues), by record index: no connection holds them, and a late copy's seq
+    /// counts as unseen where it belongs (the analyzers walk the trace in order, and at its
+    /// place the packet went unseen). A copy whose corrupted seq lies below the trace's
+    /// first (`before-start`) fills no gap: it is analyzed where it lies.
+    #[serde(skip)]
+    pub late: Vec<u32>,
     /// The copies the trace lacks, which may hide any connection's packets.
     #[serde(skip)]
     pub unseen: Unseen,
@@ -113,7 +120,13 @@ impl Connections {
         }
         let (mut unassigned, mut unmirrored) = (0, 0);
         let mut gaps = crate::reconstruct::Gaps::default();
+        let mut late = Vec::new();
         for (i, r) in view.records.iter().enumerate() {
+            let behind = r.seq() != 0 && gaps.last.is_some_and(|last| r.seq() <= last);
+            if behind && gaps.count_within(r.seq(), r.seq() + 1) > 0 {
+                late.push(i as u32);
+                continue;
+            }
             if r.seq() != 0 {
                 gaps.observe(r.seq());
             }
@@ -134,7 +147,18 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, unseen: Unseen::of_gaps(gaps) }
+        Connections { list, unassigned, unmirrored, late, unseen: Unseen::of_gaps(gaps) }
+    }
+
+    /// Whether record `i` came later than its seq (see `late`): analyzers that walk every
+    /// record leave it out as the connections do.
+    pub fn is_late(&self, i: u32) -> bool {
+        self.late.binary_search(&i).is_ok()
+    }
+
+    /// How many copies came later than their seq: analyzed as missing at their place.
+    pub fn late_copies(&self) -> u64 {
+        self.late.len() as u64
     }
 
     /// The verb every connection has, if they agree.

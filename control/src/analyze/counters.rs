@@ -257,6 +257,9 @@ pub fn analyze(input: &Input<'_>, gbn: &gbn::Report) -> Report {
 pub struct Frames {
     hosts: Hosts,
     missing: u64,
+    /// Copies placed later than their seq: counted as frames here, but the transport
+    /// replay took them as unseen.
+    late: u64,
     derived: Derived,
 }
 
@@ -264,27 +267,30 @@ impl Frames {
     pub fn count(input: &Input<'_>) -> Frames {
         let hosts = Hosts::of(input);
         let derived = count_frames(input, &hosts);
-        Frames { hosts, missing: super::missing_copies(input), derived }
+        Frames { hosts, missing: super::missing_copies(input), late: input.conns.late_copies(), derived }
     }
 }
 
 /// [`analyze`] with the frames already counted.
 pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> Report {
-    let Frames { hosts, missing, mut derived } = frames;
+    let Frames { hosts, missing, late, mut derived } = frames;
     // A replay needs every packet: one missing copy can turn all later ones into gaps.
     let no_replay = if !gbn.unknown_verb.is_empty() {
         Some(unknown_verb_note(gbn.unknown_verb.len(), "no transport replay"))
     } else if missing > 0 {
-        Some(format!("{missing} mirror copies are missing: a transport replay over the trace would be wrong"))
+        let missing = super::plural(missing, "mirror copy is missing", "mirror copies are missing");
+        Some(format!("{missing}: a transport replay over the trace would be wrong"))
+    } else if late > 0 {
+        let late = super::plural(late, "mirror copy is", "mirror copies are");
+        Some(format!("{late} out of order in the trace: a transport replay over it would be wrong"))
     } else {
         None
     };
     let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
     let mut report = Report { missing_copies: missing, ..Report::default() };
     if missing > 0 {
-        report.notes.push(format!(
-            "{missing} mirror copies are missing from the trace: each NIC count may exceed the trace's by that much"
-        ));
+        let copies = super::plural(missing, "mirror copy is missing", "mirror copies are missing");
+        report.notes.push(format!("{copies} from the trace: each NIC count may exceed the trace's by that much"));
     }
     if let Some(note) = replayed {
         report.notes.push(note);

@@ -34,7 +34,7 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use trace::record::{flag, Record};
+use trace::record::{flag, Kind, Record};
 use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
@@ -240,7 +240,9 @@ pub fn check_connection<'r>(
 ) -> Checked {
     let mut c = Checker::new(p, unseen);
     let sender = Connection::data_sender(p.verb);
-    for (r, to) in packets {
+    // A CNP is no part of Go-back-N: counted as the last packet toward the sender it would
+    // hide a NAK copy missing before it.
+    for (r, to) in packets.into_iter().filter(|(r, _)| r.kind() != Kind::Cnp) {
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
         c.gap_seen[dir] |= c.gap > 0;
@@ -275,6 +277,9 @@ struct Episode {
     closed: bool,
     /// Trace order of the arrival that filled the gap: its NAK is on the wire by then.
     closed_at: Option<u64>,
+    /// A copy is missing since the receiver last took a packet in order: the PSN taken
+    /// as lost may have arrived unseen (the first copy of a go-back, say), and no gap was.
+    unseen_before: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -689,7 +694,7 @@ impl<'u> Checker<'u> {
     /// An episode got no NAK. Its NAK is on the wire by the time the gap is filled, so a
     /// copy missing from its cause to then (to the end, while open) may have been it.
     fn missing_nak(&mut self, e: &Episode, why: &str) {
-        let excused = self.unseen.between(Some(e.cause.order), e.closed_at.unwrap_or(u64::MAX));
+        let excused = e.unseen_before || self.unseen.between(Some(e.cause.order), e.closed_at.unwrap_or(u64::MAX));
         let state = if e.closed { "the gap was filled without one" } else { "the gap is still open" };
         let m = format!(
             "out-of-sequence PSN {} (expected {}) got no {}: {state}; {why}",
@@ -790,7 +795,9 @@ impl<'u> Checker<'u> {
                 self.missing_nak(&e, "too many losses went unanswered");
             }
         }
-        self.rx.awaiting.push_back(Episode { id, lost, cause: Evidence::of(r), closed: false, closed_at: None });
+        let unseen_before = self.unseen_since_in_order(r);
+        let cause = Evidence::of(r);
+        self.rx.awaiting.push_back(Episode { id, lost, cause, closed: false, closed_at: None, unseen_before });
     }
 
     /// WRITE/SEND: a data packet as the requester sent it.
@@ -826,6 +833,8 @@ impl<'u> Checker<'u> {
                     format!("PSN {p} follows PSN {last}: skips {}, not acknowledged", psn_range(from, psn::sub(p, 1)));
                 self.flag(ViolationKind::OooData, Evidence::of(r), Some(from), m);
             }
+        } else if p != psn::add(last, 1) {
+            self.acknowledged_unseen(p);
         }
         if psn::le(p, h) {
             self.stats.retransmitted_packets += 1;
@@ -857,6 +866,14 @@ impl<'u> Checker<'u> {
 
     /// Data PSNs `first..r.psn()` were never seen, right after a copy went missing: they
     /// are taken as sent and delivered with their copies missing.
+    /// The PSNs the sender skipped on its way to `p` were acknowledged (their copies are
+    /// missing: go-back copies sent unseen): the receiver had them all, so it expects `p`.
+    fn acknowledged_unseen(&mut self, p: u32) {
+        if self.rx.epsn().is_some_and(|e| psn::gt(p, e)) {
+            self.rx.gbn.expect(p);
+        }
+    }
+
     fn catch_up_with(&mut self, r: &Record, first: u32) {
         self.stats.caught_up += 1;
         self.catch_up = Some((first, r.psn()));

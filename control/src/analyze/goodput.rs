@@ -82,24 +82,35 @@ pub struct Totals {
     /// known: estimated from such a completion, after a merge, or at a start the trace may
     /// have missed).
     pub mct_unknown: u64,
-    /// Bytes of the completed messages.
+    /// Bytes of the completed messages whose size the trace proves ([`Message::bytes_unproven`]).
     pub bytes: u64,
+    /// Completed messages whose size the trace does not prove: not in `bytes`.
+    pub unproven_messages: u64,
+    /// What those messages' packets counted, one path MTU for each whose copy is missing:
+    /// at most what they carried from their first PSN (with the path MTU known).
+    pub unproven_bytes: u64,
     /// Completed bytes × 8 ÷ (last completion − the run's first post, estimated), Gb/s, of
-    /// the messages begun after that post (the trace saw them or an earlier one begin).
+    /// the messages begun after that post (the trace saw them or an earlier one begin),
+    /// counting proven bytes only: a lower bound when some are unproven.
     pub goodput_gbps: Option<f64>,
+    /// The same with the unproven bytes counted too: an upper bound. Present when some of
+    /// those messages' bytes are unproven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goodput_gbps_max: Option<f64>,
     pub mct_ns: Summary,
 }
 
 impl Totals {
     fn of<'m>(msgs: impl Iterator<Item = &'m Message> + Clone, run_start: Option<u64>) -> Totals {
         let done = msgs.clone().filter(|m| m.completed_ns.is_some());
-        let bytes = done.clone().map(|m| m.bytes).sum();
+        let (bytes, unproven_bytes) = split_bytes(done.clone());
         // Only messages begun after `run_start`: bytes sent before it would be counted over
         // a span that leaves their time out.
         let timed = done.clone().filter(|m| m.begun_in_trace);
         let last = timed.clone().filter_map(|m| m.completed_ns).max();
-        let goodput_gbps = match (run_start, last) {
-            (Some(a), Some(b)) if b > a => Some(timed.map(|m| m.bytes).sum::<u64>() as f64 * 8.0 / (b - a) as f64),
+        let (proven, unproven) = split_bytes(timed);
+        let gbps = |bytes: u64| match (run_start, last) {
+            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
             _ => None,
         };
         Totals {
@@ -108,10 +119,18 @@ impl Totals {
             completion_unseen: msgs.filter(|m| m.completion_unseen).count() as u64,
             mct_unknown: done.clone().filter(|m| m.mct_ns.is_none()).count() as u64,
             bytes,
-            goodput_gbps,
+            unproven_messages: done.clone().filter(|m| m.bytes_unproven).count() as u64,
+            unproven_bytes,
+            goodput_gbps: gbps(proven),
+            goodput_gbps_max: gbps(proven + unproven).filter(|_| unproven > 0),
             mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
         }
     }
+}
+
+/// The messages' bytes: (proven, unproven).
+fn split_bytes<'m>(msgs: impl Iterator<Item = &'m Message>) -> (u64, u64) {
+    msgs.fold((0, 0), |(p, u), m| if m.bytes_unproven { (p, u + m.bytes) } else { (p + m.bytes, u) })
 }
 
 /// The completed messages' completion times, ns. Median and 99th percentile by nearest
@@ -145,7 +164,17 @@ pub struct Message {
     pub first_psn: u32,
     /// Unknown until the Last/Only packet's first transmission is seen.
     pub last_psn: Option<u32>,
+    /// The message's size: exact unless `bytes_unproven`.
     pub bytes: u64,
+    /// The trace does not prove the size: no DMA length (a READ request's, a WRITE's RETH)
+    /// nor the Last/Only packet's payload is seen, or where the message ends is not known
+    /// exactly (`bounds_unseen`, or counted from a PSN gap or an MSN). Every packet whose
+    /// copy is missing counts one path MTU (a First or Middle carries exactly that, a Last
+    /// at most), so `bytes` is an upper bound of what it carried from `first_psn` on (a
+    /// message the trace joined mid-way, at the start of a capture begun mid-run, may have
+    /// carried more before); totals keep these bytes apart.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub bytes_unproven: bool,
     /// Switch timestamp of the message's first packet (first transmission); every time
     /// here is the 48-bit switch clock unwrapped over the trace.
     pub first_packet_ns: u64,
@@ -178,16 +207,27 @@ pub struct Message {
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
-    /// Began within the trace: all but the messages inferred ([`Message::inferred`])
-    /// before the first message of its connection with a packet of its own. Those (a QP's
-    /// messages since its setup, counted by a PSN gap or an ACK's MSN when the capture
-    /// began mid-run) may have begun long before the trace did, and their bytes would
-    /// inflate goodput over the trace's span.
+    /// Began within the trace: all but the messages inferred ([`Message::inferred`]) or
+    /// joined mid-way ([`Message::start_guessed`]) before the first message of its
+    /// connection whose first packet the trace has. Those (a QP's messages since its
+    /// setup, counted by a PSN gap or an ACK's MSN; the one a capture begun mid-run joins)
+    /// may have begun long before the trace did, and their bytes would inflate goodput
+    /// over the trace's span.
     #[serde(skip)]
     begun_in_trace: bool,
     /// No packet of its own is in the trace: counted from a gap in the PSNs or an MSN.
     #[serde(skip)]
     inferred: bool,
+    /// Its size is known: from a DMA length, or its Last/Only packet's payload was seen.
+    #[serde(skip)]
+    size_known: bool,
+    /// A packet whose copy is missing was counted with the path MTU unknown: not a bound.
+    #[serde(skip)]
+    mtu_guessed: bool,
+    /// `first_psn` is only where the trace starts following the connection: the message
+    /// may have begun before (its bytes before are not counted).
+    #[serde(skip)]
+    start_guessed: bool,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -325,10 +365,12 @@ fn completion(m: &Message) -> Option<Post> {
     m.completed_ns.map(|ns| Post { ns, known })
 }
 
-/// [`round_done`], known when every completion in the round is.
+/// [`round_done`], known when every message in the round completed, each completion
+/// known. One that never did (its QP failed: the barrier waited for the error completion,
+/// which the trace does not show) leaves the round's end unknown.
 fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post> {
     let round = || lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth));
-    let known = round().filter(|m| m.completed_ns.is_some()).all(|m| completion(m).is_some_and(|p| p.known));
+    let known = round().all(|m| completion(m).is_some_and(|p| p.known));
     round_done(lists, depth, r).map(|ns| Post { ns, known })
 }
 
@@ -363,6 +405,11 @@ fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post
 struct Tracker<'u> {
     verb: Verb,
     mtu: u32,
+    /// The first PSN followed: the QP's initial one, or where the trace starts.
+    start: u32,
+    /// `start` is where the QP's first message starts (its initial PSN, in the trace);
+    /// else a message pushed from `start` before any other may have begun before it.
+    ipsn_seen: bool,
     /// `mtu` is the path's (else 1, and a RETH's length tells no PSN span).
     mtu_known: bool,
     /// Next PSN never seen sent: first transmissions start here.
@@ -377,12 +424,15 @@ struct Tracker<'u> {
     open_end: Option<u32>,
     una: u32,
     read_expect: u32,
-    /// READ: the first PSN whose response the trace took as delivered though its copy is
-    /// missing. A missing copy may be a drop: the requester then discards every later
-    /// response until it asks again (a timeout, 67 ms on a CX5), and the trace, having
-    /// moved on, cannot tell. Every completion from there on is unproven.
-    assumed: Option<u32>,
+    /// READ: the PSNs (ranges from, to exclusive, in PSN order) whose responses the trace
+    /// took as delivered though their copies are missing. A missing copy may be a drop:
+    /// the requester then discards every later response until it asks again, and the
+    /// trace, having moved on, cannot tell. Every completion from the first on is unproven,
+    /// until a repeated request shows what the requester had ([`Self::read_go_back`]).
+    assumed: Vec<(u32, u32)>,
     next_incomplete: usize,
+    /// The messages before it are counted exactly, an MSN says ([`Self::confirm_by_msn`]).
+    confirmed: usize,
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
     /// first of them past it.
@@ -426,6 +476,27 @@ struct Tracker<'u> {
     toward_responder_before: Option<u64>,
 }
 
+/// Whether the trace shows the connection's first message: a packet at its initial PSN
+/// `ipsn` (a request, an ACK or READ response naming it), or a response whose MSN says at
+/// most that message is complete (IBA 9.7.7.2: MSN 0 on a new QP) — before any packet
+/// behind `ipsn` (a later lap of the 24-bit PSN space: the capture began after a wrap).
+fn shows_first_psn(records: &[Record], c: &Connection, ipsn: u32) -> bool {
+    for &(i, _) in &c.packets {
+        let r = &records[i as usize];
+        if !matches!(r.kind(), Kind::Request | Kind::Response) {
+            continue;
+        }
+        let first_msn = r.kind() == Kind::Response && r.has(flag::AETH) && r.msn() <= 1;
+        if r.psn() == ipsn || first_msn {
+            return true;
+        }
+        if psn::lt(r.psn(), ipsn) {
+            return false;
+        }
+    }
+    false
+}
+
 /// A completing packet (an ACK/NAK, READ: a response): how far it proves when the messages
 /// it completes completed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -455,6 +526,9 @@ impl Proof {
     }
 }
 
+/// At most this many ranges of READ responses taken as delivered are told apart.
+const ASSUMED_CAP: usize = 64;
+
 /// At most this many acknowledgement points are held for a message whose end is unknown.
 const HELD_CAP: usize = 64;
 
@@ -465,14 +539,20 @@ impl<'u> Tracker<'u> {
     fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>) -> Vec<Message> {
         let records = input.view.records;
         let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn());
-        let Some(ipsn) = c.ipsn.or(first) else { return Vec::new() };
+        // The QP's first PSN (from its setup) only if the trace shows it, or began before
+        // the switch mirrored anything (Lumina sets the mirror up before the traffic): a
+        // capture begun mid-run starts where the trace does, as without QP info.
+        let shown = |i| input.conns.unseen.from_start() || shows_first_psn(records, c, i);
+        let seen = c.from_qp_info && c.ipsn.is_some_and(shown);
+        let start = if seen || !c.from_qp_info { c.ipsn.or(first) } else { first };
+        let Some(ipsn) = start else { return Vec::new() };
         let mut t = Tracker::new(verb, mtu.unwrap_or(1), ipsn, SwitchClock::of(records), &input.conns.unseen);
         t.mtu_known = mtu.is_some();
-        // From the QP's setup: a new QP's responder starts its MSN at 0 (IBA 9.7.7.2), so
-        // MSN counts the connection's messages from its first PSN on, whatever copies the
-        // trace lacks. Those of a capture begun mid-run are `start_unseen` before the first
-        // message seen begin: goodput leaves their bytes out (`begun_in_trace`).
-        t.msn_base = c.from_qp_info.then_some(0);
+        t.ipsn_seen = seen;
+        // A new QP's responder starts its MSN at 0 (IBA 9.7.7.2): with its first PSN in the
+        // trace, MSN counts the connection's messages from there, whatever copies the trace
+        // lacks. Else MSN is calibrated at the first ACK seen past the trace's start.
+        t.msn_base = seen.then_some(0);
         for &(i, to) in &c.packets {
             t.packet(&records[i as usize], to);
         }
@@ -483,6 +563,8 @@ impl<'u> Tracker<'u> {
         Tracker {
             verb,
             mtu,
+            start: ipsn,
+            ipsn_seen: true,
             mtu_known: true,
             hi: ipsn,
             msgs: Vec::new(),
@@ -491,8 +573,9 @@ impl<'u> Tracker<'u> {
             open_end: None,
             una: ipsn,
             read_expect: ipsn,
-            assumed: None,
+            assumed: Vec::new(),
             next_incomplete: 0,
+            confirmed: 0,
             held: Vec::new(),
             clock,
             read_last: psn::sub(ipsn, 1),
@@ -514,6 +597,9 @@ impl<'u> Tracker<'u> {
 
     /// One packet of the connection, on its way to `to`.
     fn packet(&mut self, r: &Record, to: Role) {
+        if !matches!(r.kind(), Kind::Request | Kind::Response) {
+            return; // a CNP: counted as the last packet in its direction, it would hide a missing copy
+        }
         // A message's unseen start is a request-direction copy, missing since the previous
         // request-direction packet seen.
         let since = if self.reads_held.is_empty() { self.toward_responder.last() } else { self.reads_held_since };
@@ -548,7 +634,7 @@ impl<'u> Tracker<'u> {
             self.take_held(&h);
         }
         self.release_reads(None);
-        let first_own = self.msgs.iter().position(|m| !m.inferred).unwrap_or(self.msgs.len());
+        let first_own = self.msgs.iter().position(|m| !m.inferred && !m.start_guessed).unwrap_or(self.msgs.len());
         for m in &mut self.msgs[..first_own] {
             m.begun_in_trace = false;
         }
@@ -557,6 +643,11 @@ impl<'u> Tracker<'u> {
         }
         for m in self.msgs.iter_mut().filter(|m| m.completed_ns.is_none()) {
             m.completion_unseen = self.unseen.between(Some(m.first_order), u64::MAX);
+        }
+        for m in &mut self.msgs {
+            let guessed = m.inferred || m.start_guessed || m.mtu_guessed;
+            let exact = m.size_known && m.last_psn.is_some() && !m.bounds_unseen && !guessed;
+            m.bytes_unproven = !exact;
         }
         self.msgs
     }
@@ -622,6 +713,9 @@ impl<'u> Tracker<'u> {
             if matches!(self.verb, Verb::Write | Verb::Send) && r.opcode() < 0x20 && is_data(r, self.verb) {
                 self.fill_hole(r);
             }
+            if self.verb == Verb::Read && r.opcode() == 0x0c {
+                self.read_go_back(r.psn());
+            }
             return;
         }
         let op = r.opcode();
@@ -649,12 +743,14 @@ impl<'u> Tracker<'u> {
             // request, for the rest of the message.
             if let Some(m) = self.msgs.last_mut() {
                 m.bytes += bytes;
+                m.size_known = true; // the rest's DMA length
             }
             self.close(end);
         } else {
             self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, Some(end), bytes);
+            self.size_known(); // its DMA length
         }
         self.hi = psn::add(end, 1);
     }
@@ -668,6 +764,9 @@ impl<'u> Tracker<'u> {
             self.push(r, None, u64::from(r.dma_len()));
             self.open = true;
             self.bytes_from_reth = r.has(flag::RETH);
+            if self.bytes_from_reth {
+                self.size_known(); // a WRITE's DMA length
+            }
             // A WRITE's RETH gives the whole message's DMA length: its PSNs (as a READ's).
             let spans = self.verb == Verb::Write && r.has(flag::RETH) && self.mtu_known;
             self.open_end = spans.then(|| psn::add(r.psn(), read_span(r, self.mtu) - 1));
@@ -684,6 +783,7 @@ impl<'u> Tracker<'u> {
             self.add_payload(r);
         }
         if self.open && ends_message(op) {
+            self.size_known(); // its Last's payload just counted
             self.close(r.psn());
         }
         self.hi = psn::add(r.psn(), 1);
@@ -710,6 +810,9 @@ impl<'u> Tracker<'u> {
         // A repeated request's responses end where the message does, too.
         let inside = self.msgs.last().is_some_and(|m| psn::ge(r.psn(), m.first_psn));
         if ends_message(r.opcode()) && inside {
+            if self.open {
+                self.size_known(); // its Last's payload, or a repeated request's DMA length
+            }
             self.close(r.psn());
         }
     }
@@ -734,8 +837,33 @@ impl<'u> Tracker<'u> {
         }
         let skipped = u64::from(psn::distance(self.hi, r.psn())) * u64::from(self.mtu);
         let pad = u64::from((r.bth_flags >> 4) & 0x3);
+        let guessed = skipped > 0 && !self.mtu_known;
         if let Some(m) = self.msgs.last_mut() {
             m.bytes += skipped + u64::from(r.payload_len).saturating_sub(pad);
+            m.mtu_guessed |= guessed;
+        }
+    }
+
+    /// The open message runs on to `until` (exclusive) over PSNs whose copies are missing,
+    /// its Last among them: each counts one path MTU, at least what it carried (its
+    /// RETH's length, if it has one, counts them already).
+    fn unseen_tail(&mut self, until: u32) {
+        let n = u64::from(psn::distance(self.hi, until));
+        let counted = (!self.bytes_from_reth).then_some(u64::from(self.mtu));
+        if self.verb != Verb::Read {
+            self.add_holes(until, counted);
+        }
+        let guessed = n > 0 && !self.mtu_known;
+        if let (Some(mtu), Some(m)) = (counted, self.msgs.last_mut()) {
+            m.bytes += n * mtu;
+            m.mtu_guessed |= guessed;
+        }
+    }
+
+    /// The last message's size is known (a DMA length, its Last's payload).
+    fn size_known(&mut self) {
+        if let Some(m) = self.msgs.last_mut() {
+            m.size_known = true;
         }
     }
 
@@ -776,11 +904,13 @@ impl<'u> Tracker<'u> {
         }
         let pad = u64::from((r.bth_flags >> 4) & 0x3);
         let payload = u64::from(r.payload_len).saturating_sub(pad);
+        let op = r.opcode();
         if let Some(c) = counted {
             let m = &mut self.msgs[i];
             m.bytes = (m.bytes + payload).saturating_sub(c);
+            // Its own Last: the size is known now.
+            m.size_known |= ends_message(op) && m.last_psn == Some(q);
         }
-        let op = r.opcode();
         if ends_message(op) && self.msgs[i].last_psn != Some(q) {
             self.split(i, psn::add(q, 1), counted.map(|_| payload));
         } else if starts_message(op) && self.msgs[i].first_psn != q {
@@ -810,10 +940,15 @@ impl<'u> Tracker<'u> {
         second.bounds_unseen &= !known || self.unseen_run(at, second.last_psn);
         let first = &mut self.msgs[i];
         (first.last_psn, first.bytes) = (Some(last), first_bytes);
+        // Its Last is the go-back copy just seen, or (split at a First) still unseen.
+        first.size_known = last_bytes.is_some();
         first.bounds_unseen &= !known || first_run;
         // Completed together, the first part may have completed earlier.
         first.completion_uncertain |= first.completed_ns.is_some();
         self.msgs.insert(i + 1, second);
+        if self.confirmed > i {
+            self.confirmed += 1;
+        }
         if self.next_incomplete > i {
             self.next_incomplete += 1;
         } else if self.next_incomplete == i {
@@ -856,10 +991,7 @@ impl<'u> Tracker<'u> {
             return;
         }
         let unseen = psn::distance(self.hi, p);
-        if self.verb != Verb::Read {
-            let counted = (!self.bytes_from_reth).then_some(0);
-            self.add_holes(p, counted);
-        }
+        self.unseen_tail(p);
         self.close(psn::sub(p, 1));
         self.hi = p;
         if unseen >= 2 {
@@ -871,7 +1003,12 @@ impl<'u> Tracker<'u> {
     /// began at `hi`. With two or more PSNs unseen before it, one of them may have ended
     /// another message: as in [`Self::end_before`], one is counted, its MCT left out.
     fn push_first_unseen(&mut self, r: &Record) {
+        let guessed = self.msgs.is_empty() && !self.ipsn_seen;
         self.push_unseen(r, self.hi, None, 0);
+        if let Some(m) = self.msgs.last_mut() {
+            // The trace's first PSN of the connection, maybe not the message's first.
+            m.start_guessed = guessed;
+        }
         self.open = true;
         if psn::distance(self.hi, r.psn()) >= 2 {
             self.mark_bounds_unseen();
@@ -937,6 +1074,10 @@ impl<'u> Tracker<'u> {
             first_order: r.seq(),
             begun_in_trace: true,
             inferred: false,
+            bytes_unproven: false,
+            size_known: false,
+            mtu_guessed: false,
+            start_guessed: false,
         });
     }
 
@@ -980,9 +1121,10 @@ impl<'u> Tracker<'u> {
             self.close_by_msn(r, una);
             self.progress(una, ts);
             self.count_by_msn(r, una, ts);
+            self.confirm_by_msn(r, una);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
             if unseen {
-                self.assumed.get_or_insert(self.read_expect);
+                self.assume(self.read_expect, r.psn());
             }
             self.read_expect = psn::add(r.psn(), 1);
             self.progress(self.read_expect, ts);
@@ -1003,6 +1145,7 @@ impl<'u> Tracker<'u> {
         if done < self.msgs.len() || psn::lt(una, self.hi) {
             return;
         }
+        self.unseen_tail(una);
         self.close(psn::sub(una, 1));
         self.hi = una;
         let n = done - self.msgs.len();
@@ -1011,11 +1154,14 @@ impl<'u> Tracker<'u> {
         }
         self.mark_bounds_unseen();
         let Some(open) = self.msgs.last_mut() else { return };
-        open.bytes /= n as u64 + 1;
+        // Shared so that together they count what the open one did.
+        let (share, rest) = (open.bytes / (n as u64 + 1), open.bytes % (n as u64 + 1));
+        open.bytes = share + rest;
         // Known from the MSN alone, they may have begun before the trace did.
-        let mut more = Message { start_unseen: true, inferred: true, ..open.clone() };
+        let mut more = Message { start_unseen: true, inferred: true, bytes: share, ..open.clone() };
         more.first_psn = more.last_psn.unwrap_or(more.first_psn);
         self.msgs.extend(std::iter::repeat_n(more, n));
+        self.count_forced();
     }
 
     /// The responder's MSN counts the messages it completed (IBA 9.7.7.2): an ACK for PSNs
@@ -1028,8 +1174,9 @@ impl<'u> Tracker<'u> {
         }
         let Some(base) = self.msn_base else {
             // Calibrated only while every message before the oldest incomplete one is known
-            // and counted exactly (none may be two).
-            if self.held.is_empty() && !self.uncounted {
+            // and counted exactly (none may be two), at an ACK past the trace's start (an
+            // earlier one counts messages before it, not followed).
+            if self.held.is_empty() && !self.uncounted && psn::gt(una, self.start) {
                 self.msn_base = Some(psn::sub(r.msn(), self.next_incomplete as u32));
             }
             return;
@@ -1040,9 +1187,10 @@ impl<'u> Tracker<'u> {
         }
         let bytes = u64::from(psn::distance(self.hi, una)) * u64::from(self.mtu);
         let n = done - self.msgs.len();
-        for _ in 0..n {
+        for i in 0..n {
             // More than one: where each ends is not known; they share the PSNs and bytes.
-            self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), bytes / n as u64);
+            let share = bytes / n as u64 + if i == 0 { bytes % n as u64 } else { 0 };
+            self.push_unseen(r, self.hi, Some(psn::sub(una, 1)), share);
             if n > 1 {
                 self.mark_bounds_unseen();
             }
@@ -1051,7 +1199,81 @@ impl<'u> Tracker<'u> {
             }
         }
         self.hi = una;
+        self.count_forced();
         self.complete(self.una, ts, self.proof);
+    }
+
+    /// Messages were added for the MSN to count right: they may stand for messages an
+    /// earlier merge hides, so the MSN confirms none of the messages counted so far.
+    fn count_forced(&mut self) {
+        self.confirmed = self.msgs.len();
+    }
+
+    /// READ: the responses from `from` to `to` (exclusive) are taken as delivered, their
+    /// copies missing.
+    fn assume(&mut self, from: u32, to: u32) {
+        let full = self.assumed.len() >= ASSUMED_CAP;
+        match self.assumed.last_mut() {
+            // Past the cap, the last range runs on over those between: a go-back there then
+            // rewinds as if at a response taken as delivered.
+            Some(last) if last.1 == from || full => last.1 = to,
+            _ => self.assumed.push((from, to)),
+        }
+    }
+
+    /// READ: a request repeated from PSN `q` below every request seen — a go-back (the
+    /// requester's "NAK" for READ, Lumina §6.1) or a timeout's retry — asks from the first
+    /// response the requester lacks: it had every one before `q`, and takes those from `q`
+    /// on as they come again. A response at `q` taken as delivered was not (dropped, its
+    /// copy missing with its drop event): the messages completed on it and after complete
+    /// again, on the responses to come. Either way, completions from here on no longer
+    /// rest on the responses taken as delivered before `q`.
+    fn read_go_back(&mut self, q: u32) {
+        if psn::gt(q, self.read_expect) {
+            return; // responses before it are missing: when they came is not known
+        }
+        let dropped = self.assumed.iter().any(|&(a, b)| psn::ge(q, a) && psn::lt(q, b));
+        if !dropped {
+            // Behind a response seen delivered (one in flight when the request left): those
+            // from `q` on may still be taken as they first came.
+            self.assumed.retain(|&(a, _)| psn::ge(a, q));
+            return;
+        }
+        self.assumed.clear();
+        (self.read_expect, self.una) = (q, q);
+        while self.next_incomplete > 0 {
+            let m = &mut self.msgs[self.next_incomplete - 1];
+            if m.last_psn.is_none_or(|l| psn::lt(l, q)) {
+                break;
+            }
+            (m.completed_ns, m.completion_uncertain) = (None, false);
+            self.next_incomplete -= 1;
+        }
+    }
+
+    /// The responder's MSN (IBA 9.7.7.2) at `una` counts exactly the messages the trace
+    /// completed before it: none of them hides another, so a boundary inferred across
+    /// unseen PSNs (`bounds_unseen`) held one message. Messages counted from an MSN, sharing
+    /// PSNs, stay as they are: where each ends is still not known.
+    fn confirm_by_msn(&mut self, r: &Record, una: u32) {
+        let Some(base) = self.msn_base.filter(|_| self.verb != Verb::Read && una == self.una) else { return };
+        if psn::distance(base, r.msn()) as usize != self.next_incomplete {
+            return;
+        }
+        for i in self.confirmed..self.next_incomplete {
+            if self.msgs[i].bounds_unseen && !self.shares_psns(i) {
+                self.msgs[i].bounds_unseen = false;
+            }
+        }
+        self.confirmed = self.confirmed.max(self.next_incomplete);
+    }
+
+    /// Whether message `i` shares a PSN with its neighbours (messages an MSN counted).
+    fn shares_psns(&self, i: usize) -> bool {
+        let m = &self.msgs[i];
+        let before = i.checked_sub(1).and_then(|j| self.msgs[j].last_psn).is_some_and(|l| psn::ge(l, m.first_psn));
+        let after = self.msgs.get(i + 1).is_some_and(|n| m.last_psn.is_none_or(|l| psn::le(n.first_psn, l)));
+        before || after
     }
 
     /// Everything before `una` is acknowledged: complete the messages it covers.
@@ -1064,7 +1286,7 @@ impl<'u> Tracker<'u> {
 
     /// Completes, at `ts`, the messages that end before `una`, as far as `proof` goes.
     fn complete(&mut self, una: u32, ts: u64, proof: Proof) {
-        let (unseen, assumed) = (self.unseen, self.assumed);
+        let (unseen, assumed) = (self.unseen, self.assumed.first().map(|&(p, _)| p));
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
                 Some(last) if psn::gt(una, last) => {
@@ -1089,7 +1311,16 @@ impl<'u> Tracker<'u> {
 impl Totals {
     /// One terminal line: counts, goodput and completion times.
     fn line(&self) -> String {
-        let gbps = self.goodput_gbps.map_or("-".to_string(), |g| format!("{g:.3} Gb/s"));
+        let gbps = match (self.goodput_gbps, self.goodput_gbps_max) {
+            (Some(g), Some(max)) => format!("{g:.3}–{max:.3} Gb/s"),
+            (Some(g), None) => format!("{g:.3} Gb/s"),
+            _ => "-".to_string(),
+        };
+        let unproven = match self.unproven_messages {
+            0 => String::new(),
+            1 => format!(" (+ at most {} in 1 message of unproven size)", self.unproven_bytes),
+            n => format!(" (+ at most {} in {n} messages of unproven size)", self.unproven_bytes),
+        };
         let mct = &self.mct_ns;
         let us = |v: Option<u64>| v.map_or("-".to_string(), |v| format!("{:.2}", v as f64 / 1e3));
         let mean = mct.mean.map_or("-".to_string(), |v| format!("{:.2}", v / 1e3));
@@ -1099,10 +1330,10 @@ impl Totals {
         };
         let known = match self.mct_unknown {
             0 => String::new(),
-            n => format!(" ({} known; missing copies leave {n} uncertain)", self.completed - n),
+            n => format!(" ({} known; {n} not: the trace does not fix their post or completion)", self.completed - n),
         };
         format!(
-            "{}/{} messages completed{unseen}, {} bytes, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
+            "{}/{} messages completed{unseen}, {} bytes{unproven}, {gbps}, MCT{known} µs min {} median {} p99 {} max {} mean {mean}",
             self.completed,
             self.messages,
             self.bytes,
@@ -1132,8 +1363,8 @@ impl Report {
         };
         let _ = writeln!(
             out,
-            "goodput: {} connections, posts estimated {posting}, tx-depth {}",
-            self.connections.len(),
+            "goodput: {}, posts estimated {posting}, tx-depth {}",
+            super::plural(self.connections.len() as u64, "connection", "connections"),
             self.tx_depth
         );
         let _ = writeln!(out, "  all: {}", self.overall.line());
@@ -1232,6 +1463,41 @@ mod tests {
         // MSN counts two messages.
         let got = messages(Verb::Write, &[only(10, 1), ack(10, 1, 2), ack(11, 2, 4)]);
         assert_eq!(got, [(10, Some(10), 1024, Some(200), false), (11, Some(11), 1024, Some(400), true)]);
+    }
+
+    #[test]
+    fn bytes_the_trace_does_not_prove_are_kept_apart() {
+        let only = |p, len, seq| copy(0x0a, p, seq).with_reth(len);
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // WRITE ONLY of 1000 bytes at 10; the one at 11 (seq 3) unseen, its size unknown:
+        // one MTU, at most what it carried; then 500 bytes at 12.
+        let records = [only(10, 1000, 1), ack(10, 1, 2), only(12, 500, 5), ack(12, 3, 6)];
+        let msgs = tracked(Verb::Write, &records, None);
+        let got: Vec<(u64, bool)> = msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(1000, false), (1024, true), (500, false)]);
+        let t = Totals::of(msgs.iter(), Some(100));
+        assert_eq!((t.bytes, t.unproven_messages, t.unproven_bytes), (1500, 1, 1024));
+        assert!(
+            t.line().starts_with(
+                "3/3 messages completed, 1500 bytes (+ at most 1024 in 1 message of unproven size), 24.000–40.384 Gb/s"
+            ),
+            "{}",
+            t.line()
+        );
+        // Completed at 600: goodput from 100 counts the proven bytes; its maximum all.
+        assert_eq!((t.goodput_gbps, t.goodput_gbps_max), (Some(1500.0 * 8.0 / 500.0), Some(2524.0 * 8.0 / 500.0)));
+        // SEND 10–11 whose Last's copy (seq 2) is missing, cut at the next First (12): the
+        // Last counts one MTU, unproven; the go-back copy of 11 proves its 300 bytes.
+        let mut last = copy(0x02, 11, 6);
+        last.payload_len = 300;
+        let records = [copy(0x00, 10, 1), copy(0x04, 12, 3), ack(12, 2, 4)];
+        let got: Vec<(u64, bool)> =
+            tracked(Verb::Send, &records, None).iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(2048, true), (1024, false)]);
+        let records = [copy(0x00, 10, 1), copy(0x04, 12, 3), copy(0x00, 10, 5), last, copy(0x04, 12, 7), ack(12, 2, 8)];
+        let got: Vec<(u64, bool)> =
+            tracked(Verb::Send, &records, None).iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(1324, false), (1024, false)]);
     }
 
     #[test]
@@ -1338,6 +1604,10 @@ mod tests {
             first_order: 0,
             begun_in_trace: true,
             inferred: false,
+            bytes_unproven: false,
+            size_known: true,
+            mtu_guessed: false,
+            start_guessed: false,
         }
     }
 
@@ -1416,9 +1686,9 @@ mod tests {
         assert_eq!(posts, [[Post { ns: 1, known: false }]]);
         let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
         assert_eq!(posts, [[Post { ns: 1, known: true }]]);
-        // A QP known from its setup (MSN from 0), the capture begun mid-run: the first ACK
-        // seen (MSN 2, PSN 11) counts two messages before any data packet of the trace;
-        // they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
+        // MSN from 0 (the trace shown to span the QP's start), its first copies missing: the
+        // first ACK seen (MSN 2, PSN 11) counts two messages before any data packet of the
+        // trace; they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
         let records = [
             copy(ACK, 11, 3).with_aeth(0x1f, 2),
             copy(0x0a, 12, 4).with_reth(1024),
@@ -1437,6 +1707,29 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_followed_from_mid_message_does_not_know_its_first_message() {
+        // The trace starts (copies lost before its first) at a WRITE MIDDLE, PSN 10, of a
+        // message begun before it; the QP's first PSN is not in the trace. The ACK of 11
+        // (MSN 7) calibrates the MSN; then a WRITE ONLY at 12.
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        let records = [copy(0x07, 10, 5), copy(0x08, 11, 6), ack(11, 7, 7), copy(0x0a, 12, 8).with_reth(1024)];
+        let records = [&records[..], &[ack(12, 8, 9)]].concat();
+        let mut unseen = Unseen::of(&records);
+        unseen.lost_before_first();
+        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen);
+        t.ipsn_seen = false;
+        for r in &records {
+            t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
+        }
+        let msgs = t.finish();
+        let got: Vec<_> = msgs.iter().map(|m| (m.first_psn, m.last_psn, m.bytes_unproven, m.begun_in_trace)).collect();
+        // Counted from PSN 10, where the trace starts: maybe more bytes before, and begun
+        // before the trace (goodput leaves it out).
+        assert_eq!(got, [(10, Some(11), true, false), (12, Some(12), false, true)]);
+        assert_eq!(msgs.iter().map(|m| m.completed_ns).collect::<Vec<_>>(), [Some(700), Some(900)]);
+    }
+
+    #[test]
     fn a_read_completed_on_responses_taken_as_delivered_is_uncertain() {
         // A READ of 10–13: response 12's copy (seq 4) is missing. Taken as delivered, but it
         // may have been dropped, the requester then waiting for a timeout to ask again:
@@ -1452,6 +1745,60 @@ mod tests {
         let msgs = tracked(Verb::Read, &records, None);
         let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
         assert_eq!(got, [(Some(500), true), (Some(700), true)]);
+    }
+
+    #[test]
+    fn an_msn_counting_one_message_clears_bounds_unseen() {
+        let ack = |p, msn, seq| copy(ACK, p, seq).with_aeth(0x1f, msn);
+        // SEND 10–13, its Middles' copies (seqs 2, 3) missing: a Last and a First may hide
+        // in 11–12. The ACK of 13 counts one message (MSN from 0): there was one.
+        let records = [copy(0x00, 10, 1), copy(0x02, 13, 4), ack(13, 1, 5)];
+        let flags = |msn_base| -> Vec<(bool, bool)> {
+            tracked(Verb::Send, &records, msn_base).iter().map(|m| (m.bounds_unseen, m.bytes_unproven)).collect()
+        };
+        assert_eq!(flags(Some(0)), [(false, false)]);
+        // Without a count from the QP's start the MSN proves nothing.
+        assert_eq!(flags(None), [(true, true)]);
+        // Counting two, it was two: the flag stays.
+        let records = [copy(0x00, 10, 1), copy(0x02, 13, 4), ack(13, 2, 5)];
+        let got: Vec<bool> = tracked(Verb::Send, &records, Some(0)).iter().map(|m| m.bounds_unseen).collect();
+        assert_eq!(got, [true]);
+    }
+
+    #[test]
+    fn a_read_go_back_rewinds_what_was_taken_as_delivered() {
+        // READ 10–13, response 12's copy (seq 4) missing: taken as delivered when 13 comes,
+        // the message completed at 500, unproven. The requester asks again from 12: 12 was
+        // dropped. The message completes on the responses resent, proven; so does the READ
+        // at 14 after it.
+        let records = [
+            copy(0x0c, 10, 1).with_reth(4096),
+            copy(0x0d, 10, 2),
+            copy(0x0e, 11, 3),
+            copy(0x0f, 13, 5),
+            copy(0x0c, 12, 6).with_reth(2048),
+            copy(0x0d, 12, 7),
+            copy(0x0f, 13, 8),
+            copy(0x0c, 14, 9).with_reth(1024),
+            copy(0x10, 14, 10),
+        ];
+        let msgs = tracked(Verb::Read, &records, None);
+        let got: Vec<_> = msgs.iter().map(|m| (m.completed_ns, m.completion_uncertain)).collect();
+        assert_eq!(got, [(Some(800), false), (Some(1000), false)]);
+        // 12 delivered after all: then a READ of 14–15 whose response 14 is dropped (its
+        // copy seen). Without a go-back, the READ at 14 rests on 12 too.
+        let drop = copy(0x0d, 14, 7).with_event(wire::mirror::Event::Drop);
+        let next = [copy(0x0c, 14, 6).with_reth(2048), drop, copy(0x0f, 15, 8)];
+        let upto = |n: usize| [&records[..4], &next[..n]].concat();
+        let uncertain = |r: &[Record]| tracked(Verb::Read, r, None).iter().map(|m| m.completion_uncertain).collect();
+        let resent = [copy(0x0d, 14, 10), copy(0x0f, 15, 11)];
+        let got: Vec<bool> = uncertain(&[upto(3), resent.to_vec()].concat());
+        assert_eq!(got, [true, true], "no go-back seen");
+        // The requester asks again from 14: it had everything before, 12 too. The READ at 14
+        // completes proven on the responses resent.
+        let go_back = copy(0x0c, 14, 9).with_reth(2048);
+        let got: Vec<bool> = uncertain(&[upto(3), vec![go_back], resent.to_vec()].concat());
+        assert_eq!(got, [true, false]);
     }
 
     fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {

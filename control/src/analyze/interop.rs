@@ -21,7 +21,7 @@
 use trace::record::{Kind, Record};
 
 use super::conn::{Connection, Role};
-use super::{render_capped, Input};
+use super::{plural, render_capped, Input};
 
 /// Example seqs kept per finding.
 const EXAMPLES: usize = 3;
@@ -284,9 +284,10 @@ impl Report {
         let findings: usize = self.connections.iter().map(|c| c.findings.len()).sum();
         let _ = writeln!(
             out,
-            "header interop: {} connections, {findings} findings, {} problems",
-            self.connections.len(),
-            self.problems()
+            "header interop: {}, {}, {}",
+            plural(self.connections.len() as u64, "connection", "connections"),
+            plural(findings as u64, "finding", "findings"),
+            plural(self.problems() as u64, "problem", "problems")
         );
         let findings = self.connections.iter().flat_map(|c| c.findings.iter().map(move |f| (c.conn, f)));
         render_capped(out, findings, |out, (conn, f)| {

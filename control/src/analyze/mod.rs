@@ -117,7 +117,10 @@ impl Analysis {
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
         if ends.maybe_before_first() {
             conns.unseen.lost_before_first();
+        } else if ends.known {
+            conns.unseen.none_before_first();
         }
+        conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());
         Ok(Analysis { rec, ctx, conns, verb })
     }
@@ -138,7 +141,7 @@ impl Analysis {
 /// Copies the switch mirrored that the trace lacks: the gaps between its copies and those
 /// lost at either end.
 pub fn missing_copies(input: &Input<'_>) -> u64 {
-    input.conns.unseen.total() + input.ctx.lost_at_ends
+    input.conns.unseen.total().saturating_sub(input.conns.late_copies()) + input.ctx.lost_at_ends
 }
 
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
@@ -160,6 +163,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         trace: trace.to_path_buf(),
         packets: input.view.records.len() as u64,
         missing_copies: missing_copies(input),
+        late_copies: input.conns.late_copies(),
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
@@ -213,6 +217,8 @@ pub struct Report {
     pub packets: u64,
     /// Mirror copies missing from the trace (gaps in the seqs): every replay is less sure.
     pub missing_copies: u64,
+    /// Copies the reconstruction placed later than their seq: analyzed as missing there.
+    pub late_copies: u64,
     pub verb: Option<Verb>,
     pub connections: Vec<ConnSummary>,
     pub unassigned_packets: u64,
@@ -238,13 +244,22 @@ impl Report {
             None if mixed => "mixed verbs".into(),
             None => "unknown verb".into(),
         };
-        let _ = writeln!(out, "{} packets, {} connections, {verb}", self.packets, self.connections.len());
+        let conns = plural(self.connections.len() as u64, "connection", "connections");
+        let _ = writeln!(out, "{}, {conns}, {verb}", plural(self.packets, "packet", "packets"));
         if self.missing_copies > 0 {
             let _ = writeln!(
                 out,
-                "  warning: {} mirror copies are missing from the trace (rocescope check lists them): what a \
-                 missing copy may explain is reported as unverifiable, not as a violation",
-                self.missing_copies
+                "  warning: {} from the trace (rocescope check lists them): what a missing copy may \
+                 explain is reported as unverifiable, not as a violation",
+                plural(self.missing_copies, "mirror copy is missing", "mirror copies are missing")
+            );
+        }
+        if self.late_copies > 0 {
+            let _ = writeln!(
+                out,
+                "  warning: {} than the reconstruction's reorder window: each is analyzed as missing at its \
+                 place (reconstruct again with a larger --window)",
+                plural(self.late_copies, "mirror copy came later", "mirror copies came later")
             );
         }
         if self.unassigned_packets > 0 {

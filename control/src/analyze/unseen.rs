@@ -20,6 +20,9 @@ pub struct Unseen {
     gaps: Gaps,
     /// Between the first copy and the last.
     total: u64,
+    /// The switch says no copy was lost before the trace's first: the trace spans
+    /// everything it mirrored from the start.
+    from_start: bool,
 }
 
 impl Unseen {
@@ -34,13 +37,30 @@ impl Unseen {
     /// From the gaps of a pass over the copies (`Connections::track` makes it).
     pub fn of_gaps(mut gaps: Gaps) -> Unseen {
         gaps.set_aside_outlier(); // a seq-outlier of the reconstruction hides nothing
-        Unseen { total: gaps.total, gaps }
+        Unseen { total: gaps.total, gaps, from_start: false }
     }
 
     /// Copies were lost before the trace's first (the switch's counters say so): any
     /// connection may have lost packets there.
     pub fn lost_before_first(&mut self) {
         self.gaps.missing_from_zero();
+    }
+
+    /// `n` copies were lost after the trace's last (the switch's counters say so): any
+    /// connection may have lost its last packets there.
+    pub fn lost_after_last(&mut self, n: u64) {
+        self.gaps.missing_after_last(n);
+    }
+
+    /// No copy was lost before the trace's first (the switch's snapshot says so).
+    pub fn none_before_first(&mut self) {
+        self.from_start = true;
+    }
+
+    /// Whether the trace provably begins with the switch's first copy: every packet the
+    /// switch mirrored is in it or among the copies it counts as missing.
+    pub fn from_start(&self) -> bool {
+        self.from_start
     }
 
     /// How many copies are missing between the trace's first and last.
@@ -111,6 +131,10 @@ mod tests {
         assert!(u.between(Some(6), 9));
         assert!(!u.between(Some(9), u64::MAX));
         assert!(!Unseen::default().between(None, u64::MAX));
+        let mut after = u.clone();
+        after.lost_after_last(2);
+        assert!(after.between(Some(9), u64::MAX) && !after.between(Some(9), 10), "10 and 11 are missing");
+        assert_eq!((after.count_between(Some(9), u64::MAX), after.total()), (2, u.total()));
         assert_eq!(
             [u.count_between(None, u64::MAX), u.count_between(Some(3), 8), u.count_between(Some(2), 3)],
             [4, 2, 0]

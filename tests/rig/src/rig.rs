@@ -19,7 +19,7 @@ use crate::rnic::responder::RespQp;
 use crate::rnic::{Ctx, Nic, Shape};
 use crate::sim::{ns, to_ns, EventQueue, Ps};
 use crate::switch::{Ingress, Switch};
-use crate::truth::{InjectedEvent, NakKind, Truth};
+use crate::truth::{FiredViolation, InjectedEvent, NakKind, Truth};
 
 /// Where the dump hosts' frames go.
 pub enum Capture<'a> {
@@ -431,6 +431,8 @@ impl<'c> Rig<'c> {
 
     /// A NAK-wrong-PSN violation is the NAK packet itself, a READ double NAK the second
     /// repeated request: name each by its NAK's seq (known once the NAK's copy is made).
+    /// A second repeat the retransmission timer overtook never went on the wire: no fault
+    /// fired, and the truth does not list it.
     fn name_wrong_naks(&mut self) {
         for (fault, kind) in
             [(GbnViolationKind::NakWrongPsn, NakKind::SeqErr), (GbnViolationKind::ReadDoubleNak, NakKind::ReadReissue)]
@@ -442,6 +444,8 @@ impl<'c> Rig<'c> {
                 }
             }
         }
+        let unsent = |v: &FiredViolation| v.violation.kind == GbnViolationKind::ReadDoubleNak && v.seq == 0;
+        self.truth.faults.gbn_violations.retain(|v| !unsent(v));
     }
 
     fn last_switch_ts_max(&self) -> u64 {
