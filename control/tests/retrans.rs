@@ -175,6 +175,28 @@ fn adaptive_timeouts_are_measured_not_flagged() {
     assert_eq!(report.problems(), 0);
 }
 
+/// Adaptive retransmission with a short configured timeout: CX4 Lx's NAK reaction (~200
+/// µs, Lumina §6.1) outlasts the configured 65 µs, but the adaptive timer's length is not
+/// known, so the go-back a pending NAK explains is the NAK's, as `gbn` counts it (review,
+/// session 22: reported as a timeout, with no NACK latencies). WRITE and READ.
+#[test]
+fn with_adaptive_retransmission_a_slow_nak_reaction_is_no_timeout() {
+    for verb in [Verb::Write, Verb::Read] {
+        let knobs = Knobs {
+            verb,
+            nic: NicKind::Cx4Lx,
+            adaptive: true,
+            timeout: 4,
+            events: vec![drop(3, 1)],
+            ..Knobs::default()
+        };
+        let name = format!("retrans-adaptive-slow-nak-{verb:?}");
+        let (run, report) = check(&name, &knobs);
+        assert!(run.result.truth.recoveries.iter().all(|r| r.trigger != Trigger::Timeout(0)), "{name}: the NAK's");
+        assert_eq!(report.overall.timeouts, 0, "{name}");
+    }
+}
+
 /// A tail packet dropped on every try: NVIDIA's adaptive mode tries more often than
 /// `retry_cnt` 7 allows (§6.3), measured, not flagged; the IBA mode stops at 7.
 #[test]

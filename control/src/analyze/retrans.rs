@@ -53,8 +53,8 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{
-    delivered, elapsed, ends_message, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, path_mtu,
-    Arrival, GbnReceiver,
+    delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
+    is_seq_nak, path_mtu, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -315,6 +315,9 @@ pub struct Report {
 struct Settings {
     verb: Verb,
     configured_ns: Option<u64>,
+    /// The timeout the timer keeps (`transport::fixed_timeout_ns`): none with adaptive
+    /// retransmission, whose timer may be shorter or longer than configured.
+    fixed_ns: Option<u64>,
     retry_cnt: Option<u8>,
     adaptive: Option<bool>,
     /// The connection's path MTU (`transport::path_mtu`): how many PSNs a READ spans.
@@ -347,6 +350,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let settings = Settings {
             verb,
             configured_ns: report.configured_timeout_ns,
+            fixed_ns: fixed_timeout_ns(config),
             retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
             mtu: path_mtu(config, c.packets.iter().filter_map(|&(i, _)| input.view.records.get(i as usize))),
@@ -904,8 +908,10 @@ impl<'u> Tracker<'u> {
         self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| elapsed(e, ts) >= t)
     }
 
+    /// Whether the timer had fired by `ts`; never known with adaptive retransmission: a
+    /// go-back a pending NAK explains is then the NAK's (Lumina's rule, as `gbn` does).
     fn timer_expired(&self, ts: u64) -> bool {
-        self.s.configured_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
+        self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
@@ -1715,7 +1721,9 @@ mod tests {
     const NAK_SEQ: u8 = 0b0110_0000;
 
     fn write(adaptive: Option<bool>) -> Settings {
-        Settings { verb: Verb::Write, configured_ns: Some(iba_timeout_ns(14)), retry_cnt: Some(7), adaptive, mtu: None }
+        let configured_ns = Some(iba_timeout_ns(14));
+        let fixed_ns = configured_ns.filter(|_| adaptive != Some(true));
+        Settings { verb: Verb::Write, configured_ns, fixed_ns, retry_cnt: Some(7), adaptive, mtu: None }
     }
 
     #[test]
