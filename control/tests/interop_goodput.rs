@@ -72,8 +72,9 @@ fn same_nic_pairs_flag_nothing() {
     }
 }
 
-/// How far a trace MCT may be from the generator's: the completion and the post are seen
-/// at the switch, not at the requester (goodput module documentation).
+/// How far a trace MCT may be from the generator's: the first `tx-depth` messages' posts
+/// are estimated at the run's first packet at the switch, not at the requester (goodput
+/// module documentation); later ones are exact (`LATER_MCT_BOUND_NS`).
 const MCT_BOUND_US: f64 = 1.0;
 
 /// `max_rel`: the goodput's relative error allowed (long runs: a few %).
