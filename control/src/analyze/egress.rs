@@ -93,7 +93,7 @@ pub struct Egress {
 
 impl Egress {
     pub fn new(gbps: Option<f64>, max_frame_len: u16) -> Egress {
-        let fs_per_byte = gbps.map(|g| (8.0e6 / g).round().max(1.0) as u64);
+        let fs_per_byte = gbps.map(fs_per_byte);
         let unseen_wire_ps = fs_per_byte.map_or(0, |fs| wire_ps(fs, max_frame_len));
         Egress {
             fs_per_byte,
@@ -139,6 +139,16 @@ pub fn ready_ps(ts_ns: u64) -> u64 {
 /// A frame's time on the wire, ps: its bytes with preamble, FCS and inter-frame gap.
 fn wire_ps(fs_per_byte: u64, frame_len: u16) -> u64 {
     ((u64::from(frame_len) + WIRE_OVERHEAD) * fs_per_byte + 500) / 1_000
+}
+
+/// A frame's time on a link of `gbps` (0 when the rate is not known), ps.
+pub fn wire_time_ps(gbps: Option<f64>, frame_len: u16) -> u64 {
+    gbps.map_or(0, |g| wire_ps(fs_per_byte(g), frame_len))
+}
+
+/// Femtoseconds per byte at `gbps`, as the emulator keeps rates.
+fn fs_per_byte(gbps: f64) -> u64 {
+    (8.0e6 / gbps).round().max(1.0) as u64
 }
 
 /// The largest frame of the trace: what one frame whose copy is missing may have been.

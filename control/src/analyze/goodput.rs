@@ -20,7 +20,8 @@
 //!   to `completed_late_ns`, and by more than [`LATE_TOLERANCE_PS`] (1 µs) the completion
 //!   is `completion_uncertain`.
 //! - post is not on the wire. It is estimated as the generator posts: the first
-//!   `tx-depth` messages at the start of the run (≈ the run's first packet at the switch),
+//!   `tx-depth` messages at the start of the run (≈ the run's first packet at the switch
+//!   less its serialization at the requester's link rate),
 //!   each later one when the message `tx-depth` before it completes — on its own QP, or
 //!   with barrier sync when the whole round completed on every QP. Barrier sync is taken
 //!   from the configuration (`barrier-sync`); without one it is inferred: every QP's round
@@ -29,10 +30,10 @@
 //!
 //! So a message posted on a completion has the host's MCT to the timestamps' resolution
 //! (but for the lateness missing copies allow): both ends are arrivals at the requester,
-//! and the constant delays cancel. The first `tx-depth` ones are short by the time from
-//! the run's start to its first packet's ingress (the NIC's send delay, one serialization,
-//! one cable) plus the pipeline and cable the arrival leaves out: about half a µs (Lumina
-//! §5: the pipeline is under 0.4 µs), and goodput's span is as much shorter.
+//! and the constant delays cancel. The first `tx-depth` ones are short by the NIC's delay
+//! in sending the run's first packet and the cable it crossed, plus the pipeline and cable
+//! the arrival leaves out: under half a µs (Lumina §5: the pipeline is under 0.4 µs), and
+//! goodput's span is as much shorter.
 
 use std::cmp::Reverse;
 
@@ -49,7 +50,7 @@ use super::{render_capped, Input, RENDER_LINES};
 /// How much later than modelled a completion may have reached the requester (frames whose
 /// copies are missing may have queued ahead of it) for its MCT, and the next post's, to
 /// be reported: the bound goodput's MCTs are held to, as the first `tx-depth` ones of each
-/// QP, short by the pipeline and cables, are (module documentation).
+/// QP, short by the NIC's send delay, the pipeline and cables, are (module documentation).
 pub const LATE_TOLERANCE_PS: u64 = 1_000_000;
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -240,6 +241,9 @@ pub struct Message {
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
+    /// Its first packet's frame length: how long the requester took to send it.
+    #[serde(skip)]
+    first_frame_len: u16,
     /// Began within the trace: all but the messages inferred ([`Message::inferred`]) or
     /// joined mid-way ([`Message::start_guessed`]) before the first message of its
     /// connection whose first packet the trace has. Those (a QP's messages since its
@@ -287,11 +291,11 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let configured = config.and_then(|c| c.barrier_sync);
     let barrier = configured.unwrap_or_else(|| is_barrier(&lists, depth as usize));
     let posting = if barrier { Posting::Barrier } else { Posting::PerQp };
-    let posts = estimate_posts(&lists, depth as usize, posting, &input.conns.unseen);
+    let posts = estimate_posts(&lists, depth as usize, posting, &input.conns.unseen, gbps);
     for ((_, msgs), posts) in per_conn.iter_mut().zip(posts) {
         set_times(msgs, &posts);
     }
-    let run_start = run_start(&lists_of(&per_conn));
+    let run_start = run_start(&lists_of(&per_conn), gbps);
     let overall = Totals::of(per_conn.iter().flat_map(|(_, msgs)| msgs), run_start);
     let connections = per_conn
         .into_iter()
@@ -317,10 +321,12 @@ fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
     per_conn.iter().map(|(_, m)| m.as_slice()).collect()
 }
 
-/// The first post of the run, ps: its first message's first packet at the switch, of the
-/// messages the trace saw begin (one whose first copy is missing may have begun before it).
-fn run_start(lists: &[&[Message]]) -> Option<u64> {
-    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(first_packet_ps).min()
+/// The first post of the run, ps: its first message's first packet at the switch less its
+/// serialization on the requester's link (at `gbps`), of the messages the trace saw begin
+/// (one whose first copy is missing may have begun before it).
+fn run_start(lists: &[&[Message]], gbps: Option<f64>) -> Option<u64> {
+    let sent = |m: &Message| first_packet_ps(m).saturating_sub(egress::wire_time_ps(gbps, m.first_frame_len));
+    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(sent).min()
 }
 
 /// A message's first packet at the switch, ps (the middle of its timestamp's nanosecond).
@@ -370,8 +376,14 @@ struct Post {
 }
 
 /// Estimated post time of every message (module documentation).
-fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting, unseen: &Unseen) -> Vec<Vec<Post>> {
-    let start = run_start(lists).unwrap_or(0);
+fn estimate_posts(
+    lists: &[&[Message]],
+    depth: usize,
+    posting: Posting,
+    unseen: &Unseen,
+    gbps: Option<f64>,
+) -> Vec<Vec<Post>> {
+    let start = run_start(lists, gbps).unwrap_or(0);
     let merged = first_merges(lists);
     let all_merged = merged.iter().copied().min().unwrap_or(0);
     let mut posts = Vec::with_capacity(lists.len());
@@ -743,7 +755,9 @@ impl<'u> Tracker<'u> {
                 self.take_held(&h);
                 // The message's first packet on the wire is the one held back.
                 if let Some(m) = self.msgs.last_mut().filter(|m| psn::ge(h.psn(), m.first_psn)) {
-                    m.first_packet_ns = m.first_packet_ns.min(self.clock.ns(&h));
+                    if self.clock.ns(&h) < m.first_packet_ns {
+                        (m.first_packet_ns, m.first_frame_len) = (self.clock.ns(&h), h.frame_len);
+                    }
                     m.first_order = m.first_order.min(h.seq());
                 }
                 return;
@@ -1151,6 +1165,7 @@ impl<'u> Tracker<'u> {
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: r.seq(),
+            first_frame_len: r.frame_len,
             begun_in_trace: true,
             inferred: false,
             bytes_unproven: false,
@@ -1697,6 +1712,7 @@ mod tests {
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: 0,
+            first_frame_len: 0,
             begun_in_trace: true,
             inferred: false,
             bytes_unproven: false,
@@ -1716,7 +1732,7 @@ mod tests {
         let delays = |late| Arrivals::of_delays(vec![[0, 0], [30_000, 0], [0, 0], [40_000, late]]);
         let report = |late| {
             let mut msgs = tracked_arriving(Verb::Write, &records, Some(0), &delays(late));
-            let posts = estimate_posts(&[&msgs], 1, Posting::PerQp, &Unseen::default());
+            let posts = estimate_posts(&[&msgs], 1, Posting::PerQp, &Unseen::default(), None);
             set_times(&mut msgs, &posts[0]);
             msgs.iter().map(|m| (m.completed_ns, m.mct_ns, m.completion_uncertain)).collect::<Vec<_>>()
         };
@@ -1800,9 +1816,9 @@ mod tests {
         let mut unseen = Unseen::of(&[Record::default().with_seq(5)]);
         unseen.lost_before_first();
         let first = Message { first_order: 5, ..msg(1, Some(10)) };
-        let posts = estimate_posts(&[std::slice::from_ref(&first)], 1, Posting::PerQp, &unseen);
+        let posts = estimate_posts(&[std::slice::from_ref(&first)], 1, Posting::PerQp, &unseen, None);
         assert_eq!(posts, [[Post { ps: at(1).ps, known: false }]]);
-        let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
+        let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default(), None);
         assert_eq!(posts, [[Post { ps: at(1).ps, known: true }]]);
         // MSN from 0 (the trace shown to span the QP's start), its first copies missing: the
         // first ACK seen (MSN 2, PSN 11) counts two messages before any data packet of the
@@ -1818,7 +1834,7 @@ mod tests {
         // Goodput counts from the first message the trace saw begin, over those.
         let mut msgs = [msg(100, Some(150)), msg(200, Some(300))];
         msgs[0].begun_in_trace = false;
-        let start = run_start(&[&msgs]);
+        let start = run_start(&[&msgs], None);
         assert_eq!(start, Some(at(200).ps));
         assert_eq!(Totals::of(msgs.iter(), start).goodput_gbps, Some(8.0 / 100.0));
         assert_eq!(Totals::of(msgs.iter(), start).bytes, 2);
@@ -1921,7 +1937,7 @@ mod tests {
     }
 
     fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {
-        estimate_posts(lists, 1, posting, &Unseen::default())
+        estimate_posts(lists, 1, posting, &Unseen::default(), None)
             .iter()
             .map(|q| q.iter().map(|p| (p.ps / 1_000, p.known)).collect())
             .collect()
