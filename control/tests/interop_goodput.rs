@@ -176,6 +176,14 @@ fn a_failed_qp_counts_only_what_completed() {
     let mut out = String::new();
     r.render(&mut out);
     assert!(out.contains("conn 0: 1/2 messages completed, 8192 bytes"), "{out}");
+    // The generator's log times the run to its last completion, QP 0's error completion
+    // (its retries exhausted) after every other.
+    let qps = &run.result.qps;
+    let end = run.result.truth.qp_errors[0].at_ns;
+    assert!(qps.iter().all(|q| q.last_completion_ns.is_some_and(|t| t < end)));
+    let gbps = qps.iter().map(|q| q.bytes).sum::<u64>() as f64 * 8.0 / end as f64;
+    let log = std::fs::read_to_string(run.dir.join("ib_write_client_run.log")).unwrap();
+    assert!(log.starts_with(&format!("Throughput: {gbps:.2} Gbps\n")), "{gbps}: {log}");
 }
 
 /// Barrier posting (Lumina's `barrier-sync`): a round ends when every message in it has
