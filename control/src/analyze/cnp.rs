@@ -16,9 +16,10 @@
 //! takes), after its serialization at the NP's link rate, and after whatever was queued ahead
 //! of it on the switch port towards the NP. The port is modelled as a FIFO fed with every
 //! frame forwarded to that host and drained at the link rate of the host's NIC (Lumina §6:
-//! CX4 Lx 40 GbE, the others 100 GbE). Switch timestamps are whole nanoseconds, so a
-//! difference of arrivals is known to ±1 ns: a trigger within [`TOLERANCE_PS`] of the
-//! interval boundary is *ambiguous* and both outcomes are tried (see [`evaluate`]). A frame
+//! CX4 Lx 40 GbE, the others 100 GbE; [`egress`], which goodput's completions share).
+//! Switch timestamps are whole nanoseconds, so a difference of arrivals is known to ±1 ns:
+//! a trigger within [`TOLERANCE_PS`] of the interval boundary is *ambiguous* and both
+//! outcomes are tried (see [`evaluate`]). A frame
 //! whose copy is missing may have queued ahead unseen: until the port would have drained,
 //! arrivals may be later than modelled by up to one largest frame per missing copy, and a
 //! decision that close to the boundary is ambiguous too.
@@ -52,22 +53,21 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
-use trace::record::{flag, Kind, Record};
+use trace::record::{Kind, Record};
 use wire::mirror::Event;
 use wire::psn;
 
-use super::conn::{End, Role};
+use super::conn::Role;
 use super::context::{HostConfig, Verb};
-use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver, SwitchClock};
+use super::egress::{self, Egress};
+use super::transport::{ce_marked, corrupt, is_seq_nak, Arrival, GbnReceiver};
 use super::unseen::{Since, Unseen};
 
 /// The plot of CNP intervals, in the report's directory.
 pub const PLOT_INTERVALS: &str = "cnp-intervals.svg";
 use super::{plural, render_capped, Input};
 
-/// How far a difference of two estimated arrivals may be from the true one: each switch
-/// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
-pub const TOLERANCE_PS: u64 = 1_000;
+pub use super::egress::TOLERANCE_PS;
 /// Intel E810's hidden minimum CNP interval (Lumina §6.3).
 pub const E810_INTERVAL_NS: u64 = 50_000;
 /// NVIDIA's default `min_time_between_cnps` (Lumina §6.3).
@@ -78,8 +78,6 @@ const WINDOW_SLACK_NS: u64 = 2_000;
 const MAX_SEARCHED_AMBIGUOUS: u32 = 6;
 /// Beyond, at most this many decisions are flipped, one per round.
 const MAX_REPAIR_ROUNDS: u32 = 8;
-/// Ethernet bytes on the wire besides the frame: FCS, preamble + SFD, inter-frame gap.
-const WIRE_OVERHEAD: u64 = 24;
 
 /// Which CNPs share one rate limiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -142,12 +140,13 @@ impl NpHost {
             _ => (None, "unknown"),
         };
         let slow_restart = cfg.and_then(|h| h.slow_restart) == Some(true);
-        let (documented_scope, link_gbps) = match nic.as_deref() {
-            Some("cx4") => (Some(Scope::DestIp), Some(40.0)),
-            Some("cx5" | "cx6") => (Some(Scope::Port), Some(100.0)),
-            Some("e810") => (Some(Scope::Qp), Some(100.0)),
-            _ => (None, None),
+        let documented_scope = match nic.as_deref() {
+            Some("cx4") => Some(Scope::DestIp),
+            Some("cx5" | "cx6") => Some(Scope::Port),
+            Some("e810") => Some(Scope::Qp),
+            _ => None,
         };
+        let link_gbps = egress::link_gbps(nic.as_deref());
         let nak_triggers = slow_restart && np_enabled && matches!(nic.as_deref(), Some("cx5" | "cx6"));
         NpHost { role, nic, np_enabled, interval_ns, interval_source, nak_triggers, documented_scope, link_gbps }
     }
@@ -257,51 +256,6 @@ impl Excuses {
     }
 }
 
-/// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
-/// ingress time + queueing + serialization; the pipeline and cable delays are left out.
-/// A frame whose copy is missing may have queued ahead of the next ones: how much later
-/// than modelled they may arrive is kept until the port would have drained anyway.
-#[derive(Debug)]
-struct Egress {
-    /// Femtoseconds per byte (as the emulator keeps rates); None: no queueing modelled.
-    fs_per_byte: Option<u64>,
-    busy_ps: u64,
-    /// How much later than `busy_ps` the port may be busy until.
-    late_ps: u64,
-    /// The wire time of the largest frame of the trace: what one unseen frame may add.
-    unseen_wire_ps: u64,
-    /// The previous frame forwarded to the host: which copies are missing since.
-    since: Since,
-}
-
-impl Egress {
-    fn new(gbps: Option<f64>, max_frame_len: u16) -> Egress {
-        let fs_per_byte = gbps.map(|g| (8.0e6 / g).round().max(1.0) as u64);
-        let unseen_wire_ps = fs_per_byte.map_or(0, |fs| wire_ps(fs, max_frame_len));
-        Egress { fs_per_byte, busy_ps: 0, late_ps: 0, unseen_wire_ps, since: Since::default() }
-    }
-
-    /// The arrival of frame `r` (switch time `ts_ns`), and how much later it may be.
-    fn arrive(&mut self, ts_ns: u64, r: &Record, unseen: &Unseen) -> (u64, u64) {
-        let ready = ts_ns.saturating_mul(1_000).saturating_add(TOLERANCE_PS / 2);
-        let missing = self.since.step(unseen, r);
-        let Some(fs) = self.fs_per_byte else { return (ready, 0) };
-        // Unseen frames came in before this one (mirror order is ingress order): at worst
-        // right before it, each as large as the largest.
-        let worst_busy = self.busy_ps.saturating_add(self.late_ps);
-        let worst_start = ready.max(worst_busy).saturating_add(missing.saturating_mul(self.unseen_wire_ps));
-        let start = ready.max(self.busy_ps);
-        self.late_ps = worst_start - start;
-        self.busy_ps = start.saturating_add(wire_ps(fs, r.frame_len));
-        (self.busy_ps, self.late_ps)
-    }
-}
-
-/// A frame's time on the wire, ps: its bytes with preamble, FCS and inter-frame gap.
-fn wire_ps(fs_per_byte: u64, frame_len: u16) -> u64 {
-    ((u64::from(frame_len) + WIRE_OVERHEAD) * fs_per_byte + 500) / 1_000
-}
-
 /// SEND and WRITE packets: the ones a Go-back-N responder sequences.
 fn is_send_write(r: &Record) -> bool {
     r.kind() == Kind::Request && matches!(r.opcode() & 0x1f, 0x00..=0x0b | 0x16 | 0x17)
@@ -407,26 +361,14 @@ impl Scan {
     fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
         let conns = &input.conns.list;
         let unseen = &input.conns.unseen;
-        let ends: FxHashMap<End, (u32, Role)> = conns
-            .iter()
-            .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
-            .collect();
-        let max_frame = input.view.records.iter().map(|r| r.frame_len).max().unwrap_or(0);
+        let max_frame = egress::max_frame_len(input.view.records);
         let mut ports = hosts.each_ref().map(|h| Egress::new(h.link_gbps, max_frame));
         let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
-        let clock = SwitchClock::of(input.view.records);
         let mut scan = Scan::default();
-        for (i, r) in input.view.records.iter().enumerate() {
-            if matches!(r.kind(), Kind::NotRoce) || input.conns.is_late(i as u32) {
-                continue;
-            }
-            let Some(f) = input.view.flow(r) else { continue };
-            let Some(&(conn, role)) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
-            let Some(c) = conns.get(conn as usize) else { continue };
-            if !r.has(flag::MIRRORED) {
-                continue; // no switch time to place it on the NP's clock (analyze's header counts it)
-            }
-            let ts_ns = clock.ns(r);
+        // Frames not mirrored have no switch time to place them on the NP's clock
+        // (analyze's header counts them).
+        for egress::Frame { idx, r, conn: c, to: role, ts_ns } in egress::frames(input) {
+            let (i, conn) = (idx as usize, c.id);
             if r.kind() == Kind::Cnp {
                 let (np, rp_ip) = (role.other(), c.end(role).ip);
                 let (idx, seq, order) = (i as u32, u64::from(r.wire_seq()), r.seq());
@@ -1722,34 +1664,5 @@ mod tests {
         let cfg = HostConfig { nic: Some("cx4".into()), slow_restart: Some(true), ..HostConfig::default() };
         assert!(!NpHost::of(Role::Responder, Some(&cfg)).nak_triggers, "Lumina: no NACK-triggered CNP on CX4");
         assert_eq!(NpHost::of(Role::Responder, None).interval_ns, None);
-    }
-
-    fn frame(seq: u64, frame_len: u16) -> Record {
-        let mut r = Record::default().with_seq(seq);
-        r.frame_len = frame_len;
-        r
-    }
-
-    #[test]
-    fn a_small_frame_queues_behind_a_large_one() {
-        let (none, mut port) = (Unseen::default(), Egress::new(Some(100.0), 1_082));
-        // 1082 B take 88.48 ns at 100 Gb/s (with preamble, FCS and gap); a 74 B frame 7.84 ns.
-        let (big, _) = port.arrive(1_000, &frame(1, 1_082), &none);
-        let small = port.arrive(1_010, &frame(2, 74), &none);
-        assert_eq!(big, 1_000_500 + 88_480);
-        assert_eq!(small, (big + 7_840, 0), "it waits for the large frame to leave");
-    }
-
-    #[test]
-    fn a_frame_whose_copy_is_missing_may_delay_the_next_until_the_port_drains() {
-        // Copy 2 is missing: a frame as large as the trace's largest may have queued ahead
-        // of copy 3, and of copy 4 behind it, but not of copy 5, after the port drained.
-        let frames = [frame(1, 74), frame(3, 74), frame(4, 74), frame(5, 74)];
-        let (unseen, mut port) = (Unseen::of(&frames), Egress::new(Some(100.0), 1_082));
-        let at = |port: &mut Egress, ns: u64, k: usize| port.arrive(ns, &frames[k], &unseen);
-        assert_eq!(at(&mut port, 1_000, 0), (1_000_500 + 7_840, 0));
-        assert_eq!(at(&mut port, 1_100, 1), (1_100_500 + 7_840, 88_480));
-        assert_eq!(at(&mut port, 1_110, 2), (1_110_500 + 7_840, 1_100_500 + 7_840 + 88_480 - 1_110_500));
-        assert_eq!(at(&mut port, 2_000, 3), (2_000_500 + 7_840, 0));
     }
 }

@@ -9,21 +9,31 @@
 //!
 //! The traffic generator measures at the hosts (docs/formats.md §4.8): a message's
 //! completion time runs from its post to its completion, goodput is completed bytes × 8
-//! ÷ (last completion − first post). The trace sees switch timestamps instead:
-//! - completion = when the completing ACK/response passed the switch (the host gets it
-//!   one switch transit and one link later);
+//! ÷ (last completion − first post). The trace sees switch timestamps, at ingress:
+//! - completion = when the completing ACK/response reached the requester. A slower
+//!   requester (a 40 Gb/s CX4 Lx reading from a 100 Gb/s NIC), or two QPs' responses
+//!   meeting at its switch port, queue there, µs at a time: the arrival is modelled as the
+//!   CNP analyzer's NP clock is ([`egress`]: the port a FIFO drained at the requester
+//!   NIC's link rate, Lumina §6), less the switch pipeline and the cable, constant;
+//!   without the requester's NIC in the configuration, at ingress. A frame whose copy is
+//!   missing may have queued ahead unseen: the arrival may be later than modelled by up
+//!   to `completed_late_ns`, and by more than [`LATE_TOLERANCE_PS`] (1 µs) the completion
+//!   is `completion_uncertain`.
 //! - post is not on the wire. It is estimated as the generator posts: the first
-//!   `tx-depth` messages at the start of the run (≈ the run's first packet at the switch,
-//!   one serialisation and one link after the start), each later one when the message
-//!   `tx-depth` before it completes — on its own QP, or with barrier sync when the whole
-//!   round completed on every QP. Barrier sync is taken from the configuration
-//!   (`barrier-sync`); without one it is inferred: every QP's round r starts after every
-//!   QP's round r − 1.
+//!   `tx-depth` messages at the start of the run (≈ the run's first packet at the switch
+//!   less its serialization at the requester's link rate),
+//!   each later one when the message `tx-depth` before it completes — on its own QP, or
+//!   with barrier sync when the whole round completed on every QP. Barrier sync is taken
+//!   from the configuration (`barrier-sync`); without one it is inferred: every QP's round
+//!   r starts after every QP's round r − 1.
 //!   The estimate is never later than the message's first packet.
 //!
-//! So a trace MCT is shorter than the host's by the switch-to-host delay of the
-//! completion minus that of the posting completion — about zero for later messages, and
-//! under a µs (switch transit + link + serialisation) for the first `tx-depth` ones.
+//! So a message posted on a completion has the host's MCT to the timestamps' resolution
+//! (but for the lateness missing copies allow): both ends are arrivals at the requester,
+//! and the constant delays cancel. The first `tx-depth` ones are short by the NIC's delay
+//! in sending the run's first packet and the cable it crossed, plus the pipeline and cable
+//! the arrival leaves out: under half a µs (Lumina §5: the pipeline is under 0.4 µs), and
+//! goodput's span is as much shorter.
 
 use std::cmp::Reverse;
 
@@ -32,9 +42,16 @@ use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
+use super::egress::{self, Arrival, Arrivals};
 use super::transport::{delivered, ends_message, path_mtu, read_span, starts_message, SwitchClock};
 use super::unseen::{Since, Unseen};
 use super::{render_capped, Input, RENDER_LINES};
+
+/// How much later than modelled a completion may have reached the requester (frames whose
+/// copies are missing may have queued ahead of it) for its MCT, and the next post's, to
+/// be reported: the bound goodput's MCTs are held to, as the first `tx-depth` ones of each
+/// QP, short by the NIC's send delay, the pipeline and cables, are (module documentation).
+pub const LATE_TOLERANCE_PS: u64 = 1_000_000;
 
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
@@ -107,10 +124,10 @@ impl Totals {
         // Only messages begun after `run_start`: bytes sent before it would be counted over
         // a span that leaves their time out.
         let timed = done.clone().filter(|m| m.begun_in_trace);
-        let last = timed.clone().filter_map(|m| m.completed_ns).max();
+        let last = timed.clone().filter_map(|m| Some(m.completed?.ps)).max();
         let (proven, unproven) = split_bytes(timed);
         let gbps = |bytes: u64| match (run_start, last) {
-            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8.0 / (b - a) as f64),
+            (Some(a), Some(b)) if b > a => Some(bytes as f64 * 8_000.0 / (b - a) as f64),
             _ => None,
         };
         Totals {
@@ -126,6 +143,10 @@ impl Totals {
             mct_ns: Summary::of(done.filter_map(|m| m.mct_ns).collect()),
         }
     }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The messages' bytes: (proven, unproven).
@@ -180,7 +201,8 @@ pub struct Message {
     pub first_packet_ns: u64,
     /// Estimated post time on the switch clock (see the module documentation).
     pub posted_ns: u64,
-    /// Switch timestamp of the packet that completed it.
+    /// When the packet that completed it reached the requester, modelled (its switch
+    /// timestamp plus queueing and serialization toward the requester), on the switch clock.
     pub completed_ns: Option<u64>,
     pub mct_ns: Option<u64>,
     /// Not completed, and a copy is missing from the trace after its first packet: the
@@ -199,14 +221,29 @@ pub struct Message {
     pub bounds_unseen: bool,
     /// Completed, but missing copies leave when unproven, so `completed_ns` is not the time
     /// and `mct_ns` is left out: a copy toward the requester is missing just before the
-    /// packet that completed it (an earlier ACK or response may have completed it), or —
-    /// READ — it completed on responses whose copies are missing, taken as delivered (one
-    /// may have been dropped, and the requester waited for it to come again).
+    /// packet that completed it (an earlier ACK or response may have completed it); frames
+    /// whose copies are missing may have queued ahead of that packet at the switch port
+    /// toward the requester, so it may have arrived more than [`LATE_TOLERANCE_PS`] later
+    /// than modelled; or — READ — it completed on responses whose copies are missing, taken
+    /// as delivered (one may have been dropped, and the requester waited for it to come
+    /// again).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub completion_uncertain: bool,
+    /// How much later than `completed_ns` the completing packet may have reached the
+    /// requester: frames whose copies are missing may have queued ahead of it (at most
+    /// [`LATE_TOLERANCE_PS`], else `completion_uncertain`). `mct_ns` may be that much
+    /// longer, the MCT of the message it let go that much shorter.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub completed_late_ns: u64,
+    /// `completed_ns` to the picosecond, with how much later it may be.
+    #[serde(skip)]
+    completed: Option<Arrival>,
     /// Trace order of its first packet.
     #[serde(skip)]
     first_order: u64,
+    /// Its first packet's frame length: how long the requester took to send it.
+    #[serde(skip)]
+    first_frame_len: u16,
     /// Began within the trace: all but the messages inferred ([`Message::inferred`]) or
     /// joined mid-way ([`Message::start_guessed`]) before the first message of its
     /// connection whose first packet the trace has. Those (a QP's messages since its
@@ -230,27 +267,35 @@ pub struct Message {
     start_guessed: bool,
 }
 
+impl Message {
+    /// It completed when `at` reached the requester (`None`: not, after all).
+    fn complete_at(&mut self, at: Option<Arrival>) {
+        self.completed = at;
+        self.completed_ns = at.map(|at| at.ps / 1_000);
+        self.completed_late_ns = at.map_or(0, |at| at.late_ps.div_ceil(1_000));
+    }
+}
+
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let mtu = path_mtu(config, input.view.records);
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
+    // Lumina §6: the requester's NIC sets the rate its switch port drains at.
+    let gbps = egress::link_gbps(config.and_then(|c| c.requester.nic.as_deref()));
+    let arrivals = Arrivals::at_host(input, Role::Requester, gbps);
     let mut per_conn: Vec<(u32, Vec<Message>)> =
-        known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu))).collect();
+        known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu, &arrivals))).collect();
     let unknown = input.conns.list.len() - per_conn.len();
     let depth = config.and_then(|c| c.tx_depth).unwrap_or(1).max(1);
     let lists = lists_of(&per_conn);
     let configured = config.and_then(|c| c.barrier_sync);
     let barrier = configured.unwrap_or_else(|| is_barrier(&lists, depth as usize));
     let posting = if barrier { Posting::Barrier } else { Posting::PerQp };
-    let posts = estimate_posts(&lists, depth as usize, posting, &input.conns.unseen);
+    let posts = estimate_posts(&lists, depth as usize, posting, &input.conns.unseen, gbps);
     for ((_, msgs), posts) in per_conn.iter_mut().zip(posts) {
-        for (m, post) in msgs.iter_mut().zip(posts) {
-            m.posted_ns = post.ns;
-            let known = post.known && !m.bounds_unseen && !m.completion_uncertain;
-            m.mct_ns = m.completed_ns.filter(|_| known).map(|c| c.saturating_sub(post.ns));
-        }
+        set_times(msgs, &posts);
     }
-    let run_start = run_start(&lists_of(&per_conn));
+    let run_start = run_start(&lists_of(&per_conn), gbps);
     let overall = Totals::of(per_conn.iter().flat_map(|(_, msgs)| msgs), run_start);
     let connections = per_conn
         .into_iter()
@@ -263,14 +308,30 @@ pub fn analyze(input: &Input<'_>) -> Report {
     Report { overall, connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
 }
 
+/// Each message's post time and MCT (to the nanosecond) from its estimated post.
+fn set_times(msgs: &mut [Message], posts: &[Post]) {
+    for (m, post) in msgs.iter_mut().zip(posts) {
+        m.posted_ns = post.ps / 1_000;
+        let known = post.known && completion(m).is_some_and(|c| c.known);
+        m.mct_ns = m.completed.filter(|_| known).map(|c| (c.ps.saturating_sub(post.ps) + 500) / 1_000);
+    }
+}
+
 fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
     per_conn.iter().map(|(_, m)| m.as_slice()).collect()
 }
 
-/// The first post of the run: its first message's first packet at the switch, of the
-/// messages the trace saw begin (one whose first copy is missing may have begun before it).
-fn run_start(lists: &[&[Message]]) -> Option<u64> {
-    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(|m| m.first_packet_ns).min()
+/// The first post of the run, ps: its first message's first packet at the switch less its
+/// serialization on the requester's link (at `gbps`), of the messages the trace saw begin
+/// (one whose first copy is missing may have begun before it).
+fn run_start(lists: &[&[Message]], gbps: Option<f64>) -> Option<u64> {
+    let sent = |m: &Message| first_packet_ps(m).saturating_sub(egress::wire_time_ps(gbps, m.first_frame_len));
+    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(sent).min()
+}
+
+/// A message's first packet at the switch, ps (the middle of its timestamp's nanosecond).
+fn first_packet_ps(m: &Message) -> u64 {
+    egress::ready_ps(m.first_packet_ns)
 }
 
 /// Barrier sync: with two or more QPs, every round (after the first) starts on every QP
@@ -293,20 +354,21 @@ fn is_barrier(lists: &[&[Message]], depth: usize) -> bool {
     boundaries > 0
 }
 
-/// When round `r` had completed on every QP (messages never completed are skipped: a
+/// When round `r` had completed on every QP, ps (messages never completed are skipped: a
 /// failed QP leaves the round).
 fn round_done(lists: &[&[Message]], depth: usize, r: usize) -> Option<u64> {
-    lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth)).filter_map(|m| m.completed_ns).max()
+    lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth)).filter_map(|m| Some(m.completed?.ps)).max()
 }
 
 fn round_start(lists: &[&[Message]], depth: usize, r: usize) -> Option<u64> {
-    lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth)).map(|m| m.first_packet_ns).min()
+    lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth)).map(first_packet_ps).min()
 }
 
 /// A message's estimated post time, and whether it is as good as the trace allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Post {
-    ns: u64,
+    /// On the switch clock, ps.
+    ps: u64,
     /// False when it comes from a completion known only as a bound, from the message's
     /// first packet (the completion before it unknown), from an ordinal a merge shifted, or
     /// from a run start the capture may have missed.
@@ -314,8 +376,14 @@ struct Post {
 }
 
 /// Estimated post time of every message (module documentation).
-fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting, unseen: &Unseen) -> Vec<Vec<Post>> {
-    let start = run_start(lists).unwrap_or(0);
+fn estimate_posts(
+    lists: &[&[Message]],
+    depth: usize,
+    posting: Posting,
+    unseen: &Unseen,
+    gbps: Option<f64>,
+) -> Vec<Vec<Post>> {
+    let start = run_start(lists, gbps).unwrap_or(0);
     let merged = first_merges(lists);
     let all_merged = merged.iter().copied().min().unwrap_or(0);
     let mut posts = Vec::with_capacity(lists.len());
@@ -324,7 +392,7 @@ fn estimate_posts(lists: &[&[Message]], depth: usize, posting: Posting, unseen: 
             let post = if k < depth {
                 // The run's start only if the trace saw it: with a copy missing before this
                 // message, the capture may have begun after the run did.
-                Some(Post { ns: start, known: !unseen.between(None, msgs[k].first_order) })
+                Some(Post { ps: start, known: !unseen.between(None, msgs[k].first_order) })
             } else {
                 match posting {
                     Posting::PerQp => completion(&msgs[k - depth]),
@@ -354,15 +422,16 @@ fn first_merges(lists: &[&[Message]]) -> Vec<usize> {
 /// the NIC's own delay, so no MCT is reported from it.
 fn or_first_packet(post: Option<Post>, m: &Message) -> Post {
     match post {
-        Some(p) if p.ns <= m.first_packet_ns || m.start_unseen => p,
-        _ => Post { ns: m.first_packet_ns, known: false },
+        Some(p) if p.ps <= first_packet_ps(m) || m.start_unseen => p,
+        _ => Post { ps: first_packet_ps(m), known: false },
     }
 }
 
-/// When a message completed, as a post time for the one its completion let go.
+/// When a message completed at the requester, as a post time for the one its completion
+/// let go.
 fn completion(m: &Message) -> Option<Post> {
     let known = !m.completion_uncertain && !m.bounds_unseen;
-    m.completed_ns.map(|ns| Post { ns, known })
+    m.completed.map(|at| Post { ps: at.ps, known })
 }
 
 /// [`round_done`], known when every message in the round completed, each completion
@@ -371,7 +440,7 @@ fn completion(m: &Message) -> Option<Post> {
 fn round_done_known(lists: &[&[Message]], depth: usize, r: usize) -> Option<Post> {
     let round = || lists.iter().flat_map(|m| m.iter().skip(r * depth).take(depth));
     let known = round().all(|m| completion(m).is_some_and(|p| p.known));
-    round_done(lists, depth, r).map(|ns| Post { ns, known })
+    round_done(lists, depth, r).map(|ps| Post { ps, known })
 }
 
 /// Finds one connection's messages and when each completed.
@@ -436,8 +505,12 @@ struct Tracker<'u> {
     /// Acknowledgement points (una, time) reached while the oldest incomplete message's
     /// end is unknown (its LAST copy missing): once its end is known, it completed at the
     /// first of them past it.
-    held: Vec<(u32, u64, Proof)>,
+    held: Vec<(u32, Arrival, Proof)>,
     clock: SwitchClock,
+    /// When each packet reached the requester.
+    arrivals: &'u Arrivals,
+    /// Record index of the packet at hand: where its arrival is kept.
+    idx: u32,
     /// READ: the PSN of the previous response copy.
     read_last: u32,
     unseen: &'u Unseen,
@@ -536,7 +609,7 @@ const HELD_CAP: usize = 64;
 const HOLES_CAP: usize = 1024;
 
 impl<'u> Tracker<'u> {
-    fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>) -> Vec<Message> {
+    fn run(input: &Input<'u>, c: &Connection, verb: Verb, mtu: Option<u32>, arrivals: &'u Arrivals) -> Vec<Message> {
         let records = input.view.records;
         let first = c.packets.iter().find(|&&(_, to)| to == Role::Responder).map(|&(i, _)| records[i as usize].psn());
         // The QP's first PSN (from its setup) only if the trace shows it, or began before
@@ -546,7 +619,8 @@ impl<'u> Tracker<'u> {
         let seen = c.from_qp_info && c.ipsn.is_some_and(shown);
         let start = if seen || !c.from_qp_info { c.ipsn.or(first) } else { first };
         let Some(ipsn) = start else { return Vec::new() };
-        let mut t = Tracker::new(verb, mtu.unwrap_or(1), ipsn, SwitchClock::of(records), &input.conns.unseen);
+        let clock = SwitchClock::of(records);
+        let mut t = Tracker::new(verb, mtu.unwrap_or(1), ipsn, clock, &input.conns.unseen, arrivals);
         t.mtu_known = mtu.is_some();
         t.ipsn_seen = seen;
         // A new QP's responder starts its MSN at 0 (IBA 9.7.7.2): with its first PSN in the
@@ -554,12 +628,20 @@ impl<'u> Tracker<'u> {
         // lacks. Else MSN is calibrated at the first ACK seen past the trace's start.
         t.msn_base = seen.then_some(0);
         for &(i, to) in &c.packets {
+            t.idx = i;
             t.packet(&records[i as usize], to);
         }
         t.finish()
     }
 
-    fn new(verb: Verb, mtu: u32, ipsn: u32, clock: SwitchClock, unseen: &'u Unseen) -> Tracker<'u> {
+    fn new(
+        verb: Verb,
+        mtu: u32,
+        ipsn: u32,
+        clock: SwitchClock,
+        unseen: &'u Unseen,
+        arrivals: &'u Arrivals,
+    ) -> Tracker<'u> {
         Tracker {
             verb,
             mtu,
@@ -578,6 +660,8 @@ impl<'u> Tracker<'u> {
             confirmed: 0,
             held: Vec::new(),
             clock,
+            arrivals,
+            idx: 0,
             read_last: psn::sub(ipsn, 1),
             unseen,
             toward_requester: Since::default(),
@@ -641,7 +725,12 @@ impl<'u> Tracker<'u> {
         if let Some(end) = self.open_end {
             self.close(end); // the RETH said where it ends
         }
-        for m in self.msgs.iter_mut().filter(|m| m.completed_ns.is_none()) {
+        for m in &mut self.msgs {
+            // Frames whose copies are missing may have queued ahead of the completing
+            // packet toward the requester: it may have arrived that much later.
+            m.completion_uncertain |= m.completed.is_some_and(|at| at.late_ps > LATE_TOLERANCE_PS);
+        }
+        for m in self.msgs.iter_mut().filter(|m| m.completed.is_none()) {
             m.completion_unseen = self.unseen.between(Some(m.first_order), u64::MAX);
         }
         for m in &mut self.msgs {
@@ -666,7 +755,9 @@ impl<'u> Tracker<'u> {
                 self.take_held(&h);
                 // The message's first packet on the wire is the one held back.
                 if let Some(m) = self.msgs.last_mut().filter(|m| psn::ge(h.psn(), m.first_psn)) {
-                    m.first_packet_ns = m.first_packet_ns.min(self.clock.ns(&h));
+                    if self.clock.ns(&h) < m.first_packet_ns {
+                        (m.first_packet_ns, m.first_frame_len) = (self.clock.ns(&h), h.frame_len);
+                    }
                     m.first_order = m.first_order.min(h.seq());
                 }
                 return;
@@ -944,7 +1035,7 @@ impl<'u> Tracker<'u> {
         first.size_known = last_bytes.is_some();
         first.bounds_unseen &= !known || first_run;
         // Completed together, the first part may have completed earlier.
-        first.completion_uncertain |= first.completed_ns.is_some();
+        first.completion_uncertain |= first.completed.is_some();
         self.msgs.insert(i + 1, second);
         if self.confirmed > i {
             self.confirmed += 1;
@@ -953,8 +1044,8 @@ impl<'u> Tracker<'u> {
             self.next_incomplete += 1;
         } else if self.next_incomplete == i {
             // The first part's end is known now: the acknowledgements held may complete it.
-            for (una, ts, proof) in std::mem::take(&mut self.held) {
-                self.complete(una, ts, proof);
+            for (una, at, proof) in std::mem::take(&mut self.held) {
+                self.complete(una, at, proof);
             }
         }
     }
@@ -1031,8 +1122,8 @@ impl<'u> Tracker<'u> {
         if let Some(m) = self.msgs.last_mut() {
             m.last_psn = Some(last);
         }
-        for (una, ts, proof) in std::mem::take(&mut self.held) {
-            self.complete(una, ts, proof);
+        for (una, at, proof) in std::mem::take(&mut self.held) {
+            self.complete(una, at, proof);
         }
     }
 
@@ -1066,12 +1157,15 @@ impl<'u> Tracker<'u> {
             first_packet_ns: ts,
             posted_ns: ts,
             completed_ns: None,
+            completed_late_ns: 0,
+            completed: None,
             mct_ns: None,
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: r.seq(),
+            first_frame_len: r.frame_len,
             begun_in_trace: true,
             inferred: false,
             bytes_unproven: false,
@@ -1092,7 +1186,9 @@ impl<'u> Tracker<'u> {
 
     /// A response; `gap` copies are missing since the previous one.
     fn on_response(&mut self, r: &Record, gap: u64, after: Option<u64>) {
-        let ts = self.clock.ns(r);
+        // The requester completes on it when it arrives, queued behind what the switch
+        // forwarded to the requester before it.
+        let at = self.arrivals.of(self.idx, self.clock.ns(r));
         self.proof = Proof::of(r, after);
         let read_data = is_data(r, Verb::Read);
         // READ responses from the one the requester awaits, where as many copies are
@@ -1119,15 +1215,15 @@ impl<'u> Tracker<'u> {
                 _ => return,
             };
             self.close_by_msn(r, una);
-            self.progress(una, ts);
-            self.count_by_msn(r, una, ts);
+            self.progress(una, at);
+            self.count_by_msn(r, una, at);
             self.confirm_by_msn(r, una);
         } else if read_data && (r.psn() == self.read_expect || unseen) {
             if unseen {
                 self.assume(self.read_expect, r.psn());
             }
             self.read_expect = psn::add(r.psn(), 1);
-            self.progress(self.read_expect, ts);
+            self.progress(self.read_expect, at);
         }
     }
 
@@ -1168,7 +1264,7 @@ impl<'u> Tracker<'u> {
     /// never seen sent whose MSN counts more messages than the trace holds proves messages
     /// none of whose copies the trace has. They are counted, ending before its `una`, as
     /// whole MTUs. READ is left out: its responses prove its messages.
-    fn count_by_msn(&mut self, r: &Record, una: u32, ts: u64) {
+    fn count_by_msn(&mut self, r: &Record, una: u32, at: Arrival) {
         if self.verb == Verb::Read {
             return;
         }
@@ -1200,7 +1296,7 @@ impl<'u> Tracker<'u> {
         }
         self.hi = una;
         self.count_forced();
-        self.complete(self.una, ts, self.proof);
+        self.complete(self.una, at, self.proof);
     }
 
     /// Messages were added for the MSN to count right: they may stand for messages an
@@ -1246,7 +1342,8 @@ impl<'u> Tracker<'u> {
             if m.last_psn.is_none_or(|l| psn::lt(l, q)) {
                 break;
             }
-            (m.completed_ns, m.completion_uncertain) = (None, false);
+            m.complete_at(None);
+            m.completion_uncertain = false;
             self.next_incomplete -= 1;
         }
     }
@@ -1277,20 +1374,20 @@ impl<'u> Tracker<'u> {
     }
 
     /// Everything before `una` is acknowledged: complete the messages it covers.
-    fn progress(&mut self, una: u32, ts: u64) {
+    fn progress(&mut self, una: u32, at: Arrival) {
         if psn::gt(una, self.una) {
             self.una = una;
         }
-        self.complete(self.una, ts, self.proof);
+        self.complete(self.una, at, self.proof);
     }
 
-    /// Completes, at `ts`, the messages that end before `una`, as far as `proof` goes.
-    fn complete(&mut self, una: u32, ts: u64, proof: Proof) {
+    /// Completes, at `at`, the messages that end before `una`, as far as `proof` goes.
+    fn complete(&mut self, una: u32, at: Arrival, proof: Proof) {
         let (unseen, assumed) = (self.unseen, self.assumed.first().map(|&(p, _)| p));
         while let Some(m) = self.msgs.get_mut(self.next_incomplete) {
             match m.last_psn {
                 Some(last) if psn::gt(una, last) => {
-                    m.completed_ns = Some(ts);
+                    m.complete_at(Some(at));
                     let relies_on_assumed = assumed.is_some_and(|p| psn::le(p, last));
                     m.completion_uncertain = relies_on_assumed || proof.may_be_late(unseen, m.first_order, una, last);
                     self.next_incomplete += 1;
@@ -1299,7 +1396,7 @@ impl<'u> Tracker<'u> {
                 Some(_) => break,
                 None => {
                     if self.held.len() < HELD_CAP && self.held.last().is_none_or(|&(u, _, _)| psn::gt(una, u)) {
-                        self.held.push((una, ts, proof));
+                        self.held.push((una, at, proof));
                     }
                     break;
                 }
@@ -1397,7 +1494,7 @@ mod tests {
 
     /// A tracker of one connection from PSN 10, MTU 1024, with no copy missing.
     fn tracker(verb: Verb, clock: SwitchClock) -> Tracker<'static> {
-        Tracker::new(verb, 1024, 10, clock, Box::leak(Box::default()))
+        Tracker::new(verb, 1024, 10, clock, Box::leak(Box::default()), Box::leak(Box::default()))
     }
 
     /// A mirrored copy: opcode, PSN, mirror seq (a seq skipped is a copy the trace lacks).
@@ -1419,10 +1516,16 @@ mod tests {
     /// One connection from PSN 10 (MSN base `msn_base`) tracked over `records`, the
     /// copies their seqs skip missing: its messages.
     fn tracked(verb: Verb, records: &[Record], msn_base: Option<u32>) -> Vec<Message> {
+        tracked_arriving(verb, records, msn_base, &Arrivals::default())
+    }
+
+    /// [`tracked`], each record reaching its end as `arrivals` say.
+    fn tracked_arriving(verb: Verb, records: &[Record], msn_base: Option<u32>, arrivals: &Arrivals) -> Vec<Message> {
         let unseen = Unseen::of(records);
-        let mut t = Tracker::new(verb, 1024, 10, SwitchClock::default(), &unseen);
+        let mut t = Tracker::new(verb, 1024, 10, SwitchClock::default(), &unseen, arrivals);
         t.msn_base = msn_base;
-        for r in records {
+        for (i, r) in records.iter().enumerate() {
+            t.idx = i as u32;
             t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
         }
         t.finish()
@@ -1475,7 +1578,7 @@ mod tests {
         let msgs = tracked(Verb::Write, &records, None);
         let got: Vec<(u64, bool)> = msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
         assert_eq!(got, [(1000, false), (1024, true), (500, false)]);
-        let t = Totals::of(msgs.iter(), Some(100));
+        let t = Totals::of(msgs.iter(), Some(at(100).ps));
         assert_eq!((t.bytes, t.unproven_messages, t.unproven_bytes), (1500, 1, 1024));
         assert!(
             t.line().starts_with(
@@ -1588,6 +1691,11 @@ mod tests {
         assert_eq!(got, expect);
     }
 
+    /// Arrived at the requester at `ns` (queued behind nothing).
+    fn at(ns: u64) -> Arrival {
+        Arrival { ps: egress::ready_ps(ns), late_ps: 0 }
+    }
+
     fn msg(first_packet_ns: u64, completed_ns: Option<u64>) -> Message {
         Message {
             first_psn: 0,
@@ -1596,12 +1704,15 @@ mod tests {
             first_packet_ns,
             posted_ns: 0,
             completed_ns,
+            completed_late_ns: 0,
+            completed: completed_ns.map(at),
             mct_ns: None,
             completion_unseen: false,
             start_unseen: false,
             bounds_unseen: false,
             completion_uncertain: false,
             first_order: 0,
+            first_frame_len: 0,
             begun_in_trace: true,
             inferred: false,
             bytes_unproven: false,
@@ -1609,6 +1720,29 @@ mod tests {
             mtu_guessed: false,
             start_guessed: false,
         }
+    }
+
+    #[test]
+    fn a_completion_is_timed_when_it_reaches_the_requester() {
+        // WRITE ONLYs at 10 and 11, each ACKed; tx-depth 1. The ACK of 10 queued 30 ns at
+        // the port toward the requester, the ACK of 11 40 ns (past their 200 and 400 ns).
+        let only = |p, seq| copy(0x0a, p, seq).with_reth(1024);
+        let records =
+            [only(10, 1), copy(ACK, 10, 2).with_aeth(0x1f, 1), only(11, 3), copy(ACK, 11, 4).with_aeth(0x1f, 2)];
+        let delays = |late| Arrivals::of_delays(vec![[0, 0], [30_000, 0], [0, 0], [40_000, late]]);
+        let report = |late| {
+            let mut msgs = tracked_arriving(Verb::Write, &records, Some(0), &delays(late));
+            let posts = estimate_posts(&[&msgs], 1, Posting::PerQp, &Unseen::default(), None);
+            set_times(&mut msgs, &posts[0]);
+            msgs.iter().map(|m| (m.completed_ns, m.mct_ns, m.completion_uncertain)).collect::<Vec<_>>()
+        };
+        // Message 11 is posted when the ACK of 10 arrives (230 ns), completes at 440 ns.
+        assert_eq!(report(0), [(Some(230), Some(130), false), (Some(440), Some(210), false)]);
+        // Frames whose copies are missing may have queued ahead of the second ACK: it may
+        // have arrived later than modelled, by more than MCTs are held to.
+        let late = LATE_TOLERANCE_PS as u32;
+        assert_eq!(report(late), [(Some(230), Some(130), false), (Some(440), Some(210), false)]);
+        assert_eq!(report(late + 1), [(Some(230), Some(130), false), (Some(440), None, true)]);
     }
 
     #[test]
@@ -1682,10 +1816,10 @@ mod tests {
         let mut unseen = Unseen::of(&[Record::default().with_seq(5)]);
         unseen.lost_before_first();
         let first = Message { first_order: 5, ..msg(1, Some(10)) };
-        let posts = estimate_posts(&[std::slice::from_ref(&first)], 1, Posting::PerQp, &unseen);
-        assert_eq!(posts, [[Post { ns: 1, known: false }]]);
-        let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default());
-        assert_eq!(posts, [[Post { ns: 1, known: true }]]);
+        let posts = estimate_posts(&[std::slice::from_ref(&first)], 1, Posting::PerQp, &unseen, None);
+        assert_eq!(posts, [[Post { ps: at(1).ps, known: false }]]);
+        let posts = estimate_posts(&[&[first]], 1, Posting::PerQp, &Unseen::default(), None);
+        assert_eq!(posts, [[Post { ps: at(1).ps, known: true }]]);
         // MSN from 0 (the trace shown to span the QP's start), its first copies missing: the
         // first ACK seen (MSN 2, PSN 11) counts two messages before any data packet of the
         // trace; they may have begun long before it. Then a WRITE ONLY at 12, and its ACK.
@@ -1700,8 +1834,8 @@ mod tests {
         // Goodput counts from the first message the trace saw begin, over those.
         let mut msgs = [msg(100, Some(150)), msg(200, Some(300))];
         msgs[0].begun_in_trace = false;
-        let start = run_start(&[&msgs]);
-        assert_eq!(start, Some(200));
+        let start = run_start(&[&msgs], None);
+        assert_eq!(start, Some(at(200).ps));
         assert_eq!(Totals::of(msgs.iter(), start).goodput_gbps, Some(8.0 / 100.0));
         assert_eq!(Totals::of(msgs.iter(), start).bytes, 2);
     }
@@ -1716,7 +1850,8 @@ mod tests {
         let records = [&records[..], &[ack(12, 8, 9)]].concat();
         let mut unseen = Unseen::of(&records);
         unseen.lost_before_first();
-        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen);
+        let arrivals = Arrivals::default();
+        let mut t = Tracker::new(Verb::Write, 1024, 10, SwitchClock::default(), &unseen, &arrivals);
         t.ipsn_seen = false;
         for r in &records {
             t.packet(r, if r.kind() == Kind::Request { Role::Responder } else { Role::Requester });
@@ -1802,9 +1937,9 @@ mod tests {
     }
 
     fn post_times(lists: &[&[Message]], posting: Posting) -> Vec<Vec<(u64, bool)>> {
-        estimate_posts(lists, 1, posting, &Unseen::default())
+        estimate_posts(lists, 1, posting, &Unseen::default(), None)
             .iter()
-            .map(|q| q.iter().map(|p| (p.ns, p.known)).collect())
+            .map(|q| q.iter().map(|p| (p.ps / 1_000, p.known)).collect())
             .collect()
     }
 
@@ -1824,15 +1959,16 @@ mod tests {
         let done = |first, mct: u64, bytes| Message {
             bytes,
             completed_ns: Some(first + mct),
+            completed: Some(at(first + mct)),
             mct_ns: Some(mct),
             ..msg(first, None)
         };
         let a = [done(100, 50, 1000), msg(400, None)];
         let b = [done(110, 90, 3000), done(300, 10, 1000)];
-        let o = Totals::of(a.iter().chain(&b), Some(100));
+        let o = Totals::of(a.iter().chain(&b), Some(at(100).ps));
         assert_eq!((o.messages, o.completed, o.bytes), (4, 3, 5000));
         // 5000 bytes from the first post (100) to the last completion (310).
-        assert_eq!(o.goodput_gbps, Some(5000.0 * 8.0 / 210.0));
+        assert_eq!(o.goodput_gbps, Some(5000.0 * 8_000.0 / 210_000.0));
         assert_eq!((o.mct_ns.min, o.mct_ns.median, o.mct_ns.max), (Some(10), Some(50), Some(90)));
     }
 

@@ -18,6 +18,8 @@
 //! (delivered or not, ACK or NAK, message boundaries, READ spans, the IBA timeout, the
 //! switch clock) and the Go-back-N receiver's rule, `transport::GbnReceiver`, which the
 //! Go-back-N check, the retransmission latencies and the CNP triggers all replay.
+//! [`egress`] models when a frame the switch forwards reaches its host: the NP's clock
+//! for [`cnp`], completions at the requester for [`goodput`].
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +29,7 @@ pub mod cnp;
 pub mod conn;
 pub mod context;
 pub mod counters;
+pub mod egress;
 pub mod gbn;
 pub mod goodput;
 pub mod interop;

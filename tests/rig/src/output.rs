@@ -59,7 +59,7 @@ pub fn write_run(dir: &Path, cfg: &RigConfig, run: &RunResult) -> Result<(), Out
         write(dir, &format!("{}_counter_finish.yml", side.name()), &counter_dump(&finish))?;
     }
     let verb = cfg.traffic.rdma_verb.name();
-    write(dir, &format!("ib_{verb}_client_run.log"), &generator_log(cfg, &run.qps, &run.stats))?;
+    write(dir, &format!("ib_{verb}_client_run.log"), &generator_log(cfg, run))?;
     let gen = GeneratorFile { verb, qps: &run.qps };
     write(dir, GENERATOR_JSON_FILE, &serde_json::to_string_pretty(&gen).map_err(encode(GENERATOR_JSON_FILE))?)?;
     Ok(())
@@ -315,12 +315,18 @@ fn counter_dump(values: &BTreeMap<String, u64>) -> String {
 }
 
 /// The requester's stdout as Lumina's traffic generator prints it (`common.c`).
-fn generator_log(cfg: &RigConfig, qps: &[QpLog], stats: &RunStats) -> String {
+fn generator_log(cfg: &RigConfig, run: &RunResult) -> String {
     let mut out = String::new();
+    let qps = &run.qps;
     let bytes: u64 = qps.iter().map(|q| q.bytes).sum();
-    let gbps = if stats.duration_ns > 0 { bytes as f64 * 8.0 / stats.duration_ns as f64 } else { 0.0 };
+    // The generator times the run at the requester: from its first posts (at the start)
+    // to its last completion (an error completion too), which the switch sees earlier by
+    // the queueing toward it.
+    let errors = run.truth.qp_errors.iter().map(|e| e.at_ns);
+    let duration_ns = qps.iter().filter_map(|q| q.last_completion_ns).chain(errors).max().unwrap_or(0);
+    let gbps = if duration_ns > 0 { bytes as f64 * 8.0 / duration_ns as f64 } else { 0.0 };
     if cfg.traffic.barrier_sync {
-        let _ = writeln!(out, "Duration: {} us", stats.duration_ns / 1_000);
+        let _ = writeln!(out, "Duration: {} us", duration_ns / 1_000);
         let _ = writeln!(out, "Throughput: {gbps:.2} Gbps");
         let _ = writeln!(out, "Message completion times (us)");
         for q in qps {

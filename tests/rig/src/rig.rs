@@ -60,6 +60,9 @@ pub struct QpLog {
     pub goodput_gbps: f64,
     /// Completion time of each message, µs (post → completion).
     pub mct_us: Vec<f64>,
+    /// When its last message completed at the requester, ns since the start of the run.
+    #[serde(skip)]
+    pub last_completion_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -512,5 +515,6 @@ fn qp_log(qp: &ReqQp, shape: &Shape) -> QpLog {
         bytes,
         goodput_gbps: if span > 0.0 { bytes as f64 * 8.0 * 1000.0 / span } else { 0.0 },
         mct_us,
+        last_completion_ns: qp.complete_at.last().map(|&t| to_ns(t)),
     }
 }

@@ -1,0 +1,276 @@
+//! When a frame the switch forwards reaches its host: the CNP analyzer's NP clock and
+//! goodput's completions at the requester both need it, and the switch timestamp is only
+//! the frame's ingress.
+//!
+//! The switch port toward a host is a FIFO fed with every frame forwarded to that host and
+//! drained at the link rate of the host's NIC (Lumina §6: CX4 Lx 40 GbE, the others
+//! 100 GbE). A frame arrives at ingress + queueing + serialization; the pipeline and cable
+//! delays are constant and left out (they cancel in every difference of two arrivals).
+//! Switch timestamps are whole nanoseconds: an arrival takes the middle of its ingress
+//! nanosecond, so a difference of arrivals is known to [`TOLERANCE_PS`]. A frame whose
+//! copy is missing may have queued ahead unseen: until the port would have drained,
+//! arrivals may be later than modelled by up to one largest frame per missing copy, and
+//! each arrival says by how much.
+
+use rustc_hash::FxHashMap;
+use trace::record::{flag, Kind, Record};
+use wire::mirror::Event;
+
+use super::conn::{Connection, End, Role};
+use super::transport::SwitchClock;
+use super::unseen::{Since, Unseen};
+use super::Input;
+
+/// How far a difference of two estimated arrivals may be from the true one: each switch
+/// timestamp truncates up to 1 ns, and an estimate takes the middle of that nanosecond.
+pub const TOLERANCE_PS: u64 = 1_000;
+/// Ethernet bytes on the wire besides the frame: FCS, preamble + SFD, inter-frame gap.
+const WIRE_OVERHEAD: u64 = 24;
+
+/// The link rate of a host's NIC (Lumina §6), Gb/s; None when the NIC is not known. The
+/// model uses the NIC's default rate: a rig `link-gbps` override is not in the
+/// configuration the analyzers read.
+pub fn link_gbps(nic: Option<&str>) -> Option<f64> {
+    match nic {
+        Some("cx4") => Some(40.0),
+        Some("cx5" | "cx6" | "e810") => Some(100.0),
+        _ => None,
+    }
+}
+
+/// One frame of the trace on a known connection, in trace order.
+pub struct Frame<'a> {
+    pub idx: u32,
+    pub r: &'a Record,
+    pub conn: &'a Connection,
+    /// The end it is forwarded to.
+    pub to: Role,
+    pub ts_ns: u64,
+}
+
+/// The mirrored frames of known connections in trace order (copies later than their seq,
+/// which the connections leave out, are left out too): what the switch forwarded to each
+/// host, with its drops (an event's) still in.
+pub fn frames<'a>(input: &'a Input<'a>) -> impl Iterator<Item = Frame<'a>> + 'a {
+    let conns = &input.conns.list;
+    let ends: FxHashMap<End, (u32, Role)> = conns
+        .iter()
+        .flat_map(|c| [(c.requester, (c.id, Role::Requester)), (c.responder, (c.id, Role::Responder))])
+        .collect();
+    let clock = SwitchClock::of(input.view.records);
+    input.view.records.iter().enumerate().filter_map(move |(i, r)| {
+        if matches!(r.kind(), Kind::NotRoce) || input.conns.is_late(i as u32) {
+            return None;
+        }
+        let f = input.view.flow(r)?;
+        let &(conn, to) = ends.get(&End { ip: f.dst_ip(), qpn: r.dest_qp() })?;
+        let conn = conns.get(conn as usize)?;
+        // Without a mirror header there is no switch time to place it by.
+        let mirrored = r.has(flag::MIRRORED);
+        mirrored.then(|| Frame { idx: i as u32, r, conn, to, ts_ns: clock.ns(r) })
+    })
+}
+
+/// The switch port towards one host: a FIFO drained at the host's link rate. Arrivals are
+/// ingress time + queueing + serialization; the pipeline and cable delays are left out.
+/// A frame whose copy is missing may have queued ahead of the next ones: how much later
+/// than modelled they may arrive is kept until the port would have drained anyway.
+#[derive(Debug)]
+pub struct Egress {
+    /// Femtoseconds per byte (as the emulator keeps rates); None: no queueing modelled.
+    fs_per_byte: Option<u64>,
+    busy_ps: u64,
+    /// How much later than `busy_ps` the port may be busy until.
+    late_ps: u64,
+    /// The wire time of the largest frame of the trace: what one unseen frame may add.
+    unseen_wire_ps: u64,
+    /// The previous frame forwarded to the host: which copies are missing since.
+    since: Since,
+    /// Copies taken as missing before the trace's first that are not: left out of those
+    /// missing before the first frame to the host.
+    not_missing_before_first: u64,
+}
+
+impl Egress {
+    pub fn new(gbps: Option<f64>, max_frame_len: u16) -> Egress {
+        let fs_per_byte = gbps.map(fs_per_byte);
+        let unseen_wire_ps = fs_per_byte.map_or(0, |fs| wire_ps(fs, max_frame_len));
+        Egress {
+            fs_per_byte,
+            busy_ps: 0,
+            late_ps: 0,
+            unseen_wire_ps,
+            since: Since::default(),
+            not_missing_before_first: 0,
+        }
+    }
+
+    /// At most `lost` copies are missing before the trace's first (the switch's count of
+    /// copies lost at the trace's ends), not every seq before it ([`Unseen`] counts those
+    /// when copies may be lost there: a bound on which connections lost some, but as a
+    /// count of frames that may have queued, hours of them).
+    pub fn lost_before_first(&mut self, unseen: &Unseen, first_seq: u64, lost: u64) {
+        let counted = unseen.count_between(None, first_seq);
+        self.not_missing_before_first = counted.saturating_sub(lost);
+    }
+
+    /// The arrival of frame `r` (switch time `ts_ns`), ps, and how much later it may be.
+    /// Fed every frame forwarded to the host, in trace order.
+    pub fn arrive(&mut self, ts_ns: u64, r: &Record, unseen: &Unseen) -> (u64, u64) {
+        let ready = ready_ps(ts_ns);
+        let missing = self.since.step(unseen, r).saturating_sub(std::mem::take(&mut self.not_missing_before_first));
+        let Some(fs) = self.fs_per_byte else { return (ready, 0) };
+        // Unseen frames came in before this one (mirror order is ingress order): at worst
+        // right before it, each as large as the largest.
+        let worst_busy = self.busy_ps.saturating_add(self.late_ps);
+        let worst_start = ready.max(worst_busy).saturating_add(missing.saturating_mul(self.unseen_wire_ps));
+        let start = ready.max(self.busy_ps);
+        self.late_ps = worst_start - start;
+        self.busy_ps = start.saturating_add(wire_ps(fs, r.frame_len));
+        (self.busy_ps, self.late_ps)
+    }
+}
+
+/// A frame's ingress, ps: the middle of its timestamp's nanosecond.
+pub fn ready_ps(ts_ns: u64) -> u64 {
+    ts_ns.saturating_mul(1_000).saturating_add(TOLERANCE_PS / 2)
+}
+
+/// A frame's time on the wire, ps: its bytes with preamble, FCS and inter-frame gap.
+fn wire_ps(fs_per_byte: u64, frame_len: u16) -> u64 {
+    ((u64::from(frame_len) + WIRE_OVERHEAD) * fs_per_byte + 500) / 1_000
+}
+
+/// A frame's time on a link of `gbps` (0 when the rate is not known), ps.
+pub fn wire_time_ps(gbps: Option<f64>, frame_len: u16) -> u64 {
+    gbps.map_or(0, |g| wire_ps(fs_per_byte(g), frame_len))
+}
+
+/// Femtoseconds per byte at `gbps`, as the emulator keeps rates.
+fn fs_per_byte(gbps: f64) -> u64 {
+    (8.0e6 / gbps).round().max(1.0) as u64
+}
+
+/// The largest frame of the trace: what one frame whose copy is missing may have been.
+pub fn max_frame_len(records: &[Record]) -> u16 {
+    records.iter().map(|r| r.frame_len).max().unwrap_or(0)
+}
+
+/// A frame's modelled arrival at its host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Arrival {
+    /// On the switch clock, ps (pipeline and cable delays left out).
+    pub ps: u64,
+    /// How much later it may be: frames whose copies are missing may have queued ahead.
+    pub late_ps: u64,
+}
+
+/// Every frame's arrival at one host, by record index, kept as the delay past its
+/// ingress (8 bytes a record: the trace may hold tens of millions).
+#[derive(Debug, Default)]
+pub struct Arrivals {
+    /// (queueing + serialization, lateness), ps, saturated; zero for the frames not
+    /// forwarded to the host.
+    past_ingress: Vec<[u32; 2]>,
+}
+
+impl Arrivals {
+    /// The arrivals of what the switch forwarded to `host`, whose link runs at `gbps`.
+    pub fn at_host(input: &Input<'_>, host: Role, gbps: Option<f64>) -> Arrivals {
+        let records = input.view.records;
+        let mut port = Egress::new(gbps, max_frame_len(records));
+        if let Some(first) = records.iter().map(Record::seq).filter(|&s| s != 0).min() {
+            port.lost_before_first(&input.conns.unseen, first, input.ctx.lost_at_ends);
+        }
+        let mut past_ingress = vec![[0; 2]; records.len()];
+        for f in frames(input).filter(|f| f.to == host && f.r.event() != Event::Drop) {
+            let (ps, late_ps) = port.arrive(f.ts_ns, f.r, &input.conns.unseen);
+            let delay = ps - ready_ps(f.ts_ns);
+            past_ingress[f.idx as usize] = [saturated(delay), saturated(late_ps)];
+        }
+        Arrivals { past_ingress }
+    }
+
+    /// Arrivals of records `0..`, each (queueing + serialization, lateness) past ingress.
+    #[cfg(test)]
+    pub fn of_delays(past_ingress: Vec<[u32; 2]>) -> Arrivals {
+        Arrivals { past_ingress }
+    }
+
+    /// Record `idx`'s arrival, its switch time `ts_ns`; a record not modelled (outside the
+    /// trace given, or not forwarded to the host) arrives at its ingress.
+    pub fn of(&self, idx: u32, ts_ns: u64) -> Arrival {
+        let [delay, late] = self.past_ingress.get(idx as usize).copied().unwrap_or_default();
+        // A delay past the u32 range (4.3 ms of queueing) is not known: as late as can be.
+        let late_ps = if delay == u32::MAX { u64::MAX } else { u64::from(late) };
+        let late_ps = if late == u32::MAX { u64::MAX } else { late_ps };
+        Arrival { ps: ready_ps(ts_ns) + u64::from(delay), late_ps }
+    }
+}
+
+fn saturated(ps: u64) -> u32 {
+    u32::try_from(ps).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(seq: u64, frame_len: u16) -> Record {
+        let mut r = Record::default().with_seq(seq);
+        r.frame_len = frame_len;
+        r
+    }
+
+    #[test]
+    fn a_small_frame_queues_behind_a_large_one() {
+        let (none, mut port) = (Unseen::default(), Egress::new(Some(100.0), 1_082));
+        // 1082 B take 88.48 ns at 100 Gb/s (with preamble, FCS and gap); a 74 B frame 7.84 ns.
+        let (big, _) = port.arrive(1_000, &frame(1, 1_082), &none);
+        let small = port.arrive(1_010, &frame(2, 74), &none);
+        assert_eq!(big, 1_000_500 + 88_480);
+        assert_eq!(small, (big + 7_840, 0), "it waits for the large frame to leave");
+    }
+
+    #[test]
+    fn a_frame_whose_copy_is_missing_may_delay_the_next_until_the_port_drains() {
+        // Copy 2 is missing: a frame as large as the trace's largest may have queued ahead
+        // of copy 3, and of copy 4 behind it, but not of copy 5, after the port drained.
+        let frames = [frame(1, 74), frame(3, 74), frame(4, 74), frame(5, 74)];
+        let (unseen, mut port) = (Unseen::of(&frames), Egress::new(Some(100.0), 1_082));
+        let at = |port: &mut Egress, ns: u64, k: usize| port.arrive(ns, &frames[k], &unseen);
+        assert_eq!(at(&mut port, 1_000, 0), (1_000_500 + 7_840, 0));
+        assert_eq!(at(&mut port, 1_100, 1), (1_100_500 + 7_840, 88_480));
+        assert_eq!(at(&mut port, 1_110, 2), (1_110_500 + 7_840, 1_100_500 + 7_840 + 88_480 - 1_110_500));
+        assert_eq!(at(&mut port, 2_000, 3), (2_000_500 + 7_840, 0));
+    }
+
+    #[test]
+    fn copies_lost_before_the_trace_count_as_the_switch_says() {
+        // The trace starts at seq 100, copies may be lost before it: the switch counts 2.
+        let frames = [frame(100, 74), frame(101, 74)];
+        let mut unseen = Unseen::of(&frames);
+        unseen.lost_before_first();
+        let mut port = Egress::new(Some(100.0), 1_082);
+        port.lost_before_first(&unseen, 100, 2);
+        assert_eq!(port.arrive(1_000, &frames[0], &unseen), (1_000_500 + 7_840, 2 * 88_480));
+        assert_eq!(port.arrive(5_000, &frames[1], &unseen), (5_000_500 + 7_840, 0), "drained");
+    }
+
+    #[test]
+    fn an_arrival_out_of_the_u32_range_is_not_known() {
+        let a = Arrivals { past_ingress: vec![[7_840, 0], [u32::MAX, 0], [0, u32::MAX]] };
+        assert_eq!(a.of(0, 1_000), Arrival { ps: 1_000_500 + 7_840, late_ps: 0 });
+        assert_eq!(a.of(1, 1_000).late_ps, u64::MAX);
+        assert_eq!(a.of(2, 1_000).late_ps, u64::MAX);
+        assert_eq!(a.of(3, 1_000), Arrival { ps: 1_000_500, late_ps: 0 }, "not modelled: its ingress");
+    }
+
+    #[test]
+    fn link_rates_follow_lumina() {
+        assert_eq!(
+            [Some("cx4"), Some("cx5"), Some("cx6"), Some("e810"), None].map(link_gbps),
+            [Some(40.0), Some(100.0), Some(100.0), Some(100.0), None]
+        );
+    }
+}
