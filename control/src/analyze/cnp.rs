@@ -361,8 +361,11 @@ impl Scan {
     fn run(input: &Input<'_>, hosts: &[NpHost; 2]) -> Scan {
         let conns = &input.conns.list;
         let unseen = &input.conns.unseen;
-        let max_frame = egress::max_frame_len(input.view.records);
-        let mut ports = hosts.each_ref().map(|h| Egress::new(h.link_gbps, max_frame));
+        // Lumina's rig has two hosts: each one's port is fed by the other's link alone.
+        let port = |h: &NpHost, feed: &NpHost| {
+            Egress::new(h.link_gbps, feed.link_gbps, egress::max_frame_len_toward(input, h.role))
+        };
+        let mut ports = [port(&hosts[0], &hosts[1]), port(&hosts[1], &hosts[0])];
         let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
         let mut scan = Scan::default();
         // Frames not mirrored have no switch time to place them on the NP's clock

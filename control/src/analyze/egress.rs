@@ -9,8 +9,8 @@
 //! Switch timestamps are whole nanoseconds: an arrival takes the middle of its ingress
 //! nanosecond, so a difference of arrivals is known to [`TOLERANCE_PS`]. A frame whose
 //! copy is missing may have queued ahead unseen: until the port would have drained,
-//! arrivals may be later than modelled by up to one largest frame per missing copy, and
-//! each arrival says by how much.
+//! arrivals may be later than modelled by up to one frame per missing copy, as large as
+//! the largest the trace shows forwarded to that host, and each arrival says by how much.
 
 use rustc_hash::FxHashMap;
 use trace::record::{flag, Kind, Record};
@@ -82,8 +82,14 @@ pub struct Egress {
     busy_ps: u64,
     /// How much later than `busy_ps` the port may be busy until.
     late_ps: u64,
-    /// The wire time of the largest frame of the trace: what one unseen frame may add.
+    /// The wire time of the largest frame forwarded to the host: what one unseen frame may add.
     unseen_wire_ps: u64,
+    /// Femtoseconds per byte of the one link that feeds the port (the other host's, in
+    /// Lumina's two-host rig), when known and no slower than the port drains. Frames come
+    /// in over it one after another, each taking at least as long to come in as to go
+    /// out, so a backlog never outgrows one frame: however many copies are missing, an
+    /// arrival is at most one largest frame, less its own time coming in, later.
+    feed_fs_per_byte: Option<u64>,
     /// The previous frame forwarded to the host: which copies are missing since.
     since: Since,
     /// Copies taken as missing before the trace's first that are not: left out of those
@@ -92,14 +98,18 @@ pub struct Egress {
 }
 
 impl Egress {
-    pub fn new(gbps: Option<f64>, max_frame_len: u16) -> Egress {
+    /// The port draining at `gbps`, fed by one link at `feed_gbps` (None: not known, or
+    /// several links may feed it), `max_frame_len` the largest frame forwarded to the host.
+    pub fn new(gbps: Option<f64>, feed_gbps: Option<f64>, max_frame_len: u16) -> Egress {
         let fs_per_byte = gbps.map(fs_per_byte);
         let unseen_wire_ps = fs_per_byte.map_or(0, |fs| wire_ps(fs, max_frame_len));
+        let feed = feed_gbps.map(self::fs_per_byte);
         Egress {
             fs_per_byte,
             busy_ps: 0,
             late_ps: 0,
             unseen_wire_ps,
+            feed_fs_per_byte: feed.filter(|&f| fs_per_byte.is_some_and(|d| d <= f)),
             since: Since::default(),
             not_missing_before_first: 0,
         }
@@ -120,14 +130,31 @@ impl Egress {
         let ready = ready_ps(ts_ns);
         let missing = self.since.step(unseen, r).saturating_sub(std::mem::take(&mut self.not_missing_before_first));
         let Some(fs) = self.fs_per_byte else { return (ready, 0) };
-        // Unseen frames came in before this one (mirror order is ingress order): at worst
-        // right before it, each as large as the largest.
-        let worst_busy = self.busy_ps.saturating_add(self.late_ps);
-        let worst_start = ready.max(worst_busy).saturating_add(missing.saturating_mul(self.unseen_wire_ps));
         let start = ready.max(self.busy_ps);
-        self.late_ps = worst_start - start;
+        self.late_ps = match self.feed_fs_per_byte {
+            Some(feed) => self.one_frame_behind(missing, ready, feed, r),
+            None => {
+                // Unseen frames came in before this one (mirror order is ingress order): at
+                // worst right before it, each as large as the largest.
+                let worst_busy = self.busy_ps.saturating_add(self.late_ps);
+                let worst_start = ready.max(worst_busy).saturating_add(missing.saturating_mul(self.unseen_wire_ps));
+                worst_start - start
+            }
+        };
         self.busy_ps = start.saturating_add(wire_ps(fs, r.frame_len));
         (self.busy_ps, self.late_ps)
+    }
+
+    /// Fed by one link no faster than the port drains, a frame waits at most for the one
+    /// before it to go out, which began coming in before it did: the largest frame's time
+    /// going out less `r`'s coming in. An unseen frame may make it wait that long, while
+    /// the port has not drained since a copy was missing; else the model is exact.
+    fn one_frame_behind(&self, missing: u64, ready: u64, feed: u64, r: &Record) -> u64 {
+        let busy_unseen = self.late_ps > 0 && ready < self.busy_ps.saturating_add(self.late_ps);
+        if missing == 0 && !busy_unseen {
+            return 0;
+        }
+        self.unseen_wire_ps.saturating_sub(wire_ps(feed, r.frame_len))
     }
 }
 
@@ -151,9 +178,12 @@ fn fs_per_byte(gbps: f64) -> u64 {
     (8.0e6 / gbps).round().max(1.0) as u64
 }
 
-/// The largest frame of the trace: what one frame whose copy is missing may have been.
-pub fn max_frame_len(records: &[Record]) -> u16 {
-    records.iter().map(|r| r.frame_len).max().unwrap_or(0)
+/// The largest frame the trace shows forwarded to `host`: what one frame to it whose copy
+/// is missing may have been. Frames to a host are of a few kinds (to a WRITE requester only
+/// ACKs, NAKs and CNPs), so the trace's largest frame (a data packet the other way) would
+/// make every missing copy look like a long queue.
+pub fn max_frame_len_toward(input: &Input<'_>, host: Role) -> u16 {
+    frames(input).filter(|f| f.to == host).map(|f| f.r.frame_len).max().unwrap_or(0)
 }
 
 /// A frame's modelled arrival at its host.
@@ -176,9 +206,9 @@ pub struct Arrivals {
 
 impl Arrivals {
     /// The arrivals of what the switch forwarded to `host`, whose link runs at `gbps`.
-    pub fn at_host(input: &Input<'_>, host: Role, gbps: Option<f64>) -> Arrivals {
+    pub fn at_host(input: &Input<'_>, host: Role, gbps: Option<f64>, feed_gbps: Option<f64>) -> Arrivals {
         let records = input.view.records;
-        let mut port = Egress::new(gbps, max_frame_len(records));
+        let mut port = Egress::new(gbps, feed_gbps, max_frame_len_toward(input, host));
         if let Some(first) = records.iter().map(Record::seq).filter(|&s| s != 0).min() {
             port.lost_before_first(&input.conns.unseen, first, input.ctx.lost_at_ends);
         }
@@ -224,7 +254,7 @@ mod tests {
 
     #[test]
     fn a_small_frame_queues_behind_a_large_one() {
-        let (none, mut port) = (Unseen::default(), Egress::new(Some(100.0), 1_082));
+        let (none, mut port) = (Unseen::default(), Egress::new(Some(100.0), None, 1_082));
         // 1082 B take 88.48 ns at 100 Gb/s (with preamble, FCS and gap); a 74 B frame 7.84 ns.
         let (big, _) = port.arrive(1_000, &frame(1, 1_082), &none);
         let small = port.arrive(1_010, &frame(2, 74), &none);
@@ -234,10 +264,10 @@ mod tests {
 
     #[test]
     fn a_frame_whose_copy_is_missing_may_delay_the_next_until_the_port_drains() {
-        // Copy 2 is missing: a frame as large as the trace's largest may have queued ahead
+        // Copy 2 is missing: a frame as large as the largest to the host may have queued ahead
         // of copy 3, and of copy 4 behind it, but not of copy 5, after the port drained.
         let frames = [frame(1, 74), frame(3, 74), frame(4, 74), frame(5, 74)];
-        let (unseen, mut port) = (Unseen::of(&frames), Egress::new(Some(100.0), 1_082));
+        let (unseen, mut port) = (Unseen::of(&frames), Egress::new(Some(100.0), None, 1_082));
         let at = |port: &mut Egress, ns: u64, k: usize| port.arrive(ns, &frames[k], &unseen);
         assert_eq!(at(&mut port, 1_000, 0), (1_000_500 + 7_840, 0));
         assert_eq!(at(&mut port, 1_100, 1), (1_100_500 + 7_840, 88_480));
@@ -246,12 +276,35 @@ mod tests {
     }
 
     #[test]
+    fn fed_by_one_link_as_fast_a_port_is_late_by_one_frame_at_most() {
+        // The port drains at 100 Gb/s and one 100 Gb/s link feeds it: however many copies
+        // are missing before copy 30 (small frames, as ACKs to a WRITE requester), they came
+        // in one after another, each as long coming in as going out; copy 30 waits at most
+        // for the largest to go out, less its own time coming in. A larger frame ahead of a
+        // smaller one is what makes it wait at all.
+        let frames = [frame(1, 74), frame(30, 74), frame(31, 74), frame(40, 74)];
+        let unseen = Unseen::of(&frames);
+        let mut acks = Egress::new(Some(100.0), Some(100.0), 74);
+        let at = |port: &mut Egress, ns: u64, k: usize| port.arrive(ns, &frames[k], &unseen).1;
+        assert_eq!([1_000, 1_100, 1_110, 5_000].map(|ns| at(&mut acks, ns, 0)), [0; 4], "74 B behind 74 B: never");
+        let mut mixed = Egress::new(Some(100.0), Some(100.0), 1_082);
+        assert_eq!(at(&mut mixed, 1_000, 0), 0);
+        assert_eq!(at(&mut mixed, 2_000, 1), 88_480 - 7_840, "28 copies missing: one frame at most");
+        assert_eq!(at(&mut mixed, 2_010, 2), 88_480 - 7_840, "the port may not have drained");
+        assert_eq!(at(&mut mixed, 9_000, 3), 88_480 - 7_840, "8 more missing");
+        // A slower port (40 Gb/s fed at 100) keeps the backlog of every missing copy.
+        let mut slow = Egress::new(Some(40.0), Some(100.0), 1_082);
+        at(&mut slow, 1_000, 0);
+        assert!(at(&mut slow, 2_000, 1) > 28 * 200_000, "each large frame goes out 2.5x slower than it came");
+    }
+
+    #[test]
     fn copies_lost_before_the_trace_count_as_the_switch_says() {
         // The trace starts at seq 100, copies may be lost before it: the switch counts 2.
         let frames = [frame(100, 74), frame(101, 74)];
         let mut unseen = Unseen::of(&frames);
         unseen.lost_before_first();
-        let mut port = Egress::new(Some(100.0), 1_082);
+        let mut port = Egress::new(Some(100.0), None, 1_082);
         port.lost_before_first(&unseen, 100, 2);
         assert_eq!(port.arrive(1_000, &frames[0], &unseen), (1_000_500 + 7_840, 2 * 88_480));
         assert_eq!(port.arrive(5_000, &frames[1], &unseen), (5_000_500 + 7_840, 0), "drained");

@@ -120,8 +120,9 @@ impl Analysis {
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
         if ends.maybe_before_first() {
             conns.unseen.lost_before_first();
-        } else if ends.known {
-            conns.unseen.none_before_first();
+        }
+        if ends.known {
+            conns.unseen.spans_switch_start();
         }
         conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());

@@ -20,8 +20,8 @@ pub struct Unseen {
     gaps: Gaps,
     /// Between the first copy and the last.
     total: u64,
-    /// The switch says no copy was lost before the trace's first: the trace spans
-    /// everything it mirrored from the start.
+    /// The switch's snapshot gives its mirror seq range: the trace spans everything it
+    /// mirrored from its start, each copy in it or counted missing.
     from_start: bool,
 }
 
@@ -52,8 +52,9 @@ impl Unseen {
         self.gaps.missing_after_last(n);
     }
 
-    /// No copy was lost before the trace's first (the switch's snapshot says so).
-    pub fn none_before_first(&mut self) {
+    /// The switch's snapshot gives its mirror seq range: the copies lost before the
+    /// trace's first, if any, are counted ([`Self::lost_before_first`]), none unknown.
+    pub fn spans_switch_start(&mut self) {
         self.from_start = true;
     }
 
