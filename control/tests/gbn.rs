@@ -500,3 +500,41 @@ rig: {seed: 120, dump-hosts: [{name: d0, weight: 1}, {name: d1, weight: 2}], fau
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// A compliant slow-path run (found by the random slow-path runs, `GBN_RANDOM_RUNS=1000`):
+/// no flags, counts and the NAK/timeout split as the emulator's.
+fn slow_run(name: &str, knobs: Knobs) -> (RigRun, gbn::Report) {
+    let (run, report) = gbn_report(name, &knobs);
+    assert_compliant(name, &run, &report);
+    (run, report)
+}
+
+#[test]
+fn a_timeout_during_a_nak_reaction_is_the_only_go_back() {
+    // E810 (NAK reaction 20-40 µs), 65 µs timeout, 1 Gb/s links shared by three QPs: QP 2's
+    // NAK for PSN 4 arrives, its timer expires during the NAK reaction and goes back to PSN
+    // 4. The NAK's go-back is done: it is not done again when the reaction ends (which,
+    // clamped by the ACK for PSN 4 that arrived meanwhile, resent PSN 5 on as if the
+    // timeout's own, a NAK go-back no trace shows).
+    let events = vec![ev(2, 4, Corrupt, 2)];
+    let extra_rig = "  link-gbps: 1.0\n".to_string();
+    let knobs = Knobs {
+        seed: 218,
+        nic: NicKind::E810,
+        conns: 3,
+        msgs: 2,
+        msg_pkts: 4,
+        tx_depth: 3,
+        barrier: true,
+        timeout: 4,
+        events,
+        extra_rig,
+        ..Knobs::default()
+    };
+    let (run, report) = slow_run("gbn-timeout-during-nak-reaction", knobs);
+    let t = &run.result.truth;
+    let nak = t.naks.iter().position(|n| n.conn == 1 && n.expected_psn == 4).expect("QP 2's NAK for PSN 4");
+    assert!(t.recoveries.iter().all(|r| r.trigger != rig::truth::Trigger::Nak(nak as u32)), "{:#?}", t.recoveries);
+    let s = &report.connections[1];
+    assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions), (1, 0, 3));
+}
