@@ -501,15 +501,18 @@ impl Timer {
         Some(self.lapsed || elapsed(start.ts(), now) >= t)
     }
 
-    /// Whether a go-back at `r` is certainly the timer's: a timeout after its latest possible
-    /// start, progress heard dated `delivery_ns` after its copy, and no progress heard since
-    /// that may have restarted it.
-    fn certainly_expired(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> bool {
-        let (Some(t), Some(start), true) = (timeout_ns, self.started, self.heard.is_empty()) else { return false };
-        match start {
-            Start::Sent(s) => elapsed(s, r.switch_ts_ns) >= t,
-            Start::Heard(a) => elapsed(a, r.switch_ts_ns) >= t + delivery_ns,
-        }
+    /// When the timer expired, on the clock of the requester's sends, if a go-back at `r` is
+    /// certainly its timeout's: a timeout after its latest possible start (progress heard
+    /// dated `delivery_ns` after its copy), and no progress heard since that may have
+    /// restarted it.
+    fn certainly_expired(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<u64> {
+        let (Some(t), Some(start), true) = (timeout_ns, self.started, self.heard.is_empty()) else { return None };
+        let latest_start = match start {
+            Start::Sent(s) => s,
+            Start::Heard(a) => ts_add(a, delivery_ns),
+        };
+        let expiry = ts_add(latest_start, t);
+        (!later(expiry, r.switch_ts_ns)).then_some(expiry)
     }
 
     /// Progress `h` reached the requester: it restarts the timer, unless the timer restarted
@@ -1164,8 +1167,8 @@ impl<'u> Checker<'u> {
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
         let timer = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns(), self.way_back());
-        if self.timer.certainly_expired(r, self.p.timeout_ns, self.delivery_ns()) {
-            self.drop_gaps_found_going_back(r);
+        if let Some(expiry) = self.timer.certainly_expired(r, self.p.timeout_ns, self.delivery_ns()) {
+            self.drop_gaps_found_going_back(expiry);
         }
         self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat.
@@ -1198,15 +1201,15 @@ impl<'u> Checker<'u> {
         self.flag_unless(excused, ViolationKind::ReadWrongRestart, Evidence::of(r), Some(epsn), m);
     }
 
-    /// READ: `r` is certainly the timer's repeat; the requester went back to its oldest
-    /// missing response when it left, up to a delivery bound before its copy. A gap whose
-    /// first out-of-sequence response passed the switch within that bound, with none in
-    /// order since the requester went back, reached it while it was going back, which
+    /// READ: the timer expired at `expiry` (on the clock of the requester's sends) and the
+    /// requester went back to its oldest missing response. A gap whose first out-of-sequence
+    /// response may have reached it after that (its copy within a delivery bound before),
+    /// with none in order since the requester went back, came while it was going back, which
     /// starts no second retry (IBA Go-back-N; rxe: no new retry while one is started): it
     /// found no gap there, and owes no repeat (Lumina §6.1's READ NAK) for it.
-    fn drop_gaps_found_going_back(&mut self, r: &Record) {
+    fn drop_gaps_found_going_back(&mut self, expiry: u64) {
         let bound = self.delivery_ns();
-        let after_repeat = |e: &Evidence| elapsed(e.switch_ts_ns, r.switch_ts_ns) < bound;
+        let after_repeat = |e: &Evidence| later(ts_add(e.switch_ts_ns, bound), expiry);
         let unseen = |e: &Episode| after_repeat(&e.cause) && !e.after.is_some_and(|i| after_repeat(&i));
         let before = self.rx.awaiting.len();
         self.rx.awaiting.retain(|e| !unseen(e));
@@ -2128,6 +2131,94 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn progress_a_timeout_had_not_heard_restarts_the_timer_after_its_go_back() {
+        // 33 µs timeout over a path whose prompt replies take 16.9 µs: the NAK for 103 passes
+        // the switch 6 µs before the timeout's go-back to 102 (which had not heard it: it
+        // acknowledged 102), and restarts the timer on arrival, after that go-back; its own
+        // go-back 33 µs after the timeout's copy but well within a timeout of the NAK's
+        // arrival answers the NAK.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.data(100);
+        t.data(101);
+        t.ack(101);
+        t.data(102);
+        t.dropped(103);
+        t.data(104);
+        t.nak(103);
+        for p in [102, 103, 104, 103] {
+            t.data(p);
+        }
+        let ts = [0, 100, 17_000, 20_000, 20_100, 20_200, 47_000, 53_000, 53_100, 53_200, 86_000];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 1));
+    }
+
+    #[test]
+    fn a_timer_that_expired_before_progress_could_arrive_times_out() {
+        // 33 µs timeout over a path whose prompt replies take 19.9 µs: the NAK for 103
+        // (acknowledging 102) passes the switch 168 ns before the timer, started at 102's
+        // copy, expires; it cannot reach the requester in time. The go-back, however late
+        // its copy, is the timeout's (it was timed from the NAK: NAK-triggered).
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.data(100);
+        t.data(101);
+        t.ack(101);
+        t.data(102);
+        t.dropped(103);
+        t.data(104);
+        t.nak(103);
+        t.data(103);
+        let ts = [0, 100, 20_000, 25_000, 25_100, 25_200, 57_600, 78_000];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (0, 1));
+    }
+
+    #[test]
+    fn a_read_gap_reaching_the_requester_after_its_timer_repeated_is_no_episode() {
+        // 33 µs timeout, 17.5 µs from the request's copy to its first response's: the timer
+        // repeats the request 15 µs after the out-of-sequence 101 passed the switch, before
+        // 101 reached the requester, which was then going back: no loss episode.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.read_request(100, 4);
+        t.dropped_response(100);
+        for p in 101..=103 {
+            t.response(p);
+        }
+        t.read_request(100, 4);
+        for p in 100..=103 {
+            t.response(p);
+        }
+        let ts = [0, 17_500, 17_600, 17_700, 17_800, 32_768, 50_000, 50_100, 50_200, 50_300];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (0, 1));
+        // With a 40 µs timeout the timer expires after 101 surely arrived: an episode, the
+        // timer's repeat (its copy late) answering it.
+        t.timeout_ns = Some(40_000);
+        let ts = [0, 17_500, 17_600, 17_700, 17_800, 60_000, 77_000, 77_100, 77_200, 77_300];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (1, 1));
     }
 
     #[test]
