@@ -572,3 +572,142 @@ rig: {{seed: 3{lost}}}
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// A compliant slow-path run (found by the random slow-path runs, `GBN_RANDOM_RUNS=1000`):
+/// no flags, counts and the NAK/timeout split as the emulator's.
+fn slow_run(name: &str, knobs: Knobs) -> (RigRun, gbn::Report) {
+    let (run, report) = gbn_report(name, &knobs);
+    assert_compliant(name, &run, &report);
+    (run, report)
+}
+
+#[test]
+fn a_timeout_during_a_nak_reaction_is_the_only_go_back() {
+    // E810 (NAK reaction 20-40 µs), 65 µs timeout, 1 Gb/s links shared by three QPs: QP 2's
+    // NAK for PSN 4 arrives, its timer expires during the NAK reaction and goes back to PSN
+    // 4. The NAK's go-back is done: it is not done again when the reaction ends (which,
+    // clamped by the ACK for PSN 4 that arrived meanwhile, resent PSN 5 on as if the
+    // timeout's own, a NAK go-back no trace shows).
+    let events = vec![ev(2, 4, Corrupt, 2)];
+    let extra_rig = "  link-gbps: 1.0\n".to_string();
+    let knobs = Knobs {
+        seed: 218,
+        nic: NicKind::E810,
+        conns: 3,
+        msgs: 2,
+        msg_pkts: 4,
+        tx_depth: 3,
+        barrier: true,
+        timeout: 4,
+        events,
+        extra_rig,
+        ..Knobs::default()
+    };
+    let (run, report) = slow_run("gbn-timeout-during-nak-reaction", knobs);
+    let t = &run.result.truth;
+    let nak = t.naks.iter().position(|n| n.conn == 1 && n.expected_psn == 4).expect("QP 2's NAK for PSN 4");
+    assert!(t.recoveries.iter().all(|r| r.trigger != rig::truth::Trigger::Nak(nak as u32)), "{:#?}", t.recoveries);
+    let s = &report.connections[1];
+    assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions), (1, 0, 3));
+}
+
+#[test]
+fn progress_a_go_back_had_not_heard_restarts_the_timer_after_it() {
+    // 8 µs cables, 33 µs timeout: the timer goes back to PSN 13 before the NAK for PSN 16
+    // (acknowledging 13-15) arrives; the NAK restarts the timer on arrival, after that
+    // go-back, and its own go-back to PSN 16 comes 34 µs after the timeout's copy but well
+    // within a timeout of the NAK's arrival: NAK-triggered (it was counted a timeout).
+    let events = vec![ev(1, 16, Drop, 2), ev(1, 20, Drop, 2), ev(1, 18, Ecn, 2)];
+    let extra_rig = "  link-delay-ns: 8000\n".to_string();
+    let knobs = Knobs {
+        seed: 250,
+        nic: NicKind::E810,
+        msgs: 4,
+        msg_pkts: 6,
+        tx_depth: 2,
+        adaptive: true,
+        timeout: 3,
+        events,
+        extra_rig,
+        ..Knobs::default()
+    };
+    let (_, report) = slow_run("gbn-progress-after-go-back", knobs);
+    let s = &report.connections[0];
+    assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 2));
+}
+
+#[test]
+fn a_timer_that_expired_before_the_nak_arrived_times_out_however_late_its_go_back_leaves() {
+    // 1 Gb/s links shared by three QPs, 65 µs timeout: QP 3's timer expires 280 ns (on the
+    // switch clock) after the NAK for PSN 2 passed the switch, long before the NAK can
+    // reach the requester; the go-back's first copy leaves 14 µs later, behind the other
+    // QPs' packets: the timeout's (it was timed from the NAK and counted NAK-triggered).
+    let events = vec![ev(3, 2, Drop, 1), ev(1, 4, Drop, 2)];
+    let extra_rig = "  link-gbps: 1.0\n".to_string();
+    let knobs = Knobs {
+        seed: 669,
+        conns: 3,
+        msgs: 2,
+        msg_pkts: 8,
+        tx_depth: 3,
+        barrier: true,
+        slow_restart: true,
+        timeout: 4,
+        events,
+        extra_rig,
+        ..Knobs::default()
+    };
+    let (_, report) = slow_run("gbn-timer-expired-before-nak", knobs);
+    let s = &report.connections[2];
+    assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions), (1, 0, 5));
+}
+
+#[test]
+fn a_read_gap_arriving_after_the_timers_repeat_left_is_no_episode() {
+    // 8 µs cables, 33 µs timeout: the responses to the first request reach the requester
+    // after its timer has repeated the request; the first is lost (dropped, or corrupted),
+    // so the next is out of sequence, but the requester is already going back and sends no
+    // repeat for it: no loss episode, no NAK owed (each was counted an episode). In the
+    // E810 run a later gap, after a response in order, is an episode again.
+    let cases = [
+        (715, NicKind::Cx6Dx, 3, 1, 4, 1, false, vec![ev(1, 1, Corrupt, 1)], 0),
+        (
+            712,
+            NicKind::E810,
+            1,
+            2,
+            2,
+            2,
+            true,
+            vec![
+                ev(1, 1, Drop, 1),
+                ev(1, 1, Drop, 2),
+                ev(1, 2, Drop, 3),
+                ev(1, 2, Drop, 2),
+                ev(1, 3, Corrupt, 2),
+                ev(1, 3, Drop, 3),
+            ],
+            1,
+        ),
+    ];
+    for (seed, nic, conns, msgs, msg_pkts, tx_depth, barrier, events, episodes) in cases {
+        let extra_rig = "  link-delay-ns: 8000\n".to_string();
+        let knobs = Knobs {
+            seed,
+            verb: Verb::Read,
+            nic,
+            conns,
+            msgs,
+            msg_pkts,
+            tx_depth,
+            barrier,
+            timeout: 3,
+            events,
+            extra_rig,
+            ..Knobs::default()
+        };
+        let (run, report) = slow_run(&format!("gbn-read-gap-after-repeat-{seed}"), knobs);
+        assert!(run.result.truth.timeouts.iter().any(|t| t.conn == 0), "seed {seed}: the timer repeats");
+        assert_eq!(report.connections[0].ooo_episodes, episodes, "seed {seed}");
+    }
+}

@@ -24,11 +24,13 @@
 //!   it knew it (responses still on their way do not count). A gap that a request sent
 //!   before it fills needs none; while a repeat is outstanding, a new gap needs none, and
 //!   a second repeat the timer does not explain is a second NAK. A repeat the timer sent
-//!   after the NAK was due is no NAK.
+//!   after the NAK was due is no NAK. A gap whose response reached the requester after its
+//!   timer's repeat left (nothing in order between) came while it was going back: no episode.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
-//! `num_timeouts`); with the configured timeout, the retransmission timer decides. PSN
+//! `num_timeouts`); with the configured timeout, the retransmission timer decides, timed
+//! on the requester's side of the switch where the trace shows the way there (`Timer`). PSN
 //! arithmetic is 24-bit with wraparound throughout (`wire::psn`).
 
 use std::collections::VecDeque;
@@ -59,6 +61,10 @@ pub const IN_FLIGHT_NS: u64 = 10_000;
 /// request, per NIC, twice Lumina §6.1's figures (Fig. 8: CX4 Lx ≈150 µs, E810 ≈83 ms;
 /// CX5/CX6 Dx READ is not given, so the slowest NVIDIA NIC's).
 const READ_NAK_NS: [(&str, u64); 4] = [("cx4", 300_000), ("cx5", 300_000), ("cx6", 300_000), ("e810", 166_000_000)];
+/// WRITE/SEND: the longest a responder takes from an out-of-sequence packet to its NAK,
+/// per NIC, twice Lumina §6.1's figures (Fig. 8: CX5, CX6 Dx ≈2 µs, E810 ≈10 µs; CX4 Lx's
+/// is "consistently low" too, so the NVIDIA figure).
+const WRITE_NAK_NS: [(&str, u64); 4] = [("cx4", 4_000), ("cx5", 4_000), ("cx6", 4_000), ("e810", 20_000)];
 /// At most this from a packet's switch ingress to its receiver's transport, plus from the
 /// receiver back to the switch (switch latency, links, serialisation) on a lab rack: a
 /// go-back sooner than this after an ACK's copy may have left before the ACK arrived.
@@ -201,18 +207,30 @@ pub struct Params {
     /// READ: the longest the requester may take to repeat its request after an
     /// out-of-sequence response ([`READ_NAK_NS`] for its NIC); `None` when unknown.
     pub read_nak_ns: Option<u64>,
+    /// WRITE/SEND: the longest the responder may take to NAK ([`WRITE_NAK_NS`] for its
+    /// NIC); `None` when unknown.
+    pub write_nak_ns: Option<u64>,
 }
 
 /// The requester NIC's READ NAK bound, when the configuration names a NIC Lumina measured.
 pub fn read_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
-    let nic = config?.requester.nic.as_deref()?;
-    READ_NAK_NS.iter().find(|(n, _)| *n == nic).map(|&(_, ns)| ns)
+    nic_bound(&READ_NAK_NS, config?.requester.nic.as_deref()?)
+}
+
+/// The responder NIC's WRITE/SEND NAK bound, when the configuration names a NIC Lumina
+/// measured.
+pub fn write_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
+    nic_bound(&WRITE_NAK_NS, config?.responder.nic.as_deref()?)
+}
+
+fn nic_bound(table: &[(&str, u64)], nic: &str) -> Option<u64> {
+    table.iter().find(|(n, _)| *n == nic).map(|&(_, ns)| ns)
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let timeout_ns = fixed_timeout_ns(config);
-    let read_nak_ns = read_nak_ns(config);
+    let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -222,7 +240,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let records = input.view.records;
         let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
-        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns };
+        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns, write_nak_ns };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
         report.violations.extend(checked.violations);
@@ -280,6 +298,9 @@ struct Episode {
     /// A copy is missing since the receiver last took a packet in order: the PSN taken
     /// as lost may have arrived unseen (the first copy of a go-back, say), and no gap was.
     unseen_before: bool,
+    /// The last in-order arrival before the cause (READ: whether the requester was going
+    /// back when the cause arrived).
+    after: Option<Evidence>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -308,8 +329,8 @@ struct Receiver {
     /// READ: in-order responses (PSN, switch timestamp) of the last [`IN_FLIGHT_NS`].
     recent: VecDeque<(u32, u64)>,
     next_id: u64,
-    /// Trace order of the last in-order arrival: what the receiver knows dates from it.
-    last_in_order: Option<u64>,
+    /// The last in-order arrival: what the receiver knows dates from it.
+    last_in_order: Option<Evidence>,
     /// READ: the first missing PSN a repeated request not sent by the timer (a NAK) asked
     /// for, until a response arrives in order.
     repeat_for: Option<u32>,
@@ -345,9 +366,10 @@ struct Sender {
     ack_una: Option<u32>,
     /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
     holes: Vec<(u32, u32)>,
-    /// Recent first transmissions (PSN, copy timestamp) no ACK has named yet: an ACK
-    /// naming one times the path's round trip.
-    fresh: VecDeque<(u32, u64)>,
+    /// Recent first transmissions (PSN, copy timestamp, sent again since) no ACK has named
+    /// yet: an ACK naming one times the path's round trip (a reply, unless it may answer
+    /// the copy sent again).
+    fresh: VecDeque<(u32, u64, bool)>,
 }
 
 /// READ: what the responder was asked for, and what the requester asked.
@@ -393,45 +415,147 @@ impl Job {
     }
 }
 
-/// When the requester's retransmission timer last (re)started, on the switch clock, as
-/// early as the trace allows: at its own send with nothing outstanding or its timeout's
-/// go-back, or at progress it heard of — an ACK/NAK advancing, READ: an in-order response.
-/// Heard progress counts from its copy's timestamp, and only for go-backs at least a
+/// When the requester's retransmission timer last (re)started, as early as the trace
+/// allows: at its own send with nothing outstanding or its timeout's go-back (dated by their
+/// copies), or at progress it heard of — an ACK/NAK advancing, READ: an in-order response
+/// (dated by the progress's copy). Heard progress counts only for go-backs at least a
 /// delivery bound later ([`DELIVERY_NS`], or the path's round trip): a timer that fired
 /// while it was on its way, or whose go-back was still leaving, never saw it. A timeout
 /// fires no earlier than the timeout after the start.
+///
+/// Progress reaches the requester after its copy passed the switch, and what the requester
+/// sends after shows at the switch a way later (Lumina §4: switch timestamps are half a round
+/// trip off each end's): progress heard later than the timer's expiry by the requester's
+/// sends' clock did not stop the timeout, however late its go-back's first copy leaves; and
+/// progress a go-back provably had not heard (it went back behind what the progress
+/// acknowledged) restarted the timer after that go-back, not at its earlier copy.
 #[derive(Debug, Default)]
 struct Timer {
-    started: Option<u64>,
+    started: Option<Start>,
     /// Heard restarts not yet certain to be in effect, oldest first.
-    heard: VecDeque<u64>,
+    heard: VecDeque<Heard>,
+    /// The timer expired before progress heard since could restart it: the next go-back is
+    /// the timeout's.
+    lapsed: bool,
+}
+
+/// A timer start: at the requester's own send, on the clock of its copies, or at progress
+/// heard, on the clock of the progress's copy.
+#[derive(Debug, Clone, Copy)]
+enum Start {
+    Sent(u64),
+    Heard(u64),
+}
+
+impl Start {
+    fn ts(self) -> u64 {
+        match self {
+            Start::Sent(t) | Start::Heard(t) => t,
+        }
+    }
+}
+
+/// Progress heard: its copy's timestamp, what it acknowledged (everything before `una`),
+/// and the copy of a go-back that left before it arrived.
+#[derive(Debug, Clone, Copy)]
+struct Heard {
+    at: u64,
+    una: u32,
+    missed_by: Option<u64>,
+}
+
+/// How far after progress's copy the requester's sends show it ([`Checker::return_ns`]):
+/// `return_ns` dates a restart a go-back missed; `lapse_ns`, timed through NAKs too, tells
+/// whether the timer expired before the progress arrived.
+#[derive(Debug, Clone, Copy)]
+struct Return {
+    return_ns: u64,
+    lapse_ns: u64,
 }
 
 impl Timer {
     fn restart(&mut self, r: &Record) {
-        self.started = Some(r.switch_ts_ns);
+        self.started = Some(Start::Sent(r.switch_ts_ns));
+        self.lapsed = false;
     }
 
-    fn restart_heard(&mut self, r: &Record) {
+    fn restart_heard(&mut self, r: &Record, una: u32) {
         if self.heard.len() == MAX_PENDING {
             self.heard.pop_front();
         }
-        self.heard.push_back(r.switch_ts_ns);
+        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None });
+    }
+
+    /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
+    fn missed(&mut self, p: u32, r: &Record) {
+        for h in self.heard.iter_mut().filter(|h| psn::gt(h.una, p) && h.missed_by.is_none()) {
+            h.missed_by = Some(r.switch_ts_ns);
+        }
     }
 
     /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown); progress
     /// heard less than `delivery_ns` before it may not have reached the requester in time.
-    fn expired(&mut self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<bool> {
+    fn expired(&mut self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64, way: Return) -> Option<bool> {
         let now = r.switch_ts_ns;
-        while let Some(&at) = self.heard.front().filter(|&&at| elapsed(at, now) >= delivery_ns && !later(at, now)) {
+        while let Some(&h) = self.heard.front().filter(|h| elapsed(h.at, now) >= delivery_ns && !later(h.at, now)) {
             self.heard.pop_front();
-            if self.started.is_none_or(|s| later(at, s)) {
-                self.started = Some(at);
-            }
+            self.hear(h, timeout_ns, way);
         }
         let t = timeout_ns?;
         let Some(start) = self.started else { return Some(true) };
-        Some(elapsed(start, now) >= t)
+        Some(self.lapsed || elapsed(start.ts(), now) >= t)
+    }
+
+    /// When the timer expired, on the clock of the requester's sends, if a go-back at `r` is
+    /// certainly its timeout's: a timeout after its latest possible start (progress heard
+    /// dated `delivery_ns` after its copy), and no progress heard since that may have
+    /// restarted it.
+    fn certainly_expired(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<u64> {
+        let (Some(t), Some(start), true) = (timeout_ns, self.started, self.heard.is_empty()) else { return None };
+        let latest_start = match start {
+            Start::Sent(s) => s,
+            Start::Heard(a) => ts_add(a, delivery_ns),
+        };
+        let expiry = ts_add(latest_start, t);
+        (!later(expiry, r.switch_ts_ns)).then_some(expiry)
+    }
+
+    /// Progress `h` reached the requester: it restarts the timer, unless the timer restarted
+    /// later by a send, or expired before it arrived.
+    fn hear(&mut self, h: Heard, timeout_ns: Option<u64>, way: Return) {
+        let start = match h.missed_by {
+            Some(g) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
+            None => Start::Heard(h.at),
+        };
+        match self.started {
+            Some(s) if !later(start.ts(), s.ts()) => {}
+            Some(s) if timeout_ns.is_some_and(|t| expired_before(s, t, h.at, way.lapse_ns)) => self.lapsed = true,
+            _ if self.lapsed => {}
+            _ => self.started = Some(start),
+        }
+    }
+}
+
+/// Whether a timer started at `s` expired (after `t`) before progress whose copy passed at
+/// `at` reached the requester, `lapse_ns` after by the clock of the requester's sends.
+fn expired_before(s: Start, t: u64, at: u64, lapse_ns: u64) -> bool {
+    let (expiry, arrival) = match s {
+        Start::Sent(x) => (ts_add(x, t), ts_add(at, lapse_ns)),
+        Start::Heard(x) => (ts_add(x, t), at),
+    };
+    !later(expiry, arrival)
+}
+
+fn ts_add(ts: u64, ns: u64) -> u64 {
+    ts.wrapping_add(ns) & wire::mirror::TIMESTAMP_MAX
+}
+
+/// The later of two switch times.
+fn latest(a: u64, b: u64) -> u64 {
+    if later(a, b) {
+        a
+    } else {
+        b
     }
 }
 
@@ -470,6 +594,11 @@ struct Checker<'u> {
     /// or from a new data packet's copy to the ACK naming it (WRITE/SEND): the path from
     /// the switch to the hosts and back, plus the responder's turnaround.
     path_ns: Option<u64>,
+    /// The same through replies the responder sends about [`DELIVERY_NS`] after what they
+    /// answer (ACKs naming a packet sent once, first responses), and through NAKs, which a
+    /// NIC may take long to generate (E810 ≈10 µs, Lumina §6.1).
+    reply_ns: Option<u64>,
+    nak_ns: Option<u64>,
 }
 
 impl<'u> Checker<'u> {
@@ -492,6 +621,8 @@ impl<'u> Checker<'u> {
             unverifiable: Vec::new(),
             assumed: VecDeque::new(),
             path_ns: None,
+            reply_ns: None,
+            nak_ns: None,
         }
     }
 
@@ -520,7 +651,7 @@ impl<'u> Checker<'u> {
     /// Whether a copy is missing since the data receiver last took a packet in order:
     /// what it knew since may have changed unseen.
     fn unseen_since_in_order(&self, r: &Record) -> bool {
-        self.unseen.between(self.rx.last_in_order, r.seq())
+        self.unseen.between(self.rx.last_in_order.map(|e| e.order), r.seq())
     }
 
     /// Whether a copy is missing since the last packet toward the data sender (ACK/NAK;
@@ -603,7 +734,7 @@ impl<'u> Checker<'u> {
         if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) {
             self.tx.ack_una = Some(una);
             if self.p.verb != Verb::Read {
-                self.timer.restart_heard(r);
+                self.timer.restart_heard(r, una);
             }
         }
     }
@@ -664,7 +795,7 @@ impl<'u> Checker<'u> {
         let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause.switch_ts_ns) else {
             return;
         };
-        self.note_path(cause, r);
+        self.note_path(cause, r, Reply::Nak);
     }
 
     /// Matches a NAK naming `named` to the episode it answers: the waiting episode it
@@ -723,9 +854,9 @@ impl<'u> Checker<'u> {
         }
         match self.rx.gbn.arrive(p) {
             Arrival::InOrder => {
-                self.rx.last_in_order = Some(r.seq());
+                self.rx.last_in_order = Some(Evidence::of(r));
                 if self.p.verb == Verb::Read {
-                    self.timer.restart_heard(r);
+                    self.timer.restart_heard(r, psn::add(p, 1));
                     self.note_in_order(r);
                     self.rx.repeat_for = None;
                 }
@@ -766,10 +897,34 @@ impl<'u> Checker<'u> {
         DELIVERY_NS.max(self.path_ns.unwrap_or(0))
     }
 
+    /// From a copy toward the requester to the copy of what the requester sends once it
+    /// arrived: the way to the requester and back. The trace times only the way through the
+    /// responder, over the same switch and links, plus its turnaround and any queueing;
+    /// half the shortest such round trip by a prompt reply is taken (Lumina §4: the switch's
+    /// timestamps are half a round trip off each end's), short of the way back even on a
+    /// loaded slow path, and a few hundred ns on a lab rack.
+    fn return_ns(&self) -> u64 {
+        self.reply_ns.unwrap_or(0) / 2
+    }
+
+    /// [`Self::return_ns`], and the same through NAKs too (less the responder NIC's longest
+    /// NAK generation, [`WRITE_NAK_NS`]) to tell a timer that expired before progress
+    /// arrived: often the only round trip timed before the first go-back.
+    fn way_back(&self) -> Return {
+        let through_nak = self.nak_ns.zip(self.p.write_nak_ns).map_or(0, |(n, g)| n.saturating_sub(g) / 2);
+        Return { return_ns: self.return_ns(), lapse_ns: self.return_ns().max(through_nak) }
+    }
+
     /// Keeps the shortest request-to-reply time seen as the path's round trip.
-    fn note_path(&mut self, asked_ts: u64, r: &Record) {
+    fn note_path(&mut self, asked_ts: u64, r: &Record, reply: Reply) {
         let t = elapsed(asked_ts, r.switch_ts_ns);
-        self.path_ns = Some(self.path_ns.map_or(t, |p| p.min(t)));
+        let keep = |v: &mut Option<u64>| *v = Some(v.map_or(t, |p| p.min(t)));
+        keep(&mut self.path_ns);
+        match reply {
+            Reply::Prompt => keep(&mut self.reply_ns),
+            Reply::Nak => keep(&mut self.nak_ns),
+            Reply::Unknown => {}
+        }
     }
 
     /// READ: remembers the in-order responses of the last [`Self::in_flight_ns`].
@@ -795,9 +950,9 @@ impl<'u> Checker<'u> {
                 self.missing_nak(&e, "too many losses went unanswered");
             }
         }
-        let unseen_before = self.unseen_since_in_order(r);
+        let (unseen_before, after) = (self.unseen_since_in_order(r), self.rx.last_in_order);
         let cause = Evidence::of(r);
-        self.rx.awaiting.push_back(Episode { id, lost, cause, closed: false, closed_at: None, unseen_before });
+        self.rx.awaiting.push_back(Episode { id, lost, cause, closed: false, closed_at: None, unseen_before, after });
     }
 
     /// WRITE/SEND: a data packet as the requester sent it.
@@ -817,6 +972,8 @@ impl<'u> Checker<'u> {
         }
         if psn::le(p, last) {
             self.go_back_past_unacknowledged(r);
+            self.timer.missed(p, r);
+            self.resent(p);
             self.go_back(r);
         } else if psn::gt(p, next_new) && psn::distance(next_new, p) as u64 <= self.gap {
             self.catch_up_with(r, next_new);
@@ -846,22 +1003,29 @@ impl<'u> Checker<'u> {
         }
     }
 
+    /// WRITE/SEND: a go-back to `p` sends the first transmissions from `p` again.
+    fn resent(&mut self, p: u32) {
+        for f in self.tx.fresh.iter_mut().filter(|f| psn::ge(f.0, p)) {
+            f.2 = true;
+        }
+    }
+
     /// WRITE/SEND: a first transmission, to time the path by the ACK that names it.
     fn note_fresh(&mut self, r: &Record) {
         if self.tx.fresh.len() == MAX_HOLES {
             self.tx.fresh.pop_front();
         }
-        self.tx.fresh.push_back((r.psn(), r.switch_ts_ns));
+        self.tx.fresh.push_back((r.psn(), r.switch_ts_ns, false));
     }
 
     /// WRITE/SEND: an ACK naming a first transmission still remembered: the time between
     /// their copies is a round trip through the responder (a retransmission's copy would
     /// be later than the one it acknowledges, so only first ones count).
     fn time_path_by_ack(&mut self, r: &Record) {
-        let Some(i) = self.tx.fresh.iter().position(|&(p, _)| p == r.psn()) else { return };
-        let (_, sent) = self.tx.fresh[i];
+        let Some(i) = self.tx.fresh.iter().position(|&(p, _, _)| p == r.psn()) else { return };
+        let (_, sent, again) = self.tx.fresh[i];
         self.tx.fresh.drain(..=i);
-        self.note_path(sent, r);
+        self.note_path(sent, r, if again { Reply::Unknown } else { Reply::Prompt });
     }
 
     /// Data PSNs `first..r.psn()` were never seen, right after a copy went missing: they
@@ -912,7 +1076,8 @@ impl<'u> Checker<'u> {
     /// go-back for the same NAK); after, the timeout fired first (a NAK still on its way
     /// is overtaken). Without it, Lumina's rule: a NAK if one explains it.
     fn count_go_back(&mut self, r: &Record, answers_nak: bool) {
-        let timeout = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns()).unwrap_or(!answers_nak);
+        let timeout =
+            self.timer.expired(r, self.p.timeout_ns, self.delivery_ns(), self.way_back()).unwrap_or(!answers_nak);
         self.count_go_back_as(r, timeout);
     }
 
@@ -1017,7 +1182,10 @@ impl<'u> Checker<'u> {
     /// the requester knew it: responses that passed the switch less than
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
-        let timer = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns());
+        let timer = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns(), self.way_back());
+        if let Some(expiry) = self.timer.certainly_expired(r, self.p.timeout_ns, self.delivery_ns()) {
+            self.drop_gaps_found_going_back(expiry);
+        }
         self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat.
         self.rx.gbn.recovering();
@@ -1049,6 +1217,21 @@ impl<'u> Checker<'u> {
         self.flag_unless(excused, ViolationKind::ReadWrongRestart, Evidence::of(r), Some(epsn), m);
     }
 
+    /// READ: the timer expired at `expiry` (on the clock of the requester's sends) and the
+    /// requester went back to its oldest missing response. A gap whose first out-of-sequence
+    /// response may have reached it after that (its copy within a delivery bound before),
+    /// with none in order since the requester went back, came while it was going back, which
+    /// starts no second retry (IBA Go-back-N; rxe: no new retry while one is started): it
+    /// found no gap there, and owes no repeat (Lumina §6.1's READ NAK) for it.
+    fn drop_gaps_found_going_back(&mut self, expiry: u64) {
+        let bound = self.delivery_ns();
+        let after_repeat = |e: &Evidence| later(ts_add(e.switch_ts_ns, bound), expiry);
+        let unseen = |e: &Episode| after_repeat(&e.cause) && !e.after.is_some_and(|i| after_repeat(&i));
+        let before = self.rx.awaiting.len();
+        self.rx.awaiting.retain(|e| !unseen(e));
+        self.stats.ooo_episodes -= (before - self.rx.awaiting.len()) as u64;
+    }
+
     /// READ: the requester's NAK for the oldest gap still waiting for one was due before
     /// `r`: the gap showed longer ago than its NIC takes to repeat a request.
     fn read_nak_overdue(&self, r: &Record) -> bool {
@@ -1076,7 +1259,7 @@ impl<'u> Checker<'u> {
     /// sends, which the trace dates by their copies, up to a path's delay late.
     fn timer_may_have_sent(&self, r: &Record) -> bool {
         let (Some(t), Some(start)) = (self.p.timeout_ns, self.timer.started) else { return true };
-        elapsed(start, r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
+        elapsed(start.ts(), r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
     }
 
     /// READ: the responder received request `r`.
@@ -1216,7 +1399,7 @@ impl<'u> Checker<'u> {
         }
         let job = self.read.jobs.drain(..=i).next_back();
         if let Some(asked) = job.and_then(|j| j.asked_ts) {
-            self.note_path(asked, r);
+            self.note_path(asked, r, Reply::Prompt);
         }
         // Repeats of the request now answered, queued before it was: answered by it, or
         // again after it.
@@ -1249,6 +1432,15 @@ impl<'u> Checker<'u> {
         self.out.sort_by_key(|(order, _)| *order);
         self.unverifiable.sort_by_key(|(order, _)| *order);
     }
+}
+
+/// What a round trip through the responder was timed by: a reply it sends promptly (an
+/// ACK, a first READ response), a NAK, or an ACK that may answer a later copy.
+#[derive(Debug, Clone, Copy)]
+enum Reply {
+    Prompt,
+    Nak,
+    Unknown,
 }
 
 enum Answer {
@@ -1398,7 +1590,8 @@ mod tests {
         }
         fn check_all(&self, verb: Verb, ipsn: u32) -> Checked {
             let (timeout_ns, read_nak_ns) = (self.timeout_ns, self.read_nak_ns);
-            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu: Some(1024), timeout_ns, read_nak_ns };
+            let (mtu, write_nak_ns) = (Some(1024), None);
+            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu, timeout_ns, read_nak_ns, write_nak_ns };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
             if records.first().is_some_and(|r| r.seq() > 1) {
@@ -1954,6 +2147,94 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn progress_a_timeout_had_not_heard_restarts_the_timer_after_its_go_back() {
+        // 33 µs timeout over a path whose prompt replies take 16.9 µs: the NAK for 103 passes
+        // the switch 6 µs before the timeout's go-back to 102 (which had not heard it: it
+        // acknowledged 102), and restarts the timer on arrival, after that go-back; its own
+        // go-back 33 µs after the timeout's copy but well within a timeout of the NAK's
+        // arrival answers the NAK.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.data(100);
+        t.data(101);
+        t.ack(101);
+        t.data(102);
+        t.dropped(103);
+        t.data(104);
+        t.nak(103);
+        for p in [102, 103, 104, 103] {
+            t.data(p);
+        }
+        let ts = [0, 100, 17_000, 20_000, 20_100, 20_200, 47_000, 53_000, 53_100, 53_200, 86_000];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 1));
+    }
+
+    #[test]
+    fn a_timer_that_expired_before_progress_could_arrive_times_out() {
+        // 33 µs timeout over a path whose prompt replies take 19.9 µs: the NAK for 103
+        // (acknowledging 102) passes the switch 168 ns before the timer, started at 102's
+        // copy, expires; it cannot reach the requester in time. The go-back, however late
+        // its copy, is the timeout's (it was timed from the NAK: NAK-triggered).
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.data(100);
+        t.data(101);
+        t.ack(101);
+        t.data(102);
+        t.dropped(103);
+        t.data(104);
+        t.nak(103);
+        t.data(103);
+        let ts = [0, 100, 20_000, 25_000, 25_100, 25_200, 57_600, 78_000];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!(v, []);
+        assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (0, 1));
+    }
+
+    #[test]
+    fn a_read_gap_reaching_the_requester_after_its_timer_repeated_is_no_episode() {
+        // 33 µs timeout, 17.5 µs from the request's copy to its first response's: the timer
+        // repeats the request 15 µs after the out-of-sequence 101 passed the switch, before
+        // 101 reached the requester, which was then going back: no loss episode.
+        let mut t = Trace::new();
+        t.timeout_ns = Some(32_768);
+        t.read_request(100, 4);
+        t.dropped_response(100);
+        for p in 101..=103 {
+            t.response(p);
+        }
+        t.read_request(100, 4);
+        for p in 100..=103 {
+            t.response(p);
+        }
+        let ts = [0, 17_500, 17_600, 17_700, 17_800, 32_768, 50_000, 50_100, 50_200, 50_300];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (0, 1));
+        // With a 40 µs timeout the timer expires after 101 surely arrived: an episode, the
+        // timer's repeat (its copy late) answering it.
+        t.timeout_ns = Some(40_000);
+        let ts = [0, 17_500, 17_600, 17_700, 17_800, 60_000, 77_000, 77_100, 77_200, 77_300];
+        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
+            r.switch_ts_ns = ts;
+        }
+        let (s, v) = t.check(Verb::Read);
+        assert_eq!(v, []);
+        assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (1, 1));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The RC requester: segments WRITE/SEND messages into packets (or issues READ requests),
 //! and recovers losses with Go-back-N (Lumina §4 "Retransmission logic", §6.1):
-//! - a NAK-sequence-error for PSN p: after the NIC's NACK reaction time, resend from p;
+//! - a NAK-sequence-error for PSN p: after the NIC's NACK reaction time, resend from p —
+//!   unless a timeout went back meanwhile, which that go-back then was;
 //! - READ: an out-of-sequence response means a gap; after the NIC's READ NACK generation
 //!   time, repeat the READ request from the missing PSN (the READ "NACK", §6.1);
 //! - no progress for the timeout (IBA: 4.096 µs × 2^timeout, at most retry_cnt retries;
@@ -86,6 +87,10 @@ pub struct ReqQp {
     timeouts: u32,
     timed_out: Option<u64>,
     goback_pending: Option<u64>,
+    /// NAK truth indices whose go-back is scheduled and has not run yet, and those a
+    /// timeout superseded before they ran.
+    nak_gobacks: Vec<u32>,
+    superseded: Vec<u32>,
     trigger: Option<Trigger>,
     pub failed: bool,
     next_tx_at: Ps,
@@ -117,6 +122,8 @@ impl ReqQp {
             timeouts: 0,
             timed_out: None,
             goback_pending: None,
+            nak_gobacks: Vec::new(),
+            superseded: Vec::new(),
             trigger: None,
             failed: false,
             next_tx_at: 0,
@@ -287,6 +294,7 @@ impl ReqQp {
                     let Tag::Nak(index) = pkt.tag else { unreachable!("NAKs carry their truth index") };
                     let delay = ctx.rng.latency(profile.nack_reaction);
                     ctx.truth.naks[index as usize].model_reaction_ns = Some(to_ns(delay));
+                    self.nak_gobacks.push(index);
                     let ev = Ev::GoBack { conn: self.conn, psn: pkt.psn, trigger: Trigger::Nak(index) };
                     ctx.at(ctx.now + delay, ev);
                 }
@@ -388,8 +396,16 @@ impl ReqQp {
         true
     }
 
-    /// The NACK reaction (or READ gap detection) delay has passed: resend from `psn`.
+    /// The NACK reaction (or READ gap detection) delay has passed: resend from `psn` —
+    /// unless a timeout has gone back since the NAK arrived (see [`Self::supersede_naks`]).
     pub fn go_back(&mut self, psn: u64, trigger: Trigger) -> bool {
+        if let Trigger::Nak(i) = trigger {
+            if let Some(k) = self.superseded.iter().position(|&s| s == i) {
+                self.superseded.swap_remove(k);
+                return false;
+            }
+            self.nak_gobacks.retain(|&n| n != i);
+        }
         if self.goback_pending == Some(psn) {
             self.goback_pending = None;
         }
@@ -405,6 +421,18 @@ impl ReqQp {
             }
         }
         true
+    }
+
+    /// A timeout goes back to the oldest unacknowledged PSN, at or before the PSN of any NAK
+    /// whose reaction is still running: that NAK's go-back is done, and is not done again
+    /// when the reaction delay ends. One retry sequence at a time, restarted only by a
+    /// timeout (rxe: "if we've started a retry, don't start another retry sequence, unless
+    /// this is a timeout"). Doing it again resent the same PSNs a second time or, with an
+    /// ACK that arrived meanwhile clamping it, went on from where the timeout's resend was,
+    /// a go-back the truth counted as NAK-triggered but no trace can show.
+    fn supersede_naks(&mut self) {
+        self.superseded.append(&mut self.nak_gobacks);
+        self.goback_pending = None;
     }
 
     /// The QP's timer event fired: the timer expires if its deadline has come.
@@ -458,6 +486,7 @@ impl ReqQp {
         }
         self.snd_nxt = self.snd_una;
         self.trigger = Some(Trigger::Timeout(index));
+        self.supersede_naks();
         if self.shape.verb == Verb::Read {
             self.read_expect = self.snd_una;
             self.read_recovering = true;
