@@ -699,7 +699,10 @@ fn exact_or_unverifiable(name: &str, run: &RigRun, report: &retrans::Report) -> 
         Trigger::Nak(_) => None,
     };
     let latencies = |t: &truth::Recovery| (t.observed_generation_ns, t.observed_reaction_ns, t.observed_timeout_ns);
-    let got = |g: &retrans::Recovery| (g.generation_ns, g.reaction_ns, g.timeout.as_ref().and_then(|d| d.observed_ns));
+    // A go-back that another NAK's may be (`nak_ambiguous`) has the generation latency of
+    // the NAK it names, checked below, not necessarily its own.
+    let generation = |g: &retrans::Recovery| g.generation_ns.filter(|_| !g.nak_ambiguous);
+    let got = |g: &retrans::Recovery| (generation(g), g.reaction_ns, g.timeout.as_ref().and_then(|d| d.observed_ns));
     let exact = |(g, r, o): (Option<u64>, Option<u64>, Option<u64>), t: &truth::Recovery| {
         let (tg, tr, to) = latencies(t);
         g.is_none_or(|g| Some(g) == tg) && r.is_none_or(|r| Some(r) == tr) && o.is_none_or(|o| Some(o) == to)
@@ -733,6 +736,13 @@ fn exact_or_unverifiable(name: &str, run: &RigRun, report: &retrans::Report) -> 
         let doubted = report.unverifiable.iter().any(|g| g.conn == t.conn && psns(g).contains(&t.psn));
         if !proven && !doubted && evidence(t) {
             bad.push(format!("{name}: neither proven nor unverifiable: {t:?}"));
+        }
+    }
+    for g in report.recoveries.iter().chain(&report.unverifiable).filter(|g| g.nak_ambiguous) {
+        let nak = g.nak.and_then(|p| truth.naks.iter().find(|n| n.seq == p.seq));
+        let want = nak.map(|n| n.switch_ts_ns - n.cause_switch_ts_ns);
+        if g.reaction_ns.is_some() || g.generation_ns.is_some_and(|ns| Some(ns) != want) {
+            bad.push(format!("{name}: ambiguous {g:?}, its NAK {nak:?}"));
         }
     }
     let packets = &run.result.packets;
@@ -1010,4 +1020,33 @@ fn random_out_of_order_data_matches_the_truth() {
         flagged += report.recoveries.iter().filter(|r| r.nak_ambiguous).count();
     }
     assert!(flagged > 0, "two NAKs resumed from one PSN in some runs");
+}
+
+/// Out-of-order data with the earlier NAK's copy missing (the capture lost it): the NAK
+/// seen names the later gap and resumes where the unseen one does, so the first go-back
+/// may be either's. It was paired with the NAK seen, proven, with the other's reaction
+/// (CX5 SEND); and the NAK seen's own go-back, late (CX4 Lx reacts in ~200 µs, after
+/// progress), was taken for an early timeout: a false PROBLEM. Now both are unverifiable.
+#[test]
+fn out_of_order_data_with_a_nak_copy_missing_is_unverifiable() {
+    let cases = [
+        (Knobs { seed: 9045, verb: Verb::Send, msgs: 7, msg_pkts: 7, timeout: 10, ..Knobs::default() }, 30, 38, 11),
+        (Knobs { seed: 9089, nic: NicKind::Cx4Lx, timeout: 8, ..Knobs::default() }, 9, 0, 7),
+    ];
+    for (knobs, ooo, drop_psn, lost) in cases {
+        let events = if drop_psn > 0 { vec![drop(drop_psn, 1)] } else { vec![] };
+        let faults = format!(
+            "    gbn-violations: [{{kind: ooo-data, qpn: 1, psn: {ooo}}}]\n    lose-mirror-copies:\n    - {{dump-host: 0, count: {lost}}}\n"
+        );
+        let name = format!("retrans-ooo-nak-unseen-{}", knobs.seed);
+        let run = rig_run(&name, &Knobs { events, faults, ..knobs });
+        assert!(!run.result.truth.faults.lost_mirror_copies.is_empty(), "{name}: copies lost");
+        let report = retrans::analyze(&analysis(&run).input());
+        let mut text = String::new();
+        report.render(&mut text);
+        assert_eq!(report.problems(), 0, "{name}\n{text}");
+        let bad = exact_or_unverifiable(&name, &run, &report);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
+        assert!(!report.unverifiable.is_empty(), "{name}: {:#?}", report.recoveries);
+    }
 }

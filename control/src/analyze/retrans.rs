@@ -147,9 +147,10 @@ pub struct Recovery {
     pub total_ns: Option<u64>,
     pub timeout: Option<TimeoutDetail>,
     /// Another pending NAK resumed from the same PSN (out-of-order data: the later NAK
-    /// acknowledges the PSN the earlier one names), so which of them this go-back answers
-    /// the trace cannot tell: `nak` (and its `revealing`, `lost`, `generation_ns`) is one of
-    /// them, paired in NAK order, and `reaction_ns` is null.
+    /// acknowledges the PSN the earlier one names), or may have, unseen (then it is
+    /// unverifiable), so which of them this go-back answers the trace cannot tell: `nak`
+    /// (and its `revealing`, `lost`, `generation_ns`) is one of them, paired in NAK order,
+    /// and `reaction_ns` is null.
     pub nak_ambiguous: bool,
 }
 
@@ -509,6 +510,9 @@ struct Gap {
     /// `cause` was the first arrival past the gap: it follows the missing PSN, or no copy
     /// is missing since the receiver's last progress (else an unseen one may have been).
     cause_sure: bool,
+    /// Its missing PSN arrived in order as a first transmission (out-of-order data): no
+    /// go-back recovered it, its NAK (sent before) still schedules one.
+    filled: bool,
 }
 
 impl Gap {
@@ -636,6 +640,9 @@ struct Tracker<'u> {
     /// fills one in order after its NAK went out, and that NAK comes after the ACK.
     closed: Vec<Gap>,
     naks: Vec<PendingNak>,
+    /// A go-back was paired with a NAK whose out-of-order twin's NAK may be unseen
+    /// (`unseen_twin`): one more go-back may come with no NAK seen.
+    twin_go_back: bool,
     /// PSN of an RNR NAK whose resend has not come yet.
     rnr_pending: Option<u64>,
     requests: Requests,
@@ -686,6 +693,7 @@ impl<'u> Tracker<'u> {
             gaps: Vec::new(),
             closed: Vec::new(),
             naks: Vec::new(),
+            twin_go_back: false,
             rnr_pending: None,
             requests: Requests::default(),
             awaiting_data: VecDeque::new(),
@@ -766,16 +774,19 @@ impl<'u> Tracker<'u> {
             self.losses.insert(p.psn, p);
         } else {
             self.losses.remove(&p.psn);
-            self.deliver(p);
+            self.deliver(p, retx);
         }
     }
 
     /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
     /// repairs the losses before it, the first one past a gap reveals that gap.
-    fn deliver(&mut self, p: PacketRef) {
+    fn deliver(&mut self, p: PacketRef, retx: bool) {
         match self.rx.arrive(p.psn) {
             Arrival::InOrder => {
                 self.rx_since = Some(self.order);
+                if !retx {
+                    self.gaps.iter_mut().filter(|g| g.expected == p.psn).for_each(|g| g.filled = true);
+                }
                 let expected = p.psn + 1;
                 drop_below(&mut self.losses, expected);
                 if self.s.verb == Verb::Read {
@@ -796,7 +807,7 @@ impl<'u> Tracker<'u> {
             Arrival::Gap { missing } => {
                 // Past the missing PSN by one, nothing could arrive before it past the gap.
                 let cause_sure = p.psn == missing + 1 || !self.unseen.between(self.rx_since, self.order);
-                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure });
+                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure, filled: false });
             }
             Arrival::First | Arrival::Ignored => {}
         }
@@ -987,16 +998,42 @@ impl<'u> Tracker<'u> {
                 if self.naks.iter().filter(|n| from(n)).count() > 1 {
                     self.naks.iter_mut().filter(|n| from(n)).for_each(|n| n.ambiguous = true);
                 }
-                let n = self.naks.remove(i);
+                let mut n = self.naks.remove(i);
+                if self.unseen_twin(Some(&n), first) {
+                    // Its go-back may be the unseen NAK's, and this NAK's come later.
+                    (n.unseen_gap, n.ambiguous, self.twin_go_back) = (true, true, true);
+                }
                 self.nak_go_back(n, first);
             }
             _ => {
                 for n in self.naks.iter_mut().filter(|n| n.nak.psn <= first.psn) {
                     n.overtaken = true;
                 }
-                self.timeout(first, Some(first));
+                // A go-back due to an unseen NAK is no timeout the trace proves.
+                let unseen_nak = self.twin_go_back || self.unseen_twin(None, first);
+                self.twin_go_back = false;
+                let i = self.timeout(first, Some(first));
+                self.drafts[i].doubt |= unseen_nak;
             }
         }
+    }
+
+    /// Out-of-order data under capture loss: the NAK of one of its two gaps may be unseen,
+    /// its go-back resuming here as well. That gap (taken, so it counts once) is one the
+    /// late packet filled with copies missing since it was revealed, or, when `n` answers
+    /// such a gap, the gap just after it with copies missing since it was revealed.
+    fn unseen_twin(&mut self, n: Option<&PendingNak>, first: PacketRef) -> bool {
+        let (unseen, order, una) = (self.unseen, self.order, self.una);
+        let hidden = |g: &Gap| unseen.between(Some(g.cause.order), order);
+        let filled = |g: &Gap| g.filled && g.expected.max(una) == first.psn && hidden(g);
+        if let Some(i) = self.closed.iter().position(filled) {
+            self.closed.remove(i);
+            return true;
+        }
+        let next = n.filter(|n| n.gap.is_some_and(|g| g.filled)).map(|n| n.nak.psn + 1);
+        let Some(i) = self.gaps.iter().position(|g| Some(g.expected) == next && hidden(g)) else { return false };
+        self.gaps.remove(i);
+        true
     }
 
     /// The NACK recovery of NAK `n`, whose go-back starts at `first`.
