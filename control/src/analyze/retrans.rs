@@ -934,10 +934,13 @@ impl<'u> Tracker<'u> {
 
     /// Pending NAKs whose go-back the responder must have had, unseen: everything the
     /// requester had sent when they came is acknowledged, with copies missing since. Their
-    /// recoveries are listed with what is known; a later go-back is not theirs.
+    /// recoveries are listed with what is known; a later go-back is not theirs. Not an
+    /// `ambiguous` one: its out-of-order twin's go-back took the responder past its PSN,
+    /// and its own may still come, late.
     fn gone_back_unseen(&mut self, una: u64) {
         let (unseen, order) = (self.unseen, self.order);
-        let done = |n: &PendingNak| !n.overtaken && n.sent_end <= una && unseen.between(Some(n.order), order);
+        let done =
+            |n: &PendingNak| !n.overtaken && !n.ambiguous && n.sent_end <= una && unseen.between(Some(n.order), order);
         if !self.naks.iter().any(done) {
             return;
         }
@@ -1055,7 +1058,9 @@ impl<'u> Tracker<'u> {
             data: Some(first),
             timeout: None,
             doubt,
-            from: Some(n.nak.psn),
+            // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
+            // acknowledged that one (out-of-order data).
+            from: Some(n.nak.psn.max(self.una)),
             after_gap: false,
             waiting: None,
             psn_min: None,
