@@ -1029,7 +1029,9 @@ fn random_out_of_order_data_matches_the_truth() {
 /// progress), was taken for an early timeout: a false PROBLEM. Now both are unverifiable.
 /// With both NAKs seen and copies missing later (CX6 Dx SEND), the second NAK was taken
 /// as answered unseen once all was acknowledged (the first go-back took the responder
-/// past its PSN), its late go-back again a false early timeout.
+/// past its PSN), its late go-back again a false early timeout. With the first go-back's
+/// first copy missing (CX5 SEND), the second go-back, the earlier NAK's, was paired with
+/// the later NAK as proven, with its reaction.
 #[test]
 fn out_of_order_data_with_a_nak_copy_missing_is_unverifiable() {
     let corrupt = |psn, iter| ev(1, psn, EventKind::Corrupt, iter);
@@ -1062,6 +1064,20 @@ fn out_of_order_data_with_a_nak_copy_missing_is_unverifiable() {
             },
             6,
             19,
+        ),
+        (
+            Knobs {
+                seed: 9139,
+                verb: Verb::Send,
+                msgs: 6,
+                msg_pkts: 5,
+                tx_depth: 3,
+                timeout: 8,
+                events: vec![corrupt(28, 1)],
+                ..Knobs::default()
+            },
+            19,
+            16,
         ),
     ];
     for (knobs, ooo, lost) in cases {

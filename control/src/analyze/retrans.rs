@@ -996,10 +996,13 @@ impl<'u> Tracker<'u> {
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
-                // Lumina §4 (Figure 5): with several NAKs resuming here, the NIC may answer
-                // the later one first: which is this go-back's the trace cannot tell.
-                if self.naks.iter().filter(|n| from(n)).count() > 1 {
-                    self.naks.iter_mut().filter(|n| from(n)).for_each(|n| n.ambiguous = true);
+                // Lumina §4 (Figure 5): with several NAKs resuming where this one does (here,
+                // or before an unseen first copy), the NIC may answer the later one first:
+                // which is this go-back's the trace cannot tell.
+                let resume = self.naks[i].nak.psn.max(una);
+                let twin = |n: &PendingNak| n.nak.psn.max(una) == resume && !n.overtaken;
+                if self.naks.iter().filter(|n| twin(n)).count() > 1 {
+                    self.naks.iter_mut().filter(|n| twin(n)).for_each(|n| n.ambiguous = true);
                 }
                 let mut n = self.naks.remove(i);
                 if self.unseen_twin(Some(&n), first) {
