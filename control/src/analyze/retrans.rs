@@ -24,14 +24,19 @@
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
 //!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
 //!   after out-of-order data (a GBN violation: two NAKs, the later one acknowledging the
-//!   PSN the earlier one names, so both go-backs resume from the later one's PSN, fired in
-//!   the order of the NAKs: a go-back is the oldest pending NAK's whose PSN, or the oldest
-//!   PSN unacknowledged past it, it resumes from, of those no timeout overtook);
+//!   PSN the earlier one names, so both go-backs resume from the later one's PSN). A
+//!   go-back is the oldest pending NAK's whose PSN, or the oldest PSN unacknowledged past
+//!   it, it resumes from, of those no timeout overtook; when two or more resume there the
+//!   NIC may answer the later first (and the other's go-back, late, may find nothing left
+//!   to resend), so which is its the trace cannot tell: each is paired in NAK order, with
+//!   its NAK's generation latency, flagged `nak_ambiguous`, with no reaction latency;
 //! - WRITE/SEND: a NAK answers the gap at the PSN it names, and a gap before the PSN the
-//!   requester has had acknowledged is settled (a timeout recovered it), so a gap no NAK
-//!   answered does not pair with a later loss's NAK. A pending NAK is not dropped that
-//!   way: NICs schedule one go-back per NAK and fire it even when an acknowledgement
-//!   got there first.
+//!   requester has had acknowledged is settled (a timeout recovered it, or out-of-order
+//!   data filled it in order after its NAK went out), so a gap no NAK answered does not
+//!   pair with a later loss's NAK; but a NAK naming exactly such a gap is its (that NAK,
+//!   sent before the fill, comes after the fill's ACK). A pending NAK is not dropped that
+//!   way: NICs schedule one go-back per NAK and fire it even when an acknowledgement got
+//!   there first.
 //!
 //! Under capture loss (copies missing, `analyze::unseen`) what the trace cannot prove is
 //! listed as unverifiable, never dropped and never guessed: a recovery seen only by its
@@ -136,11 +141,17 @@ pub struct Recovery {
     pub data_retransmission: Option<PacketRef>,
     /// revealing → NAK.
     pub generation_ns: Option<u64>,
-    /// NAK → first retransmission.
+    /// NAK → first retransmission; null when `nak_ambiguous`.
     pub reaction_ns: Option<u64>,
     /// lost original → the first later packet with its PSN.
     pub total_ns: Option<u64>,
     pub timeout: Option<TimeoutDetail>,
+    /// Another pending NAK resumed from the same PSN (out-of-order data: the later NAK
+    /// acknowledges the PSN the earlier one names), or may have, unseen (then it is
+    /// unverifiable), so which of them this go-back answers the trace cannot tell: `nak`
+    /// (and its `revealing`, `lost`, `generation_ns`) is one of them, paired in NAK order,
+    /// and `reaction_ns` is null.
+    pub nak_ambiguous: bool,
 }
 
 impl Recovery {
@@ -499,6 +510,9 @@ struct Gap {
     /// `cause` was the first arrival past the gap: it follows the missing PSN, or no copy
     /// is missing since the receiver's last progress (else an unseen one may have been).
     cause_sure: bool,
+    /// Its missing PSN arrived in order as a first transmission (out-of-order data): no
+    /// go-back recovered it, its NAK (sent before) still schedules one.
+    filled: bool,
 }
 
 impl Gap {
@@ -526,6 +540,9 @@ struct PendingNak {
     gap: Option<Gap>,
     /// A timeout's go-back came since: its own go-back may never come.
     overtaken: bool,
+    /// A go-back that could have been its own was paired with another NAK resuming from
+    /// the same PSN: its own may have been that one (`Recovery::nak_ambiguous`).
+    ambiguous: bool,
 }
 
 /// The READ requests seen: which are repeats, and where a repeated run starts.
@@ -566,6 +583,8 @@ struct Draft {
     psn_min: Option<u64>,
     /// The PSN missing at the gap `revealing` revealed: the PSN its NAK names.
     expected: Option<u64>,
+    /// Its go-back may be another pending NAK's (`Recovery::nak_ambiguous`).
+    ambiguous: bool,
 }
 
 impl Draft {
@@ -585,6 +604,7 @@ impl Draft {
             waiting: None,
             psn_min: None,
             expected: None,
+            ambiguous: false,
         }
     }
 }
@@ -616,7 +636,13 @@ struct Tracker<'u> {
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
     gaps: Vec<Gap>,
+    /// WRITE/SEND gaps before `una` no NAK had answered yet, latest last: out-of-order data
+    /// fills one in order after its NAK went out, and that NAK comes after the ACK.
+    closed: Vec<Gap>,
     naks: Vec<PendingNak>,
+    /// A go-back was paired with a NAK whose out-of-order twin's NAK may be unseen
+    /// (`unseen_twin`): one more go-back may come with no NAK seen.
+    twin_go_back: bool,
     /// PSN of an RNR NAK whose resend has not come yet.
     rnr_pending: Option<u64>,
     requests: Requests,
@@ -665,7 +691,9 @@ impl<'u> Tracker<'u> {
             timed_out: None,
             attempts_doubt: false,
             gaps: Vec::new(),
+            closed: Vec::new(),
             naks: Vec::new(),
+            twin_go_back: false,
             rnr_pending: None,
             requests: Requests::default(),
             awaiting_data: VecDeque::new(),
@@ -699,7 +727,15 @@ impl<'u> Tracker<'u> {
                 // A READ responder NAKs a request PSN it skipped (a lost READ request).
                 (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
                     let (order, sent_end) = (self.order, self.sent_end());
-                    let n = PendingNak { nak: p, order, sent_end, unseen_gap: false, gap: None, overtaken: false };
+                    let n = PendingNak {
+                        nak: p,
+                        order,
+                        sent_end,
+                        unseen_gap: false,
+                        gap: None,
+                        overtaken: false,
+                        ambiguous: false,
+                    };
                     push_capped(&mut self.naks, n);
                 }
                 _ => {}
@@ -738,16 +774,19 @@ impl<'u> Tracker<'u> {
             self.losses.insert(p.psn, p);
         } else {
             self.losses.remove(&p.psn);
-            self.deliver(p);
+            self.deliver(p, retx);
         }
     }
 
     /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
     /// repairs the losses before it, the first one past a gap reveals that gap.
-    fn deliver(&mut self, p: PacketRef) {
+    fn deliver(&mut self, p: PacketRef, retx: bool) {
         match self.rx.arrive(p.psn) {
             Arrival::InOrder => {
                 self.rx_since = Some(self.order);
+                if !retx {
+                    self.gaps.iter_mut().filter(|g| g.expected == p.psn).for_each(|g| g.filled = true);
+                }
                 let expected = p.psn + 1;
                 drop_below(&mut self.losses, expected);
                 if self.s.verb == Verb::Read {
@@ -768,7 +807,7 @@ impl<'u> Tracker<'u> {
             Arrival::Gap { missing } => {
                 // Past the missing PSN by one, nothing could arrive before it past the gap.
                 let cause_sure = p.psn == missing + 1 || !self.unseen.between(self.rx_since, self.order);
-                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure });
+                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure, filled: false });
             }
             Arrival::First | Arrival::Ignored => {}
         }
@@ -813,23 +852,36 @@ impl<'u> Tracker<'u> {
             self.rx.expect(p.psn);
             self.rx.recovering();
         }
-        let named = self.gaps.iter().position(|g| g.expected == p.psn);
-        let gap = named.or((!self.gaps.is_empty()).then_some(0)).map(|i| self.gaps.remove(i));
+        let (named, closed) = self.named_gap(p.psn);
+        let oldest = || (!self.gaps.is_empty()).then(|| self.gaps.remove(0));
+        let gap = named.or_else(oldest);
         // Lumina §4: a NAK answers the receiver's gap; with none seen, one unseen may
         // be near it: its PSN taken as received unseen, or a copy missing since the
         // receiver's last progress (not anywhere in the trace).
         let unseen_gap = match gap {
             None => assumed || self.unseen.between(self.rx_since, self.order),
-            // Not the gap it names (a GBN fault, or the gap it answers unseen and
-            // this one stale): with copies missing since, the latter may be.
-            Some(g) => g.expected != p.psn && self.unseen.between(Some(g.cause.order), self.order),
+            // Not the gap it names (a GBN fault, or the gap it answers unseen and this
+            // one stale), or one closed already (an unseen gap at its PSN may be newer):
+            // with copies missing since, the latter may be.
+            Some(g) => (g.expected != p.psn || closed) && self.unseen.between(Some(g.cause.order), self.order),
         };
         if reached {
             self.progress(p.psn, p.switch_ts_ns);
             let sent_end = self.sent_end();
-            let n = PendingNak { nak: p, order: self.order, sent_end, unseen_gap, gap, overtaken: false };
+            let n =
+                PendingNak { nak: p, order: self.order, sent_end, unseen_gap, gap, overtaken: false, ambiguous: false };
             push_capped(&mut self.naks, n);
         }
+    }
+
+    /// The gap expecting `psn` (the responder NAKs each gap once, Lumina §4), open or else
+    /// closed before its NAK came (then `true`).
+    fn named_gap(&mut self, psn: u64) -> (Option<Gap>, bool) {
+        if let Some(i) = self.gaps.iter().position(|g| g.expected == psn) {
+            return (Some(self.gaps.remove(i)), false);
+        }
+        let closed = self.closed.iter().rposition(|g| g.expected == psn);
+        (closed.map(|i| self.closed.remove(i)), closed.is_some())
     }
 
     /// Everything before `una` is acknowledged (IBA: the timer restarts on progress).
@@ -856,9 +908,15 @@ impl<'u> Tracker<'u> {
         self.gone_back_unseen(una);
         self.timer.restart((una < self.sent_end()).then_some(ts), self.order, earliest);
         if self.s.verb != Verb::Read {
-            // A gap before `una` was recovered (a timeout's go-back) without a NAK; a
-            // READ gap stays, as its "NACK" (a request go-back) is still scheduled (§6.1).
-            self.gaps.retain(|g| g.expected >= una);
+            // A gap before `una` was recovered (a timeout's go-back) without a NAK, or
+            // filled in order (out-of-order data) with its NAK on its way: only a NAK naming
+            // it exactly is its. A READ gap stays, as its "NACK" (a request go-back) is
+            // still scheduled (§6.1).
+            let (closed, open) = std::mem::take(&mut self.gaps).into_iter().partition(|g| g.expected < una);
+            self.gaps = open;
+            for g in closed {
+                push_capped(&mut self.closed, g);
+            }
         }
     }
 
@@ -876,10 +934,13 @@ impl<'u> Tracker<'u> {
 
     /// Pending NAKs whose go-back the responder must have had, unseen: everything the
     /// requester had sent when they came is acknowledged, with copies missing since. Their
-    /// recoveries are listed with what is known; a later go-back is not theirs.
+    /// recoveries are listed with what is known; a later go-back is not theirs. Not an
+    /// `ambiguous` one: its out-of-order twin's go-back took the responder past its PSN,
+    /// and its own may still come, late.
     fn gone_back_unseen(&mut self, una: u64) {
         let (unseen, order) = (self.unseen, self.order);
-        let done = |n: &PendingNak| !n.overtaken && n.sent_end <= una && unseen.between(Some(n.order), order);
+        let done =
+            |n: &PendingNak| !n.overtaken && !n.ambiguous && n.sent_end <= una && unseen.between(Some(n.order), order);
         if !self.naks.iter().any(done) {
             return;
         }
@@ -927,46 +988,87 @@ impl<'u> Tracker<'u> {
         self.answered_unseen(first);
         // A NAK-sequence-error go-back resends from the PSN the NAK named, or from the
         // oldest PSN unacknowledged when a later NAK acknowledged that one (out-of-order
-        // data: NAK 9 then NAK 10, both go back from 10, in the order of their NAKs);
-        // failing that, the oldest NAK naming a PSN at or before it.
+        // data: NAK 9 then NAK 10, both go back from 10); failing that, the oldest NAK
+        // naming a PSN at or before it.
         let una = self.una;
         let from = |n: &PendingNak| n.nak.psn.max(una) == first.psn && !n.overtaken;
         let exact = self.naks.iter().position(from).or_else(|| self.naks.iter().position(|n| n.nak.psn == first.psn));
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
             Some(i) if !self.timer_expired(first.switch_ts_ns) => {
-                let n = self.naks.remove(i);
-                let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
-                // A go-back not from the PSN the NAK names may have started at an unseen
-                // resend; a NAK no gap explains, in a trace lacking copies, may answer an
-                // unseen gap (with a complete trace it follows out-of-order data).
-                // Or the timer may have fired first, started by an unseen packet.
-                let doubt = n.unseen_gap
-                    || (first.psn != n.nak.psn && self.unseen_before)
-                    || self.maybe_expired(first.switch_ts_ns);
-                self.draft(Draft {
-                    kind: RecoveryKind::Nack,
-                    lost: self.losses.get(&expected).copied(),
-                    revealing: n.gap.and_then(|g| g.revealing()),
-                    expected: n.gap.map(|g| g.expected),
-                    nak: Some(n.nak),
-                    first: Some(first),
-                    data: Some(first),
-                    timeout: None,
-                    doubt,
-                    from: Some(n.nak.psn),
-                    after_gap: false,
-                    waiting: None,
-                    psn_min: None,
-                });
+                // Lumina §4 (Figure 5): with several NAKs resuming where this one does (here,
+                // or before an unseen first copy), the NIC may answer the later one first:
+                // which is this go-back's the trace cannot tell.
+                let resume = self.naks[i].nak.psn.max(una);
+                let twin = |n: &PendingNak| n.nak.psn.max(una) == resume && !n.overtaken;
+                if self.naks.iter().filter(|n| twin(n)).count() > 1 {
+                    self.naks.iter_mut().filter(|n| twin(n)).for_each(|n| n.ambiguous = true);
+                }
+                let mut n = self.naks.remove(i);
+                if self.unseen_twin(Some(&n), first) {
+                    // Its go-back may be the unseen NAK's, and this NAK's come later.
+                    (n.unseen_gap, n.ambiguous, self.twin_go_back) = (true, true, true);
+                }
+                self.nak_go_back(n, first);
             }
             _ => {
                 for n in self.naks.iter_mut().filter(|n| n.nak.psn <= first.psn) {
                     n.overtaken = true;
                 }
-                self.timeout(first, Some(first));
+                // A go-back due to an unseen NAK is no timeout the trace proves.
+                let unseen_nak = self.twin_go_back || self.unseen_twin(None, first);
+                self.twin_go_back = false;
+                let i = self.timeout(first, Some(first));
+                self.drafts[i].doubt |= unseen_nak;
             }
         }
+    }
+
+    /// Out-of-order data under capture loss: the NAK of one of its two gaps may be unseen,
+    /// its go-back resuming here as well. That gap (taken, so it counts once) is one the
+    /// late packet filled with copies missing since it was revealed, or, when `n` answers
+    /// such a gap, the gap just after it with copies missing since it was revealed.
+    fn unseen_twin(&mut self, n: Option<&PendingNak>, first: PacketRef) -> bool {
+        let (unseen, order, una) = (self.unseen, self.order, self.una);
+        let hidden = |g: &Gap| unseen.between(Some(g.cause.order), order);
+        let filled = |g: &Gap| g.filled && g.expected.max(una) == first.psn && hidden(g);
+        if let Some(i) = self.closed.iter().position(filled) {
+            self.closed.remove(i);
+            return true;
+        }
+        let next = n.filter(|n| n.gap.is_some_and(|g| g.filled)).map(|n| n.nak.psn + 1);
+        let Some(i) = self.gaps.iter().position(|g| Some(g.expected) == next && hidden(g)) else { return false };
+        self.gaps.remove(i);
+        true
+    }
+
+    /// The NACK recovery of NAK `n`, whose go-back starts at `first`.
+    fn nak_go_back(&mut self, n: PendingNak, first: PacketRef) {
+        let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
+        // A go-back not from the PSN the NAK names may have started at an unseen resend; a
+        // NAK no gap explains, in a trace lacking copies, may answer an unseen gap (with a
+        // complete trace it follows a GBN fault). Or the timer may have fired first, started
+        // by an unseen packet.
+        let doubt =
+            n.unseen_gap || (first.psn != n.nak.psn && self.unseen_before) || self.maybe_expired(first.switch_ts_ns);
+        self.draft(Draft {
+            kind: RecoveryKind::Nack,
+            lost: self.losses.get(&expected).copied(),
+            revealing: n.gap.and_then(|g| g.revealing()),
+            expected: n.gap.map(|g| g.expected),
+            nak: Some(n.nak),
+            first: Some(first),
+            data: Some(first),
+            timeout: None,
+            doubt,
+            // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
+            // acknowledged that one (out-of-order data).
+            from: Some(n.nak.psn.max(self.una)),
+            after_gap: false,
+            waiting: None,
+            psn_min: None,
+            ambiguous: n.ambiguous,
+        });
     }
 
     /// Pending NAKs this go-back cannot answer: it resumes past where theirs would, and
@@ -1045,6 +1147,7 @@ impl<'u> Tracker<'u> {
                 waiting: None,
                 psn_min: None,
                 expected: None,
+                ambiguous: false,
             });
             if reached {
                 self.await_data(i, req.psn, end);
@@ -1237,6 +1340,7 @@ impl<'u> Tracker<'u> {
             waiting: None,
             psn_min: None,
             expected: None,
+            ambiguous: false,
         })
     }
 
@@ -1390,6 +1494,7 @@ impl Draft {
                 false => t,
                 true => TimeoutDetail { last_tx: None, observed_ns: None, ratio: None, ..t },
             }),
+            nak_ambiguous: self.ambiguous,
         }
     }
 
@@ -1399,7 +1504,8 @@ impl Draft {
     /// copy may be a later one) — and no copy is missing between the two packets (one may
     /// be the real NAK, or the go-back's real first packet).
     fn nack_latencies(&self, psn: u64, psn_min: Option<u64>, unseen: &Unseen) -> (Option<u64>, Option<u64>) {
-        let nack = self.kind != RecoveryKind::Timeout;
+        // No reaction when the go-back may be another NAK's (`Recovery::nak_ambiguous`).
+        let nack = self.kind != RecoveryKind::Timeout && !self.ambiguous;
         let delta = |a: Option<PacketRef>, b: Option<PacketRef>| {
             let (a, b) = a.zip(b)?;
             let adjacent = !self.doubt || !unseen.between(Some(a.order), b.order);
@@ -1513,6 +1619,14 @@ impl Report {
                 t.map_or("-".into(), |t| t.attempt.to_string()),
             );
         });
+        let ambiguous = self.recoveries.iter().filter(|r| r.nak_ambiguous).count() as u64;
+        if ambiguous > 0 {
+            let _ = writeln!(
+                out,
+                "  {} with no NACK reaction: another NAK pending resumed from the same PSN (out-of-order data), and which go-back answered which the trace cannot tell (report.json `nak_ambiguous`)",
+                plural(ambiguous, "recovery", "recoveries")
+            );
+        }
         if let (Some(n), true) = (self.retry_cnt, self.overall.beyond_retry_cnt > 0) {
             let (label, why) = match self.adaptive_retrans {
                 Some(false) => ("PROBLEM: ", "with adaptive retransmission off"),
@@ -2154,6 +2268,7 @@ mod tests {
             reaction_ns: None,
             total_ns: None,
             timeout: None,
+            nak_ambiguous: false,
         };
         let loss =
             Loss { conn: 0, lost, retransmission: None, total_ns: None, recovered_by: doubted.first_retransmission };
@@ -2187,6 +2302,58 @@ mod tests {
         assert_eq!((r.generation_ns, r.reaction_ns), (Some(2_800), Some(2_000)));
         let (proven, doubted, _) = replay_lossy(read, &packets, &[8, 8]);
         assert_eq!((proven.len(), doubted.len()), (0, 1), "{proven:#?}");
+    }
+
+    /// Out-of-order data (review): PSN 3 sent before 2. The receiver NAKs 2, takes 2 in
+    /// order (its ACK comes before that NAK), NAKs 3 at 4; both go-backs resume from 3.
+    /// `second_nak` and `go_back` time the second NAK and the first go-back.
+    fn out_of_order(second_nak: u64, go_back: u64) -> Vec<Pkt> {
+        use Role::{Requester as Req, Responder as Resp};
+        vec![
+            (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 1_100, 0, None), // seq 2: 3 before 2, reveals the gap at 2
+            (Resp, WRITE_MIDDLE, 1, 1_200, 0, None), // 2, in order
+            (Resp, WRITE_MIDDLE, 3, 1_300, 0, None), // seq 4 reveals the gap at 3
+            (Req, ACK, 1, 2_000, 0, Some(0x1f)),     // acknowledges 2: the gap at 2 closed
+            (Req, ACK, 1, 3_000, 0, Some(NAK_SEQ)),  // seq 6, names 2: sent before 2 came
+            (Req, ACK, 2, second_nak, 0, Some(NAK_SEQ)),
+            (Resp, WRITE_MIDDLE, 2, go_back, 0, None),
+            (Resp, WRITE_MIDDLE, 3, go_back + 100, 0, None),
+            (Resp, WRITE_MIDDLE, 2, 9_000, 0, None),
+            (Resp, WRITE_MIDDLE, 3, 9_100, 0, None),
+        ]
+    }
+
+    /// A NAK naming a gap an in-order arrival and its ACK closed is that gap's: its
+    /// generation latency is from the packet that revealed it (before: the next gap's).
+    /// Two NAKs pending resume from one PSN: which go-back answers which the trace cannot
+    /// tell, so no reaction is measured (before: each paired in NAK order, as exact).
+    #[test]
+    fn after_out_of_order_data_each_nak_has_its_gap_and_no_reaction_is_guessed() {
+        let (recs, _) = replay_all(write(Some(false)), &out_of_order(3_500, 8_000));
+        let got: Vec<_> =
+            recs.iter().map(|r| (r.nak.map(|p| p.seq), r.revealing.map(|p| p.seq), r.generation_ns)).collect();
+        assert_eq!(got, [(Some(6), Some(2), Some(1_900)), (Some(7), Some(4), Some(2_200))], "{recs:#?}");
+        assert!(recs.iter().all(|r| r.nak_ambiguous && r.reaction_ns.is_none()), "{recs:#?}");
+        assert_eq!(recs.iter().map(|r| (r.kind, r.psn)).collect::<Vec<_>>(), [(RecoveryKind::Nack, 3); 2]);
+        let overall = Stats::of(recs.iter(), &[], &[], 4);
+        assert_eq!((overall.generation.count, overall.reaction.count), (2, 0));
+        let mut text = String::new();
+        Report { overall, recoveries: recs, ..Report::default() }.render(&mut text);
+        assert!(text.contains("2 recoveries with no NACK reaction: another NAK pending resumed"), "{text}");
+    }
+
+    /// The first go-back before the second NAK: it can only be the first NAK's, and the
+    /// second go-back the second's: both reactions exact, nothing flagged.
+    #[test]
+    fn a_go_back_before_the_second_nak_is_the_first_ones() {
+        let mut packets = out_of_order(8_500, 8_000);
+        let second_nak = packets.remove(6);
+        packets.insert(8, second_nak); // seq 9, after the go-back's two packets
+        let (recs, _) = replay_all(write(Some(false)), &packets);
+        let got: Vec<_> = recs.iter().map(|r| (r.nak.map(|p| p.seq), r.generation_ns, r.reaction_ns)).collect();
+        assert_eq!(got, [(Some(6), Some(1_900), Some(5_000)), (Some(9), Some(7_200), Some(500))], "{recs:#?}");
+        assert!(recs.iter().all(|r| !r.nak_ambiguous), "{recs:#?}");
     }
 
     #[test]
