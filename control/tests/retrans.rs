@@ -255,6 +255,45 @@ fn a_clean_run_has_no_recoveries() {
     assert_eq!(json["overall"]["generation"]["count"], 0);
 }
 
+/// Xorshift: every random case is reproducible from its index.
+struct Rnd(u64);
+
+impl Rnd {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+}
+
+/// A random profile, verb, connection count, message shape and events of every kind in
+/// any ITER (the first draws of each random case, in this order).
+fn random_shape(rnd: &mut Rnd) -> Knobs {
+    let (nic, verb) = (NicKind::ALL[rnd.below(4) as usize], VERBS[rnd.below(3) as usize]);
+    let (conns, msgs, msg_pkts) = (1 + rnd.below(3) as u32, 2 + rnd.below(12) as u32, 1 + rnd.below(8) as u32);
+    let max = msgs * msg_pkts;
+    let kinds = [EventKind::Drop, EventKind::Drop, EventKind::Corrupt, EventKind::Ecn];
+    let events = (0..rnd.below(10))
+        .map(|_| {
+            let (qpn, psn) = (1 + rnd.below(u64::from(conns)) as u32, 1 + rnd.below(u64::from(max)) as u32);
+            ev(qpn, psn, kinds[rnd.below(4) as usize], 1 + rnd.below(3) as u32)
+        })
+        .collect();
+    Knobs { nic, verb, conns, msgs, msg_pkts, events, ..Knobs::default() }
+}
+
+/// Random depth, timeout, adaptive retransmission and slow restart for `knobs`.
+fn random_timers(rnd: &mut Rnd, knobs: Knobs) -> Knobs {
+    Knobs {
+        tx_depth: 1 + rnd.below(6) as u32,
+        timeout: [6, 8, 10, 14, 18][rnd.below(5) as usize],
+        adaptive: rnd.below(4) == 0,
+        slow_restart: rnd.below(2) == 0,
+        ..knobs
+    }
+}
+
 /// Random configurations (profile, verb, connections, depth, message shape, timeout,
 /// adaptive, slow-restart, events of every kind in any ITER, a NAK-wrong-PSN fault): the
 /// recoveries equal the truth. Under out-of-order data (the other GBN fault) two NAKs can
@@ -262,48 +301,20 @@ fn a_clean_run_has_no_recoveries() {
 /// cannot tell: there the reactions it cannot pair are left out (`compare_out_of_order`).
 #[test]
 fn random_configurations_match_the_truth() {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = Rnd(0x9e37_79b9_7f4a_7c15);
     for case in 0..150 {
-        let (nic, verb) = (NicKind::ALL[rnd(4) as usize], VERBS[rnd(3) as usize]);
-        let (conns, msgs, msg_pkts) = (1 + rnd(3) as u32, 2 + rnd(12) as u32, 1 + rnd(8) as u32);
-        let max = msgs * msg_pkts;
-        let kinds = [EventKind::Drop, EventKind::Drop, EventKind::Corrupt, EventKind::Ecn];
-        let events = (0..rnd(10))
-            .map(|_| {
-                let (qpn, psn) = (1 + rnd(u64::from(conns)) as u32, 1 + rnd(u64::from(max)) as u32);
-                ev(qpn, psn, kinds[rnd(4) as usize], 1 + rnd(3) as u32)
-            })
-            .collect();
-        let violation = ["", "", "nak-wrong-psn", "ooo-data"][rnd(4) as usize];
+        let shape = random_shape(&mut rnd);
+        let (verb, max) = (shape.verb, shape.msgs * shape.msg_pkts);
+        let violation = ["", "", "nak-wrong-psn", "ooo-data"][rnd.below(4) as usize];
         let ooo = violation == "ooo-data" && verb != Verb::Read;
         let faults = match (verb, violation) {
             (Verb::Read, _) | (_, "") => String::new(),
             (_, kind) => {
-                format!("    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {}}}]\n", 1 + rnd(u64::from(max - 1)))
+                format!("    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {}}}]\n", 1 + rnd.below(u64::from(max - 1)))
             }
         };
-        let knobs = Knobs {
-            seed: case,
-            nic,
-            verb,
-            conns,
-            msgs,
-            msg_pkts,
-            tx_depth: 1 + rnd(6) as u32,
-            timeout: [6, 8, 10, 14, 18][rnd(5) as usize],
-            adaptive: rnd(4) == 0,
-            slow_restart: rnd(2) == 0,
-            dump_hosts: if rnd(2) == 0 { vec![1] } else { vec![1, 2] },
-            events,
-            faults,
-            ..Knobs::default()
-        };
+        let knobs = random_timers(&mut rnd, Knobs { seed: case, faults, ..shape });
+        let knobs = Knobs { dump_hosts: if rnd.below(2) == 0 { vec![1] } else { vec![1, 2] }, ..knobs };
         let name = format!("retrans-random-{case}");
         if ooo {
             let run = rig_run(&name, &knobs);
@@ -786,40 +797,12 @@ fn one_dump_of_two_lost_every_recovery_is_exact_or_unverifiable() {
 /// under capture loss, case by case: the knobs and the loss (`None`: one dump of two lost;
 /// `Some(n)`: about n copies lost at random).
 fn random_lossy_cases(n: u64) -> Vec<(Knobs, Option<u64>)> {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = Rnd(0x2545_f491_4f6c_dd1d);
     (0..n)
         .map(|case| {
-            let (nic, verb) = (NicKind::ALL[rnd(4) as usize], VERBS[rnd(3) as usize]);
-            let (conns, msgs, msg_pkts) = (1 + rnd(3) as u32, 2 + rnd(12) as u32, 1 + rnd(8) as u32);
-            let max = msgs * msg_pkts;
-            let kinds = [EventKind::Drop, EventKind::Drop, EventKind::Corrupt, EventKind::Ecn];
-            let events = (0..rnd(10))
-                .map(|_| {
-                    let (qpn, psn) = (1 + rnd(u64::from(conns)) as u32, 1 + rnd(u64::from(max)) as u32);
-                    ev(qpn, psn, kinds[rnd(4) as usize], 1 + rnd(3) as u32)
-                })
-                .collect();
-            let knobs = Knobs {
-                seed: case,
-                nic,
-                verb,
-                conns,
-                msgs,
-                msg_pkts,
-                tx_depth: 1 + rnd(6) as u32,
-                timeout: [6, 8, 10, 14, 18][rnd(5) as usize],
-                adaptive: rnd(4) == 0,
-                slow_restart: rnd(2) == 0,
-                events,
-                ..Knobs::default()
-            };
-            let loss = (case % 2 == 1).then(|| 5 + rnd(40));
+            let shape = random_shape(&mut rnd);
+            let knobs = random_timers(&mut rnd, Knobs { seed: case, ..shape });
+            let loss = (case % 2 == 1).then(|| 5 + rnd.below(40));
             (knobs, loss)
         })
         .collect()
@@ -843,49 +826,21 @@ fn check_lossy_case(case: usize, knobs: &Knobs, loss: Option<u64>) -> Vec<String
 /// Other random configurations under capture loss, some with a GBN fault (a NAK naming
 /// the wrong PSN), most with copies lost at random, a third one dump of two lost.
 fn random_lossy_cases_with_faults(n: u64) -> Vec<(Knobs, Option<u64>)> {
-    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut rnd = Rnd(0x9e37_79b9_7f4a_7c15);
     (0..n)
         .map(|case| {
-            let (nic, verb) = (NicKind::ALL[rnd(4) as usize], VERBS[rnd(3) as usize]);
-            let (conns, msgs, msg_pkts) = (1 + rnd(3) as u32, 2 + rnd(12) as u32, 1 + rnd(8) as u32);
-            let max = msgs * msg_pkts;
-            let kinds = [EventKind::Drop, EventKind::Drop, EventKind::Corrupt, EventKind::Ecn];
-            let events = (0..rnd(10))
-                .map(|_| {
-                    let (qpn, psn) = (1 + rnd(u64::from(conns)) as u32, 1 + rnd(u64::from(max)) as u32);
-                    ev(qpn, psn, kinds[rnd(4) as usize], 1 + rnd(3) as u32)
-                })
-                .collect();
-            let faults = match (verb, ["", "", "nak-wrong-psn", "ooo-data"][rnd(4) as usize]) {
+            let shape = random_shape(&mut rnd);
+            let (verb, max) = (shape.verb, shape.msgs * shape.msg_pkts);
+            let faults = match (verb, ["", "", "nak-wrong-psn", "ooo-data"][rnd.below(4) as usize]) {
                 (Verb::Read, _) | (_, "" | "ooo-data") => String::new(),
                 (_, kind) => {
-                    let psn = 1 + rnd(u64::from(max - 1));
+                    let psn = 1 + rnd.below(u64::from(max - 1));
                     format!("    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {psn}}}]\n")
                 }
             };
-            let knobs = Knobs {
-                seed: case + 5000,
-                nic,
-                verb,
-                conns,
-                msgs,
-                msg_pkts,
-                tx_depth: 1 + rnd(6) as u32,
-                timeout: [6, 8, 10, 14, 18][rnd(5) as usize],
-                adaptive: rnd(4) == 0,
-                slow_restart: rnd(2) == 0,
-                events,
-                faults,
-                ..Knobs::default()
-            };
-            let half = rnd(3) == 0 && knobs.faults.is_empty();
-            let loss = (!half).then(|| 5 + rnd(60));
+            let knobs = random_timers(&mut rnd, Knobs { seed: case + 5000, faults, ..shape });
+            let half = rnd.below(3) == 0 && knobs.faults.is_empty();
+            let loss = (!half).then(|| 5 + rnd.below(60));
             (knobs, loss)
         })
         .collect()
@@ -979,13 +934,8 @@ fn moderate_capture_loss_leaves_most_recoveries_proven() {
 /// where the trace tells, no reaction where it cannot (`compare_out_of_order`).
 #[test]
 fn random_out_of_order_data_matches_the_truth() {
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut rnd = |n: u64| {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x % n
-    };
+    let mut x = Rnd(0x2545_f491_4f6c_dd1d);
+    let mut rnd = |n: u64| x.below(n);
     let mut flagged = 0;
     for case in 0..200 {
         let (nic, verb) = (NicKind::ALL[rnd(4) as usize], [Verb::Write, Verb::Send][rnd(2) as usize]);
