@@ -395,3 +395,27 @@ fn undocumented(json: &Value, from: &str, to: &str) -> Vec<String> {
     };
     keys.into_iter().filter(|k| !named(k)).collect()
 }
+
+/// A READ response that reaches the requester after its timer expired past the retry count
+/// (CX5 requester, CX4 responder, timeout 4, retry count 2, response 4 dropped: the last
+/// repeat's timer runs out at 201 µs, the response passes the switch at 260 µs): the QP
+/// had failed. Review, session 22: `req_transport_retries_exceeded` = 1 was flagged as
+/// inconsistent ("0 QPs ended with data unacknowledged") and goodput counted the failed
+/// message as completed.
+#[test]
+fn a_response_after_the_retries_ran_out_completes_nothing() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 1, ip-list: [10.6.0.1]}}
+responder: {nic: {type: cx4, switch-port: 2, ip-list: [10.6.0.2]}}
+traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 2, mtu: 1024, message-size: 2048, min-retransmit-timeout: 4, max-retransmit-retry: 2, data-pkt-events: [{qpn: 1, psn: 4, type: drop}]}
+rig: {seed: 1}
+";
+    let run = rig_run_yaml("analyze-retries-ran-out", yaml);
+    let qp = &run.result.qps[0];
+    assert!(qp.failed && qp.completed == 1, "the emulator's QP failed after one message");
+    let r = analysis(&run).run();
+    assert!(r.gbn.connections[0].retries_exhausted_by_ns.is_some(), "{}", r.render());
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+    let g = &r.goodput.overall;
+    assert_eq!((g.messages, g.completed), (2, 1), "{}", r.render());
+    assert_eq!(r.problems(), 0, "{}", r.render());
+}

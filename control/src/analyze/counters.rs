@@ -638,9 +638,9 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
     }
     (unfinished > 0).then(|| {
         format!(
-            "{unfinished} connection(s) end with unacknowledged data: counted as the timer expiry that exceeded \
-             the retry count (req_transport_retries_exceeded, not local_ack_timeout_err), assuming the run was \
-             not cut short"
+            "{unfinished} connection(s) end with unacknowledged data, or acknowledged after the timer expired \
+             past the retry count: counted as that expiry (req_transport_retries_exceeded, not \
+             local_ack_timeout_err), assuming the run was not cut short"
         )
     })
 }
@@ -651,10 +651,11 @@ pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
     c.timeout_retransmissions
 }
 
-/// The silent last expiry that exceeded the retry count, when the trace ends with the
-/// connection's data unacknowledged (mlx5 `req_transport_retries_exceeded`).
+/// The silent last expiry that exceeded the retry count (mlx5
+/// `req_transport_retries_exceeded`): when the trace ends with the connection's data
+/// unacknowledged, or shows its acknowledgement came after that expiry.
 pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
-    u64::from(c.unacknowledged_at_end)
+    u64::from(c.unacknowledged_at_end || c.retries_exhausted_by_ns.is_some())
 }
 
 impl Report {

@@ -163,6 +163,12 @@ pub struct ConnStats {
     /// The trace ends with data the requester sent and never had acknowledged: its timer
     /// expires once more at the end (the expiry that exhausts the retry count), unseen.
     pub unacknowledged_at_end: bool,
+    /// The requester's timer expired once more after the last retry its retry count
+    /// allows, before the acknowledgement or response that came next could reach it: the
+    /// QP went to the error state (IBA: its retry count exhausted), by this switch time.
+    /// What arrived later, the requester did not take.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries_exhausted_by_ns: Option<u64>,
     /// Times the checker took packets whose copies are missing from the trace as sent and
     /// received (PSNs it never saw, right after a missing copy), to follow the connection
     /// on instead of flagging everything after.
@@ -210,6 +216,8 @@ pub struct Params {
     /// WRITE/SEND: the longest the responder may take to NAK ([`WRITE_NAK_NS`] for its
     /// NIC); `None` when unknown.
     pub write_nak_ns: Option<u64>,
+    /// The requester's retry count (`max-retransmit-retry`), with `timeout_ns` fixed.
+    pub retry_cnt: Option<u8>,
 }
 
 /// The requester NIC's READ NAK bound, when the configuration names a NIC Lumina measured.
@@ -231,6 +239,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let timeout_ns = fixed_timeout_ns(config);
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
+    let retry_cnt = config.and_then(|c| c.max_retransmit_retry).filter(|_| timeout_ns.is_some());
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -240,7 +249,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let records = input.view.records;
         let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
-        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns, write_nak_ns };
+        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns, write_nak_ns, retry_cnt };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
         report.violations.extend(checked.violations);
@@ -599,6 +608,10 @@ struct Checker<'u> {
     /// NIC may take long to generate (E810 ≈10 µs, Lumina §6.1).
     reply_ns: Option<u64>,
     nak_ns: Option<u64>,
+    /// Timeout go-backs since the requester last heard progress, and the last one's
+    /// switch time: the retry count ([`Checker::progress_heard`]).
+    retries: u32,
+    last_retry_ts: Option<u64>,
 }
 
 impl<'u> Checker<'u> {
@@ -623,7 +636,25 @@ impl<'u> Checker<'u> {
             path_ns: None,
             reply_ns: None,
             nak_ns: None,
+            retries: 0,
+            last_retry_ts: None,
         }
+    }
+
+    /// Progress `r` (an acknowledgement, READ: a response in order) reaches the requester,
+    /// whose retry count starts over — unless its timer, restarted by the last retry the
+    /// count allows, had expired before `r` passed the switch (the timer started no later
+    /// than that retry's copy did, and `r` reaches the requester after its own): the QP
+    /// had failed. Returns whether the requester took it.
+    fn progress_heard(&mut self, r: &Record) -> bool {
+        let used_up = self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
+        let expiry = self.last_retry_ts.zip(self.p.timeout_ns).map(|(ts, t)| ts_add(ts, t));
+        if let Some(by) = expiry.filter(|&by| used_up && !later(by, r.switch_ts_ns)) {
+            self.stats.retries_exhausted_by_ns.get_or_insert(by);
+            return false;
+        }
+        self.retries = 0;
+        true
     }
 
     fn flag(&mut self, kind: ViolationKind, at: Evidence, expected: Option<u32>, message: String) {
@@ -731,12 +762,18 @@ impl<'u> Checker<'u> {
     /// An ACK/NAK told the sender everything before `una` arrived: progress restarts the
     /// timer.
     fn acknowledged(&mut self, r: &Record, una: u32) {
-        if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) {
+        let read = self.p.verb == Verb::Read;
+        if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
             self.tx.ack_una = Some(una);
-            if self.p.verb != Verb::Read {
+            if !read {
                 self.timer.restart_heard(r, una);
             }
         }
+    }
+
+    /// Whether the requester took progress `r`: not once its QP had failed.
+    fn taken(&mut self, r: &Record) -> bool {
+        self.stats.retries_exhausted_by_ns.is_none() && self.progress_heard(r)
     }
 
     /// WRITE/SEND: a NAK from the responder. Every copy counts for the receiver (it sent
@@ -855,6 +892,9 @@ impl<'u> Checker<'u> {
         match self.rx.gbn.arrive(p) {
             Arrival::InOrder => {
                 self.rx.last_in_order = Some(Evidence::of(r));
+                if self.p.verb == Verb::Read {
+                    self.taken(r);
+                }
                 if self.p.verb == Verb::Read {
                     self.timer.restart_heard(r, psn::add(p, 1));
                     self.note_in_order(r);
@@ -1084,6 +1124,7 @@ impl<'u> Checker<'u> {
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
             self.stats.timeout_retransmissions += 1;
+            (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
             self.timer.restart(r);
         } else {
             self.stats.nak_retransmissions += 1;
@@ -1471,6 +1512,14 @@ impl Report {
         if !self.unknown_verb.is_empty() {
             let _ = writeln!(out, "  not checked, verb unknown or mixed: connections {:?}", self.unknown_verb);
         }
+        let failed: Vec<u32> =
+            self.connections.iter().filter(|c| c.retries_exhausted_by_ns.is_some()).map(|c| c.conn).collect();
+        if !failed.is_empty() {
+            let _ = writeln!(
+                out,
+                "  retries exhausted before the next acknowledgement arrived (the QP failed): connections {failed:?}"
+            );
+        }
         if !self.unverifiable.is_empty() {
             let _ = writeln!(
                 out,
@@ -1591,7 +1640,9 @@ mod tests {
         fn check_all(&self, verb: Verb, ipsn: u32) -> Checked {
             let (timeout_ns, read_nak_ns) = (self.timeout_ns, self.read_nak_ns);
             let (mtu, write_nak_ns) = (Some(1024), None);
-            let params = Params { conn: 3, verb, ipsn: Some(ipsn), mtu, timeout_ns, read_nak_ns, write_nak_ns };
+            let retry_cnt = None;
+            let params =
+                Params { conn: 3, verb, ipsn: Some(ipsn), mtu, timeout_ns, read_nak_ns, write_nak_ns, retry_cnt };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
             if records.first().is_some_and(|r| r.seq() > 1) {

@@ -65,6 +65,9 @@ pub struct Report {
     /// Messages outstanding per QP (configuration `tx-depth`, else 1).
     pub tx_depth: u32,
     pub notes: Vec<String>,
+    /// The run's first post, ps: where goodput's span starts.
+    #[serde(skip)]
+    run_start: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -307,7 +310,15 @@ pub fn analyze(input: &Input<'_>) -> Report {
     if unknown > 0 {
         notes.push(unknown_verb_note(unknown, "no messages"));
     }
-    Report { overall, connections, posting, posting_configured: configured.is_some(), tx_depth: depth, notes }
+    Report {
+        overall,
+        connections,
+        posting,
+        posting_configured: configured.is_some(),
+        tx_depth: depth,
+        notes,
+        run_start,
+    }
 }
 
 /// Each message's post time and MCT (to the nanosecond) from its estimated post.
@@ -1447,6 +1458,21 @@ impl Totals {
 impl Report {
     /// Drops every connection's per-message list, keeping the totals: on a long trace the
     /// lists are most of report.json (515 of 860 MB for 53 M packets).
+    /// Connection `conn`'s QP failed by switch time `by_ns` (`gbn`: its retries exhausted
+    /// before the next acknowledgement reached it): what reached it later completed
+    /// nothing. Applied before the per-message lists are left out.
+    pub fn qp_failed(&mut self, conn: u32, by_ns: u64) {
+        let Some(c) = self.connections.iter_mut().find(|c| c.conn == conn) else { return };
+        let Some(msgs) = c.per_message.as_mut() else { return };
+        let late = |m: &Message| m.completed_ns.is_some_and(|ns| ns >= by_ns);
+        for m in msgs.iter_mut().filter(|m| late(m)) {
+            (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None);
+        }
+        c.totals = Totals::of(msgs.iter(), self.run_start);
+        let all = self.connections.iter().flat_map(|c| c.per_message.iter().flatten());
+        self.overall = Totals::of(all, self.run_start);
+    }
+
     pub fn leave_out_per_message(&mut self) {
         for c in &mut self.connections {
             c.per_message = None;

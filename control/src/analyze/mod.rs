@@ -151,7 +151,7 @@ pub fn missing_copies(input: &Input<'_>) -> u64 {
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
 /// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
-    let (gbn, counters, retransmission, cnp, interop, goodput) = std::thread::scope(|s| {
+    let (gbn, counters, retransmission, cnp, interop, mut goodput) = std::thread::scope(|s| {
         let retransmission = s.spawn(|| retrans::analyze(input));
         let cnp = s.spawn(|| cnp::analyze(input));
         let goodput = s.spawn(|| goodput::analyze(input));
@@ -161,6 +161,13 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         let counters = counters::analyze_counted(input, joined(frames), &gbn);
         (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput))
     });
+    // A QP whose retries ran out took nothing that reached it after (the Go-back-N replay
+    // tells when): its late acknowledgements completed no message.
+    for c in &gbn.connections {
+        if let Some(by) = c.retries_exhausted_by_ns {
+            goodput.qp_failed(c.conn, by);
+        }
+    }
     Report {
         format: REPORT_FORMAT.into(),
         version: 1,
