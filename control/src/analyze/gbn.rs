@@ -608,9 +608,10 @@ struct Checker<'u> {
     /// NIC may take long to generate (E810 ≈10 µs, Lumina §6.1).
     reply_ns: Option<u64>,
     nak_ns: Option<u64>,
-    /// Timeout go-backs since the requester last heard progress, and the last one's
-    /// switch time: the retry count ([`Checker::progress_heard`]).
+    /// Timeout go-backs since the requester last heard progress, the first one's trace
+    /// order and the last one's switch time: the retry count ([`Checker::progress_heard`]).
     retries: u32,
+    first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
 }
 
@@ -637,6 +638,7 @@ impl<'u> Checker<'u> {
             reply_ns: None,
             nak_ns: None,
             retries: 0,
+            first_retry: None,
             last_retry_ts: None,
         }
     }
@@ -645,15 +647,18 @@ impl<'u> Checker<'u> {
     /// whose retry count starts over — unless its timer, restarted by the last retry the
     /// count allows, had expired before `r` passed the switch (the timer started no later
     /// than that retry's copy did, and `r` reaches the requester after its own): the QP
-    /// had failed. Returns whether the requester took it.
+    /// had failed. Returns whether the requester took it. A copy missing since the first
+    /// of those retries may have been progress that started the count over: no failure
+    /// is claimed then.
     fn progress_heard(&mut self, r: &Record) -> bool {
-        let used_up = self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
+        let counted = !self.unseen.between(self.first_retry, r.seq());
+        let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
         let expiry = self.last_retry_ts.zip(self.p.timeout_ns).map(|(ts, t)| ts_add(ts, t));
         if let Some(by) = expiry.filter(|&by| used_up && !later(by, r.switch_ts_ns)) {
             self.stats.retries_exhausted_by_ns.get_or_insert(by);
             return false;
         }
-        self.retries = 0;
+        (self.retries, self.first_retry) = (0, None);
         true
     }
 
@@ -1125,6 +1130,7 @@ impl<'u> Checker<'u> {
         if timeout {
             self.stats.timeout_retransmissions += 1;
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
+            self.first_retry.get_or_insert(r.seq());
             self.timer.restart(r);
         } else {
             self.stats.nak_retransmissions += 1;
