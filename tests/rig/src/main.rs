@@ -135,7 +135,7 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
         t.qp_errors.len()
     );
     if s.hit_time_limit {
-        println!("  stopped at rig.time-limit-ms before the traffic finished");
+        println!("  the generator stopped posting at rig.time-limit-ms, before the traffic was done");
     }
     Ok(())
 }

@@ -89,6 +89,9 @@ pub struct RunResult {
     pub dumped: Vec<(u64, u64)>,
 }
 
+/// How long past `rig.time-limit-ms` what was posted may take to finish (simulated).
+pub const DRAIN_LIMIT_MS: u64 = 10_000;
+
 pub struct Rig<'c> {
     cfg: &'c RigConfig,
     now: Ps,
@@ -108,6 +111,8 @@ pub struct Rig<'c> {
     scratch: Vec<u8>,
     /// QPs of the current barrier round still busy.
     round_busy: usize,
+    /// Past `rig.time-limit-ms`: the traffic generator posts nothing more.
+    posting_stopped: bool,
     stats: RunStats,
 }
 
@@ -171,17 +176,27 @@ impl<'c> Rig<'c> {
             packets: Vec::new(),
             scratch: Vec::with_capacity(16 << 10),
             round_busy: 0,
+            posting_stopped: false,
             stats: RunStats { events: 0, packets: 0, mirrored: 0, duration_ns: 0, hit_time_limit: false },
         })
     }
 
     /// Runs the traffic to completion (or the time limit) and collects the results.
+    ///
+    /// At the time limit the traffic generator stops posting, as one stopped by hand, and
+    /// what the NICs hold finishes: frames on the wire arrive, posted messages complete or
+    /// fail. So the NIC counters, taken at the end, agree with the trace (Lumina reads them
+    /// once the generator is done); a cut with frames in flight would not. The drain itself
+    /// stops [`DRAIN_LIMIT_MS`] later at most.
     pub fn run(mut self) -> std::io::Result<RunResult> {
         self.post_initial();
         let limit = ns(self.cfg.rig.time_limit_ms * 1_000_000);
+        let hard = limit.saturating_add(ns(DRAIN_LIMIT_MS * 1_000_000));
         while let Some((t, ev)) = self.q.pop() {
-            if t > limit {
-                self.stats.hit_time_limit = true;
+            if t > limit && !self.posting_stopped {
+                (self.stats.hit_time_limit, self.posting_stopped) = (true, true);
+            }
+            if t > hard {
                 break;
             }
             self.now = t;
@@ -200,6 +215,9 @@ impl<'c> Rig<'c> {
     }
 
     fn post(&mut self, conn: u32, n: u64) {
+        if self.posting_stopped {
+            return;
+        }
         let qp = &mut self.nics[0].req[conn as usize];
         let before = qp.posted;
         qp.post(n, self.now);
