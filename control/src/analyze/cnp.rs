@@ -363,7 +363,7 @@ impl Scan {
         let unseen = &input.conns.unseen;
         // Lumina's rig has two hosts: each one's port is fed by the other's link alone.
         let port = |h: &NpHost, feed: &NpHost| {
-            Egress::new(h.link_gbps, feed.link_gbps, egress::max_frame_len_toward(input, h.role))
+            Egress::new(h.link_gbps, feed.link_gbps, input.conns.max_frame_len[h.role.index()])
         };
         let mut ports = [port(&hosts[0], &hosts[1]), port(&hosts[1], &hosts[0])];
         let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();

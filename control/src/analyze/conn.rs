@@ -100,6 +100,12 @@ pub struct Connections {
     /// first (`before-start`) fills no gap: it is analyzed where it lies.
     #[serde(skip)]
     pub late: Vec<u32>,
+    /// Per end (by [`Role::index`]), the largest frame forwarded to it: what a frame to
+    /// that host whose copy is missing may have been (`analyze::egress`). Frames to a host
+    /// are of a few kinds (to a WRITE requester only ACKs, NAKs and CNPs): the trace's
+    /// largest, a data packet the other way, would make every missing copy a long queue.
+    #[serde(skip)]
+    pub max_frame_len: [u16; 2],
     /// The copies the trace lacks, which may hide any connection's packets.
     #[serde(skip)]
     pub unseen: Unseen,
@@ -120,10 +126,10 @@ impl Connections {
         }
         let (mut unassigned, mut unmirrored) = (0, 0);
         let mut gaps = crate::reconstruct::Gaps::default();
-        let mut late = Vec::new();
+        let (mut late, mut max_frame_len) = (Vec::new(), [0; 2]);
         for (i, r) in view.records.iter().enumerate() {
             let behind = r.seq() != 0 && gaps.last.is_some_and(|last| r.seq() <= last);
-            if behind && gaps.count_within(r.seq(), r.seq() + 1) > 0 {
+            if behind && gaps.any_within(r.seq(), r.seq() + 1) {
                 late.push(i as u32);
                 continue;
             }
@@ -139,7 +145,10 @@ impl Connections {
             }
             let Some(dst) = view.flow(r).map(|f| End { ip: f.dst_ip(), qpn: r.dest_qp() }) else { continue };
             match by_end.get(&dst) {
-                Some(&(c, role)) => list[c as usize].packets.push((i as u32, role)),
+                Some(&(c, role)) => {
+                    list[c as usize].packets.push((i as u32, role));
+                    max_frame_len[role.index()] = max_frame_len[role.index()].max(r.frame_len);
+                }
                 None => unassigned += 1,
             }
         }
@@ -147,7 +156,7 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, late, unseen: Unseen::of_gaps(gaps) }
+        Connections { list, unassigned, unmirrored, late, max_frame_len, unseen: Unseen::of_gaps(gaps) }
     }
 
     /// Whether record `i` came later than its seq (see `late`): analyzers that walk every

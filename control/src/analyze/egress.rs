@@ -178,14 +178,6 @@ fn fs_per_byte(gbps: f64) -> u64 {
     (8.0e6 / gbps).round().max(1.0) as u64
 }
 
-/// The largest frame the trace shows forwarded to `host`: what one frame to it whose copy
-/// is missing may have been. Frames to a host are of a few kinds (to a WRITE requester only
-/// ACKs, NAKs and CNPs), so the trace's largest frame (a data packet the other way) would
-/// make every missing copy look like a long queue.
-pub fn max_frame_len_toward(input: &Input<'_>, host: Role) -> u16 {
-    frames(input).filter(|f| f.to == host).map(|f| f.r.frame_len).max().unwrap_or(0)
-}
-
 /// A frame's modelled arrival at its host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Arrival {
@@ -208,7 +200,7 @@ impl Arrivals {
     /// The arrivals of what the switch forwarded to `host`, whose link runs at `gbps`.
     pub fn at_host(input: &Input<'_>, host: Role, gbps: Option<f64>, feed_gbps: Option<f64>) -> Arrivals {
         let records = input.view.records;
-        let mut port = Egress::new(gbps, feed_gbps, max_frame_len_toward(input, host));
+        let mut port = Egress::new(gbps, feed_gbps, input.conns.max_frame_len[host.index()]);
         if let Some(first) = records.iter().map(Record::seq).filter(|&s| s != 0).min() {
             port.lost_before_first(&input.conns.unseen, first, input.ctx.lost_at_ends);
         }

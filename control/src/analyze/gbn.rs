@@ -1636,6 +1636,13 @@ mod tests {
             let r = self.response(p);
             *r = r.with_event(Event::Drop);
         }
+        /// Sets the packets' switch times, in order.
+        fn timed(&mut self, ts: &[u64]) {
+            for ((r, _), &ts) in self.packets.iter_mut().zip(ts) {
+                r.switch_ts_ns = ts;
+            }
+        }
+
         fn check(&self, verb: Verb) -> (ConnStats, Vec<Violation>) {
             self.check_from(verb, IPSN)
         }
@@ -2226,9 +2233,7 @@ mod tests {
             t.data(p);
         }
         let ts = [0, 100, 17_000, 20_000, 20_100, 20_200, 47_000, 53_000, 53_100, 53_200, 86_000];
-        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
-            r.switch_ts_ns = ts;
-        }
+        t.timed(&ts);
         let (s, v) = t.check(Verb::Write);
         assert_eq!(v, []);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 1));
@@ -2251,9 +2256,7 @@ mod tests {
         t.nak(103);
         t.data(103);
         let ts = [0, 100, 20_000, 25_000, 25_100, 25_200, 57_600, 78_000];
-        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
-            r.switch_ts_ns = ts;
-        }
+        t.timed(&ts);
         let (s, v) = t.check(Verb::Write);
         assert_eq!(v, []);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (0, 1));
@@ -2276,9 +2279,7 @@ mod tests {
             t.response(p);
         }
         let ts = [0, 17_500, 17_600, 17_700, 17_800, 32_768, 50_000, 50_100, 50_200, 50_300];
-        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
-            r.switch_ts_ns = ts;
-        }
+        t.timed(&ts);
         let (s, v) = t.check(Verb::Read);
         assert_eq!(v, []);
         assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (0, 1));
@@ -2286,9 +2287,7 @@ mod tests {
         // timer's repeat (its copy late) answering it.
         t.timeout_ns = Some(40_000);
         let ts = [0, 17_500, 17_600, 17_700, 17_800, 60_000, 77_000, 77_100, 77_200, 77_300];
-        for ((r, _), ts) in t.packets.iter_mut().zip(ts) {
-            r.switch_ts_ns = ts;
-        }
+        t.timed(&ts);
         let (s, v) = t.check(Verb::Read);
         assert_eq!(v, []);
         assert_eq!((s.ooo_episodes, s.timeout_retransmissions), (1, 1));

@@ -1458,17 +1458,21 @@ impl Totals {
 impl Report {
     /// Drops every connection's per-message list, keeping the totals: on a long trace the
     /// lists are most of report.json (515 of 860 MB for 53 M packets).
-    /// Connection `conn`'s QP failed by switch time `by_ns` (`gbn`: its retries exhausted
-    /// before the next acknowledgement reached it): what reached it later completed
-    /// nothing. Applied before the per-message lists are left out.
-    pub fn qp_failed(&mut self, conn: u32, by_ns: u64) {
-        let Some(c) = self.connections.iter_mut().find(|c| c.conn == conn) else { return };
-        let Some(msgs) = c.per_message.as_mut() else { return };
-        let late = |m: &Message| m.completed_ns.is_some_and(|ns| ns >= by_ns);
-        for m in msgs.iter_mut().filter(|m| late(m)) {
-            (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None);
+    /// The QPs that failed, each connection's by a switch time (`gbn`: its retries
+    /// exhausted before the next acknowledgement reached it): what reached it later
+    /// completed nothing. Applied before the per-message lists are left out.
+    pub fn qps_failed(&mut self, failed: &rustc_hash::FxHashMap<u32, u64>) {
+        if failed.is_empty() {
+            return;
         }
-        c.totals = Totals::of(msgs.iter(), self.run_start);
+        for c in &mut self.connections {
+            let (Some(&by_ns), Some(msgs)) = (failed.get(&c.conn), c.per_message.as_mut()) else { continue };
+            let late = |m: &Message| m.completed_ns.is_some_and(|ns| ns >= by_ns);
+            for m in msgs.iter_mut().filter(|m| late(m)) {
+                (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None);
+            }
+            c.totals = Totals::of(msgs.iter(), self.run_start);
+        }
         let all = self.connections.iter().flat_map(|c| c.per_message.iter().flatten());
         self.overall = Totals::of(all, self.run_start);
     }

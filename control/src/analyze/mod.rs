@@ -163,11 +163,8 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
     });
     // A QP whose retries ran out took nothing that reached it after (the Go-back-N replay
     // tells when): its late acknowledgements completed no message.
-    for c in &gbn.connections {
-        if let Some(by) = c.retries_exhausted_by_ns {
-            goodput.qp_failed(c.conn, by);
-        }
-    }
+    let failed = gbn.connections.iter().filter_map(|c| Some((c.conn, c.retries_exhausted_by_ns?))).collect();
+    goodput.qps_failed(&failed);
     Report {
         format: REPORT_FORMAT.into(),
         version: 1,
