@@ -36,14 +36,14 @@
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-use trace::record::{flag, Kind, Record};
+use trace::record::{flag, Record};
 use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
 use super::context::{TestConfig, Verb};
 use super::transport::{
-    delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, later, path_mtu, Arrival,
-    GbnReceiver,
+    delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
+    path_mtu, Arrival, GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
 use super::{plural, render_capped, Input};
@@ -267,9 +267,7 @@ pub fn check_connection<'r>(
 ) -> Checked {
     let mut c = Checker::new(p, unseen);
     let sender = Connection::data_sender(p.verb);
-    // A CNP is no part of Go-back-N: counted as the last packet toward the sender it would
-    // hide a NAK copy missing before it.
-    for (r, to) in packets.into_iter().filter(|(r, _)| r.kind() != Kind::Cnp) {
+    for (r, to) in packets.into_iter().filter(|(r, _)| is_transport(r)) {
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
         c.gap_seen[dir] |= c.gap > 0;

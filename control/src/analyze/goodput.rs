@@ -43,7 +43,7 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::egress::{self, Arrival, Arrivals};
-use super::transport::{delivered, ends_message, path_mtu, read_span, starts_message, SwitchClock};
+use super::transport::{delivered, ends_message, is_transport, path_mtu, read_span, starts_message, SwitchClock};
 use super::unseen::{Since, Unseen};
 use super::{render_capped, Input, RENDER_LINES};
 
@@ -569,7 +569,7 @@ struct Tracker<'u> {
 fn shows_first_psn(records: &[Record], c: &Connection, ipsn: u32) -> bool {
     for &(i, _) in &c.packets {
         let r = &records[i as usize];
-        if !matches!(r.kind(), Kind::Request | Kind::Response) {
+        if !is_transport(r) {
             continue;
         }
         let first_msn = r.kind() == Kind::Response && r.has(flag::AETH) && r.msn() <= 1;
@@ -694,8 +694,8 @@ impl<'u> Tracker<'u> {
 
     /// One packet of the connection, on its way to `to`.
     fn packet(&mut self, r: &Record, to: Role) {
-        if !matches!(r.kind(), Kind::Request | Kind::Response) {
-            return; // a CNP: counted as the last packet in its direction, it would hide a missing copy
+        if !is_transport(r) {
+            return;
         }
         // A message's unseen start is a request-direction copy, missing since the previous
         // request-direction packet seen.

@@ -18,9 +18,10 @@
 //! CNPs (opcode 0x81) are left out: their BTH is the notification point's own (MigReq 0
 //! on every NIC), not the connection's.
 
-use trace::record::{Kind, Record};
+use trace::record::Record;
 
 use super::conn::{Connection, Role};
+use super::transport::is_transport;
 use super::{plural, render_capped, Input};
 
 /// Example seqs kept per finding.
@@ -92,7 +93,7 @@ fn connection(input: &Input<'_>, c: &Connection) -> ConnInterop {
     let mut tallies = [Tally::default(), Tally::default()];
     for &(i, to) in &c.packets {
         let r = &input.view.records[i as usize];
-        if matches!(r.kind(), Kind::Request | Kind::Response) {
+        if is_transport(r) {
             // The receiving end is `to`: the sender is the other one.
             tallies[to.other().index()].add(r);
         }

@@ -52,14 +52,14 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use trace::record::{flag, Kind, Record};
+use trace::record::{flag, Record};
 use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, path_mtu, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, path_mtu, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -649,8 +649,12 @@ struct Tracker<'u> {
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
     /// With the end (exclusive) of the PSNs it asked for, when the MTU tells.
     awaiting_data: VecDeque<(usize, u64, Option<u64>)>,
-    /// Last packet sent by the requester / the responder.
+    /// Last packet sent by the requester / the responder, a CNP included: the observed
+    /// timeout counts from it ("since the requester's last send").
     last_tx: [Option<PacketRef>; 2],
+    /// Switch time of the requester's last transport packet: an unseen send (re)starting
+    /// the timer came after it (a CNP starts no timer).
+    last_send_ns: Option<u64>,
     drafts: Vec<Draft>,
     unseen: &'u Unseen,
     /// Trace order (unwrapped mirror seq) of the packet being replayed.
@@ -698,6 +702,7 @@ impl<'u> Tracker<'u> {
             requests: Requests::default(),
             awaiting_data: VecDeque::new(),
             last_tx: [None; 2],
+            last_send_ns: None,
             drafts: Vec::new(),
             unseen,
             order: 0,
@@ -712,36 +717,41 @@ impl<'u> Tracker<'u> {
 
     fn packet(&mut self, index: u32, r: &Record, to: Role) {
         let from = to.other();
-        let roce = matches!(r.kind(), Kind::Request | Kind::Response);
-        let psn = if roce { self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn())).pos(r.psn()) } else { 0 };
+        if !is_transport(r) {
+            let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: 0, order: r.seq() };
+            self.last_tx[from.index()] = Some(p);
+            return;
+        }
+        let psn = self.unwrap.get_or_insert_with(|| Unwrap::new(r.psn())).pos(r.psn());
         let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn, order: r.seq() };
         self.order = r.seq();
         let last = self.last_order[to.index()].replace(self.order);
         self.missing_before = self.unseen.count_between(last, self.order);
         self.unseen_before = self.missing_before > 0;
-        if roce {
-            match (self.s.verb, from) {
-                (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
-                (verb, sender) if sender == Connection::data_sender(verb) && is_data(r, verb) => self.data(p, r),
-                (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
-                // A READ responder NAKs a request PSN it skipped (a lost READ request).
-                (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
-                    let (order, sent_end) = (self.order, self.sent_end());
-                    let n = PendingNak {
-                        nak: p,
-                        order,
-                        sent_end,
-                        unseen_gap: false,
-                        gap: None,
-                        overtaken: false,
-                        ambiguous: false,
-                    };
-                    push_capped(&mut self.naks, n);
-                }
-                _ => {}
+        match (self.s.verb, from) {
+            (Verb::Read, Role::Requester) if is_read_request(r) => self.request(p, r),
+            (verb, sender) if sender == Connection::data_sender(verb) && is_data(r, verb) => self.data(p, r),
+            (Verb::Write | Verb::Send, Role::Responder) if r.has(flag::AETH) => self.ack(p, r),
+            // A READ responder NAKs a request PSN it skipped (a lost READ request).
+            (Verb::Read, Role::Responder) if is_seq_nak(r) && delivered(r) => {
+                let (order, sent_end) = (self.order, self.sent_end());
+                let n = PendingNak {
+                    nak: p,
+                    order,
+                    sent_end,
+                    unseen_gap: false,
+                    gap: None,
+                    overtaken: false,
+                    ambiguous: false,
+                };
+                push_capped(&mut self.naks, n);
             }
+            _ => {}
         }
         self.last_tx[from.index()] = Some(p);
+        if from == Role::Requester {
+            self.last_send_ns = Some(p.switch_ts_ns);
+        }
     }
 
     /// A data packet from the data sender.
@@ -960,7 +970,7 @@ impl<'u> Tracker<'u> {
     /// may have been: its previous send seen, or the acknowledgement seen last (a send
     /// before it started a timer that it stopped or restarted).
     fn unseen_send(&self) -> Option<u64> {
-        let previous = self.last_tx[Role::Requester.index()].map_or(0, |p| p.switch_ts_ns);
+        let previous = self.last_send_ns.unwrap_or(0);
         self.unseen_before.then(|| previous.max(self.acked_at.map_or(0, |(_, t)| t)))
     }
 
@@ -1295,7 +1305,7 @@ impl<'u> Tracker<'u> {
         self.timed_out = Some(self.msg_ends.range(first.psn..).next().copied().unwrap_or(first.psn));
         // The requester's last packet before the go-back may be unseen: then so is the
         // observed timeout (the recovery itself stands).
-        let last_tx = self.last_tx[Role::Requester.index()].filter(|_| !self.unseen_before);
+        let last_tx = self.last_tx[Role::Requester.index()].filter(|l| !self.unseen.between(Some(l.order), self.order));
         let observed_ns = last_tx.map(|l| elapsed(l.switch_ts_ns, first.switch_ts_ns));
         let timer_elapsed_ns = self.timer.elapsed(first.switch_ts_ns);
         let configured_ns = self.s.configured_ns;
@@ -1749,6 +1759,7 @@ fn scatter(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)]) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use trace::record::Kind;
 
     #[test]
     fn unwrap_follows_the_psn_wrap() {
@@ -1832,6 +1843,7 @@ mod tests {
 
     const WRITE_MIDDLE: u8 = 0x07;
     const ACK: u8 = 0x11;
+    const CNP: u8 = 0x81;
     const NAK_SEQ: u8 = 0b0110_0000;
 
     fn write(adaptive: Option<bool>) -> Settings {
@@ -2246,6 +2258,31 @@ mod tests {
         // Just before the NAK: the gap it answers may be unseen.
         let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, &[5]);
         assert_eq!((proven.len(), doubted.len()), (0, 1), "{proven:#?}");
+    }
+
+    /// Session 22's reread: a CNP stepped "the previous packet in this direction", so a
+    /// copy missing before it was taken as missing before no transport packet (as in gbn
+    /// and goodput before their fixes). READ: the requester (the NP) sends CNPs toward the
+    /// responder, where its requests go.
+    #[test]
+    fn a_cnp_does_not_hide_a_missing_request_copy() {
+        use Role::{Requester as Req, Responder as Resp};
+        let read = Settings { verb: Verb::Read, ..write(Some(false)) };
+        let packets = [
+            (Resp, READ_REQUEST, 0, 1_000, 0, None),
+            (Resp, READ_REQUEST, 1, 1_100, 0, None),
+            (Resp, READ_REQUEST, 2, 1_200, 0, None),
+            (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None), // dropped
+            (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
+            // The request asked again from 1 goes here, its copy missing.
+            (Resp, CNP, 0, 5_100, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 6_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 2, 6_100, 0, None),
+        ];
+        let (proven, doubted, _) = replay_lossy(read, &packets, &[6]);
+        assert_eq!(proven.len(), 0, "{proven:#?}");
+        assert_eq!(doubted.iter().map(|d| (d.kind, d.psn)).collect::<Vec<_>>(), [(RecoveryKind::ReadNack, 2)]);
     }
 
     /// Issue 4 gap 3: a loss whose own recovery is unverifiable was counted as resent by

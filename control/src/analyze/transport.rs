@@ -14,6 +14,14 @@ use super::context::{TestConfig, Verb};
 /// AETH syndrome of a NAK with code 0, PSN sequence error: the Go-back-N NAK.
 pub const NAK_SEQ_ERR: u8 = 0x60;
 
+/// A packet of the RC transport (a request or a response): what Go-back-N, the
+/// retransmission tracker and goodput replay. A CNP (or unplaced RoCE) between two of them
+/// is no step of theirs: counted as "the previous packet in this direction" it would hide
+/// a transport copy missing before it (review, session 22).
+pub fn is_transport(r: &Record) -> bool {
+    matches!(r.kind(), Kind::Request | Kind::Response)
+}
+
 /// Arrives with a bad ICRC: a bit-error event, or a copy whose ICRC already failed.
 pub fn corrupt(r: &Record) -> bool {
     r.event() == Event::Corrupt || r.has(flag::ICRC_BAD)
