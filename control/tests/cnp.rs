@@ -272,6 +272,26 @@ fn a_lost_mark_leaves_one_cnp_unverifiable_not_every_later_one() {
     assert_eq!(unverifiable(&r), [(cnp::FindingKind::CnpWithoutTrigger, u64::from(first.2))], "{text}");
 }
 
+/// Review, session 22 (`ecfg-lossy19`): the first mark's copy is lost, and each CNP
+/// follows the next mark on the wire (a CX4 NP with no limiter, behind an E810 sender), so
+/// the in-order pairing gives each CNP the mark after its own and leaves the last with
+/// none. The lost copy before it may be the mark that balances the count: unverifiable
+/// (it was `cnp-without-trigger`, checked only back to the connection's previous CNP).
+#[test]
+fn a_lost_mark_may_shift_the_pairing_of_every_later_cnp() {
+    let yaml = "requester: {nic: {type: e810, switch-port: 5, ip-list: [10.3.0.1]}, roce-parameters: {min-time-between-cnps: 2, dcqcn-rp-enable: true}}
+responder: {nic: {type: cx4, switch-port: 6, ip-list: [10.3.0.2]}, roce-parameters: {min-time-between-cnps: 0, slow-restart: true}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 8, mtu: 1024, message-size: 4096, tx-depth: 2, data-pkt-events: [{qpn: 1, psn: 2, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 7, type: ecn}]}
+rig: {seed: 19, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [2]}]}}
+";
+    let (run, r, text) = analyze_yaml("cnp-lost-mark-shift", yaml);
+    let cnps: Vec<(u32, u32)> = run.result.truth.cnps.iter().map(|c| (c.cause_seq, c.seq)).collect();
+    assert_eq!(cnps, [(2, 9), (4, 10), (5, 12), (7, 14)], "each CNP after the next mark");
+    assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
+    assert_eq!(unverifiable(&r), [(cnp::FindingKind::CnpWithoutTrigger, 14)], "{text}");
+    assert!(r.hypotheses.iter().all(|h| h.consistent), "{:#?}\n{text}", r.hypotheses);
+}
+
 const SLOW_RESTART: &str = "slow-restart: true";
 
 /// Review (issue 4): a CNP caused by a NAK whose copy is lost. The CNP comes before its

@@ -254,6 +254,16 @@ impl Excuses {
             FindingKind::CnpWhileNpDisabled | FindingKind::CnpsTooClose => false,
         }
     }
+
+    /// Whether missing copies may explain the `nth` CNP of a connection's NP found with no
+    /// trigger left ([`untriggered`]): that many copies missing before it may all have been
+    /// its connection's triggers, and then the count of triggers never fell short. (The
+    /// in-order pairing may have given its own trigger to an earlier CNP whose trigger was
+    /// unseen, so the copies may be missing long before it.)
+    fn explain_untriggered(&self, conn: u32, order: u64, nth: u64) -> bool {
+        self.unseen.count_between(None, order) >= nth
+            || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
+    }
 }
 
 /// SEND and WRITE packets: the ones a Go-back-N responder sequences.
@@ -596,6 +606,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
     };
     let mut last: FxHashMap<Group, usize> = FxHashMap::default();
     let mut pending: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
+    let mut unpaired: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for step in steps {
         match *step {
             Step::Trigger(i) => {
@@ -642,7 +653,9 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                         o.trigger_of[k] = Some(i);
                     }
                     None => {
-                        let explained = scan.excuses.explain(FindingKind::CnpWithoutTrigger, c.conn, c.order, u64::MAX);
+                        let nth = unpaired.entry((c.conn, c.np)).or_default();
+                        *nth += 1;
+                        let explained = scan.excuses.explain_untriggered(c.conn, c.order, *nth);
                         o.count(explained, FindingKind::CnpWithoutTrigger);
                     }
                 }
@@ -972,6 +985,9 @@ pub struct Finding {
     /// by an earlier trigger), or `u64::MAX`.
     #[serde(skip)]
     until: u64,
+    /// A CNP without trigger: the how-manyth of its connection's NP (from 1), 0 otherwise.
+    #[serde(skip)]
+    nth: u64,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -991,7 +1007,8 @@ pub struct Report {
     /// Findings a mirror copy missing from the trace may explain (`analyze::unseen`): a
     /// missing CNP whose CNP's copy may be missing (a copy is missing after the trigger,
     /// before the connection's next CNP), a CNP whose trigger's copy may be (a copy is
-    /// missing since the connection's previous CNP). Not counted as findings.
+    /// missing since the connection's previous CNP, or as many as it is the how-manyth CNP
+    /// without trigger of its connection's NP). Not counted as findings.
     pub unverifiable: Vec<Finding>,
     /// Whether the findings are problems: only with a test configuration, which says the
     /// NPs are enabled and what their NICs are; without one, a missing CNP may be an NP
@@ -1114,7 +1131,10 @@ impl Report {
 
     /// Moves the findings a copy missing from the trace may explain to `unverifiable`.
     fn set_aside_unverifiable(&mut self, scan: &Scan) {
-        let explained = |f: &Finding| scan.excuses.explain(f.kind, f.conn, f.order, f.until);
+        let explained = |f: &Finding| match f.kind {
+            FindingKind::CnpWithoutTrigger => scan.excuses.explain_untriggered(f.conn, f.order, f.nth),
+            kind => scan.excuses.explain(kind, f.conn, f.order, f.until),
+        };
         (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(explained);
     }
 }
@@ -1216,6 +1236,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
                 detail,
                 order: t.order,
                 until,
+                nth: 0,
             });
         }
     }
@@ -1228,6 +1249,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
 /// since the last CNP flagged so.
 fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
     let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
+    let mut flagged: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for step in steps {
         match *step {
             Step::Trigger(i) if counts(&scan.triggers[i], hosts) => {
@@ -1240,7 +1262,8 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                 if !hosts[c.np.index()].np_enabled {
                     let detail = format!("{} sent a CNP with its NP disabled", c.np.name());
                     let kind = FindingKind::CnpWhileNpDisabled;
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until: u64::MAX });
+                    let until = u64::MAX;
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until, nth: 0 });
                     continue;
                 }
                 let b = balance.entry((c.conn, c.np)).or_default();
@@ -1248,9 +1271,11 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                 if *b < 0 {
                     // Flagged once: the next CNP needs a trigger of its own, not this one's.
                     *b = 0;
+                    let nth = flagged.entry((c.conn, c.np)).or_default();
+                    *nth += 1;
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
-                    let kind = FindingKind::CnpWithoutTrigger;
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until: u64::MAX });
+                    let (kind, until, nth) = (FindingKind::CnpWithoutTrigger, u64::MAX, *nth);
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until, nth });
                 }
             }
         }
@@ -1289,6 +1314,7 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
                 detail,
                 order: c.order,
                 until: u64::MAX,
+                nth: 0,
             });
         }
     }
@@ -1378,9 +1404,10 @@ impl Report {
                 "min interval not bracketed (the replay does not explain the trace)".to_string()
             }
             (None, None) => return None,
+            // Nothing suppressed: no bound from below, an interval of 0 (no limiter) included.
             (lo, hi) => format!(
-                "min interval in ({}, {}] µs",
-                lo.map_or("0".into(), |v| format!("{:.3}", us(v))),
+                "min interval in {}, {}] µs",
+                lo.map_or("[0".into(), |v| format!("({:.3}", us(v))),
                 hi.map_or("∞".into(), |v| format!("{:.3}", us(v)))
             ),
         };
