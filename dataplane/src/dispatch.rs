@@ -1,7 +1,8 @@
 //! Per-packet load balancing inside one host (Lumina §3.4): when the port has a single RX
-//! queue (memif, pcap, ring vdevs, NICs without RSS) one dispatcher lcore deals packets
-//! round-robin over the workers' rings, so every worker gets an equal share regardless of
-//! flows. One ring enqueue per worker per burst; a full ring drops and counts.
+//! queue (memif, NICs without RSS) one dispatcher lcore deals packets round-robin over the
+//! workers' rings, so every worker gets an equal share regardless of flows. One ring
+//! enqueue per worker per burst; a full ring drops and counts. A pcap or ring vdev has
+//! one input per queue: the dispatcher polls each in turn.
 
 use crate::counters::{Admission, Live, Stop};
 use crate::dpdk::{MbufBurst, RingProducer, RxQueue};
@@ -9,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Release};
 use std::sync::Arc;
 
 pub struct Dispatcher {
-    pub queue: RxQueue,
+    pub queues: Vec<RxQueue>,
     pub rings: Vec<RingProducer>,
     pub admission: Arc<Admission>,
     pub stop: Arc<Stop>,
@@ -33,9 +34,10 @@ impl Dispatcher {
         let mut tally = DispatchTally { ring_drops: vec![0; workers], ..Default::default() };
         let mut burst = MbufBurst::new();
         let mut dealt: Vec<MbufBurst> = (0..workers).map(|_| MbufBurst::new()).collect();
-        let mut next = 0;
+        let (mut next, mut q) = (0, 0);
         while !self.stop.requested() {
-            let n = self.queue.rx_burst(&mut burst);
+            q = (q + 1) % self.queues.len();
+            let n = self.queues[q].rx_burst(&mut burst);
             if n == 0 {
                 continue;
             }

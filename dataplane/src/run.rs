@@ -133,10 +133,31 @@ struct OpenPort {
     socket: i32,
 }
 
+/// Virtual devices whose every RX queue carries an input of its own (one `rx_pcap=` file,
+/// one ring), rather than a share of one link: all of them must be read, or their frames
+/// go unread and uncounted.
+fn input_queues(info: &PortInfo) -> Option<u16> {
+    matches!(info.driver_name.as_str(), "net_pcap" | "net_ring").then_some(info.max_rx_queues)
+}
+
 fn open_port(args: &Args, eal: &Eal, workers: usize, dispatch: bool) -> Result<OpenPort> {
     let info =
         Port::info(args.port).with_context(|| format!("port {} (is a --vdev or NIC given to EAL?)", args.port))?;
-    let rx_queues = if dispatch { 1 } else { workers as u16 };
+    let inputs = input_queues(&info);
+    let rx_queues = match (dispatch, inputs) {
+        (true, Some(n)) => n.max(1),
+        (true, None) => 1,
+        (false, _) => workers as u16,
+    };
+    if let Some(n) = inputs.filter(|&n| !dispatch && n > rx_queues) {
+        bail!(
+            "{} ({}) has {n} inputs, one per RX queue, and {rx_queues} worker{} would read only {rx_queues} of them: \
+             give it {n} workers, or --balance dispatch (one dispatcher reads them all)",
+            info.name,
+            info.driver_name,
+            if rx_queues == 1 { "" } else { "s" }
+        );
+    }
     let rss = !dispatch && rx_queues > 1 && info.rss_offloads != 0;
     if !dispatch && rx_queues > 1 && !rss {
         tracing::warn!("{} has no RSS: each of its {rx_queues} queues is fed by the device itself", info.driver_name);
@@ -248,7 +269,7 @@ fn prepare_dispatcher(
     admission: Arc<Admission>,
 ) -> Result<(u32, Dispatcher)> {
     let dispatcher = Dispatcher {
-        queue: port.port.rx_queue(0)?,
+        queues: (0..port.rx_queues).map(|q| port.port.rx_queue(q)).collect::<Result<_, _>>()?,
         rings: std::mem::take(&mut cores.rings),
         admission,
         stop: stop.clone(),

@@ -5,7 +5,7 @@
 
 mod capture_support;
 
-use capture_support::{capture, Run};
+use capture_support::{capture, capture_fails, Run};
 use rocescope_tests::scenario::{Expected, Scenario};
 use rocescope_tests::{pcap, tshark};
 use std::collections::BTreeMap;
@@ -215,6 +215,13 @@ fn captures_a_mirrored_scenario_exactly_in_both_balancing_modes() {
     check(&run, &s, &core_of, "idle", 128);
     assert_eq!(run.manifest.port.ipackets, s.frames.len() as u64);
     assert_eq!(run.manifest.cores.iter().map(|c| c.rx_queue).collect::<Vec<_>>(), vec![Some(0), Some(1)]);
+    // Review (session 23): dispatch read only the first of the vdev's inputs (one per
+    // queue), and its manifest said complete; fewer RSS workers than inputs likewise.
+    let run = capture("dispatch-2q", 4, &vdev, &["--balance", "dispatch"]);
+    assert_eq!((run.manifest.port.rx_queues, run.manifest.port.ipackets), (2, s.frames.len() as u64));
+    assert_eq!(run.manifest.total(|c| c.written), s.frames.len() as u64);
+    let err = capture_fails("rss-1of2", 2, &vdev, &["--balance", "rss"]);
+    assert!(err.contains("has 2 inputs, one per RX queue, and 1 worker would read only 1"), "{err}");
 
     // --max-packets: exactly the first N frames are recorded, the rest counted over the limit.
     let limit = 21;

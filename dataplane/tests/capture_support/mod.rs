@@ -14,6 +14,25 @@ pub struct Run {
 
 /// Runs the dataplane with `lcores` EAL lcores on the given vdev, stopping when idle.
 pub fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
+    let (dir, out) = run_dataplane(name, lcores, vdev, app);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "dataplane failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("recorded"), "no summary:\n{stdout}");
+    let manifest = Manifest::load(dir.path()).expect("manifest.json");
+    let verdict = control::verify::verify_run(dir.path()).expect("verifiable");
+    assert!(verdict.intact(), "rocescope verify:\n{verdict}");
+    Run { dir, manifest }
+}
+
+/// The dataplane's stderr from a run that must fail.
+#[allow(dead_code)] // a module of each capture test binary; not all of them use it
+pub fn capture_fails(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> String {
+    let (_dir, out) = run_dataplane(name, lcores, vdev, app);
+    assert!(!out.status.success(), "the dataplane ran:\n{}", String::from_utf8_lossy(&out.stdout));
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn run_dataplane(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> (tempfile::TempDir, std::process::Output) {
     // The EAL file prefix; the run directory is a scratch directory of its own.
     let tag = format!("rs-e2e-{}-{name}", std::process::id());
     let dir = tempfile::Builder::new().prefix(&format!("rs-e2e-{name}-")).tempdir().unwrap();
@@ -32,11 +51,5 @@ pub fn capture(name: &str, lcores: usize, vdev: &str, app: &[&str]) -> Run {
         .output()
         .expect("running rocescope-dataplane");
     let _ = std::fs::remove_dir_all(Path::new("/var/run/dpdk").join(&tag));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "dataplane failed:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("recorded"), "no summary:\n{stdout}");
-    let manifest = Manifest::load(dir.path()).expect("manifest.json");
-    let verdict = control::verify::verify_run(dir.path()).expect("verifiable");
-    assert!(verdict.intact(), "rocescope verify:\n{verdict}");
-    Run { dir, manifest }
+    (dir, out)
 }
