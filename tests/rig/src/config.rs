@@ -426,6 +426,17 @@ impl RigConfig {
         if r.switch_clock_start_ns > wire::mirror::TIMESTAMP_MAX {
             return invalid("rig.switch-clock-start-ns exceeds 48 bits");
         }
+        // Classic pcap keeps 32-bit seconds; the run may last up to its time limit plus
+        // the drain after it, and a dump host may be late by its delay.
+        let delay_ns = r.faults.dump_host_delay_ns.iter().max().copied().unwrap_or(0);
+        let span_ms = r.time_limit_ms.saturating_add(crate::rig::DRAIN_LIMIT_MS);
+        let last_s =
+            (r.host_clock_start_ns.saturating_add(delay_ns) / 1_000_000_000).saturating_add(span_ms / 1_000 + 1);
+        if last_s > u64::from(u32::MAX) {
+            return invalid(format!(
+                "rig.host-clock-start-ns: the dump hosts' pcaps hold 32-bit seconds, and the run could reach {last_s} s"
+            ));
+        }
         if r.snaplen != 0 && r.snaplen < 64 {
             return invalid("rig.snaplen must be 0 (whole frames) or at least 64");
         }
@@ -518,5 +529,8 @@ traffic:
         assert!(RigConfig::from_yaml(&bad_qpn).unwrap_err().to_string().contains("qpn 3"));
         let bad_ip = LISTINGS.replace("10.0.0.3/24", "10.0.0.300/24");
         assert!(RigConfig::from_yaml(&bad_ip).unwrap_err().to_string().contains("ip-list"));
+        // Review (session 23): accepted, then failed writing the pcap ("timestamp_secs > u32::MAX").
+        let late_clock = format!("{LISTINGS}rig: {{host-clock-start-ns: 4294967290000000000}}\n");
+        assert!(RigConfig::from_yaml(&late_clock).unwrap_err().to_string().contains("32-bit seconds"));
     }
 }

@@ -215,10 +215,11 @@ impl<'c> Rig<'c> {
     }
 
     fn post(&mut self, conn: u32, n: u64) {
-        if self.posting_stopped {
+        let qp = &mut self.nics[0].req[conn as usize];
+        // A QP in the error state takes no work requests (a barrier round posted to it too).
+        if self.posting_stopped || qp.failed {
             return;
         }
-        let qp = &mut self.nics[0].req[conn as usize];
         let before = qp.posted;
         qp.post(n, self.now);
         if qp.posted > before {
@@ -281,7 +282,7 @@ impl<'c> Rig<'c> {
         if !self.cfg.traffic.barrier_sync {
             let outstanding = qp.posted - qp.completed;
             let depth = u64::from(self.cfg.traffic.tx_depth);
-            if !qp.failed && outstanding < depth {
+            if outstanding < depth {
                 self.post(conn, depth - outstanding);
             }
             return;
@@ -473,6 +474,7 @@ impl<'c> Rig<'c> {
         self.last_switch_ts
             .iter()
             .flatten()
+            .filter(|&&t| t != 0) // an end of a QP that never sent
             .map(|&t| t.wrapping_sub(self.cfg.rig.switch_clock_start_ns) & wire::mirror::TIMESTAMP_MAX)
             .max()
             .unwrap_or(0)

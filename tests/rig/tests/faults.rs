@@ -172,4 +172,20 @@ fn a_failed_qp_does_not_stall_the_barrier() {
     let r = run(&k.config());
     assert!(r.qps[0].failed);
     assert_eq!((r.qps[1].completed, r.qps[1].failed), (3, false), "QP 2 finishes every round");
+    // Review (session 23): the next rounds were posted to the failed QP too.
+    assert_eq!(r.qps[0].posted, 1, "tx-depth 1: the failed QP's first round only");
+    assert!(r.stats.duration_ns < 1 << 40, "{}", r.stats.duration_ns);
+}
+
+/// Review (session 23): a QP whose responder never sent (its requester failed first) made
+/// the run's duration about 2^48 ns (its last switch time, never set, was taken as 0).
+#[test]
+fn an_end_that_never_sent_does_not_stretch_the_duration() {
+    let yaml = "requester: {nic: {type: cx6, switch-port: 1, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 2, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 1024, message-size: 262144, min-retransmit-timeout: 1, max-retransmit-retry: 0}
+";
+    let r = run(&rig::RigConfig::from_yaml(yaml).unwrap());
+    assert!(r.qps[0].failed, "the requester fails before any ACK");
+    assert!(r.stats.duration_ns < 1_000_000, "{}", r.stats.duration_ns);
 }
