@@ -502,6 +502,33 @@ fn a_double_read_nak_is_no_timeout() {
     }
 }
 
+/// Review (session 23): the truth took an observed timeout from the requester's last packet
+/// at the switch when the timer fired, leaving out one still in flight then (355 ns in the
+/// truth, 178 ns in the trace): both now count from the last packet before the
+/// retransmission, as the trace shows it. Timers of 4 µs make the crossing common.
+#[test]
+fn a_timeout_counts_from_the_packet_in_flight_at_the_expiry() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 2, rdma-verb: write, num-msgs-per-qp: 6, mtu: 1024, message-size: 35586, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
+";
+    let run = rig_run_yaml("retrans-timeout-in-flight", yaml);
+    let report = retrans::analyze(&analysis(&run).input());
+    compare("retrans-timeout-in-flight", &run, &report);
+    // The requester's last packet at the switch when the timer fired is not the last
+    // before the retransmission: one was in flight.
+    let truth = &run.result.truth;
+    let in_flight = truth.recoveries.iter().filter(|r| match r.trigger {
+        Trigger::Timeout(i) => {
+            let at_expiry = truth.timeouts[i as usize].last_tx_switch_ts_ns;
+            let retx = truth.retransmissions.iter().find(|x| x.seq == r.first_retransmission_seq).unwrap();
+            r.observed_timeout_ns != Some(retx.switch_ts_ns.wrapping_sub(at_expiry) & wire::mirror::TIMESTAMP_MAX)
+        }
+        _ => false,
+    });
+    assert!(in_flight.count() > 0, "a packet was in flight at an expiry");
+}
+
 /// Review item 1: conn 1's READ NACK at PSN 3 whose NAK (the repeated request, seq 17)
 /// copy is missing, its first retransmission (seq 18) seen: it was in neither list, and
 /// its loss's `recovered_by` was null.

@@ -67,7 +67,9 @@ pub fn fill(truth: &mut Truth) {
             model_timeout_ns: Some(t.model_timeout_ns),
             observed_generation_ns: None,
             observed_reaction_ns: None,
-            observed_timeout_ns: Some(ts_delta(t.last_tx_switch_ts_ns, data.switch_ts_ns)),
+            // From the requester's last packet before the retransmission at the switch, as
+            // the trace shows it: one in flight when the timer fired counts too.
+            observed_timeout_ns: Some(ts_delta(data.previous_tx_switch_ts_ns, data.switch_ts_ns)),
         });
     }
     out.sort_by_key(|r| r.first_retransmission_seq);

@@ -330,8 +330,9 @@ impl<'c> Rig<'c> {
         let conn = self.conns[pkt.conn as usize];
         let sent = pkt;
         let ing = self.switch.ingress(self.now, &mut pkt, &conn);
-        self.last_switch_ts[pkt.conn as usize][pkt.from.idx()] = pkt.switch_ts_ns;
-        self.note_truth(&pkt, &ing, &conn);
+        let last = &mut self.last_switch_ts[pkt.conn as usize][pkt.from.idx()];
+        let previous = std::mem::replace(last, pkt.switch_ts_ns);
+        self.note_truth(&pkt, &ing, &conn, previous);
         match ing.mirror {
             Some(m) => self.mirror_copy(&sent, &pkt, &ing, &conn, m)?,
             None => self.truth.faults.mirror_buffer_drops.push(pkt.seq),
@@ -358,13 +359,14 @@ impl<'c> Rig<'c> {
         Ok(())
     }
 
-    fn note_truth(&mut self, pkt: &Pkt, ing: &Ingress, conn: &Conn) {
+    /// `previous`: the switch time of the packet its end sent before it on the connection.
+    fn note_truth(&mut self, pkt: &Pkt, ing: &Ingress, conn: &Conn, previous: u64) {
         let (seq, ts) = (pkt.seq, pkt.switch_ts_ns);
         match pkt.tag {
             Tag::None => {}
             Tag::Retransmission(i) => {
                 let r = &mut self.truth.retransmissions[i as usize];
-                (r.seq, r.switch_ts_ns) = (seq, ts);
+                (r.seq, r.switch_ts_ns, r.previous_tx_switch_ts_ns) = (seq, ts, previous);
             }
             Tag::Nak(i) => {
                 let r = &mut self.truth.naks[i as usize];

@@ -116,6 +116,10 @@ pub struct Retransmission {
     pub trigger: Trigger,
     pub seq: u32,
     pub switch_ts_ns: u64,
+    /// The switch time of the previous packet its end sent on the connection (a CNP
+    /// too): an observed timeout counts from it, as the trace shows it.
+    #[serde(skip)]
+    pub previous_tx_switch_ts_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -244,6 +244,7 @@ impl ReqQp {
             trigger,
             seq: 0,
             switch_ts_ns: 0,
+            previous_tx_switch_ts_ns: 0,
         });
         p.retransmission = true;
         p.tag = Tag::Retransmission(index);
