@@ -711,3 +711,21 @@ fn a_read_gap_arriving_after_the_timers_repeat_left_is_no_episode() {
         assert_eq!(report.connections[0].ooo_episodes, episodes, "seed {seed}");
     }
 }
+
+/// Review (session 23), an emulator bug: an E810 READ NAK (83 ms) for the gap at PSN 2
+/// came after the 67 ms timer had resent from PSN 2, and the emulator still repeated the
+/// request then (clamped to the gap of the moment): a second outstanding NAK on the wire,
+/// rightly flagged, though no fault was injected. A timeout now makes a pending READ NAK
+/// moot, as it does a WRITE NAK's go-back.
+#[test]
+fn a_read_nak_a_timeout_overtook_is_not_sent() {
+    let yaml = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 4, mtu: 1024, message-size: 4096, tx-depth: 4, data-pkt-events: [{qpn: 1, psn: 2, type: drop, iter: 1}, {qpn: 1, psn: 10, type: drop, iter: 2}, {qpn: 1, psn: 10, type: drop, iter: 3}, {qpn: 1, psn: 10, type: drop, iter: 4}]}
+";
+    let run = rig_run_yaml("gbn-e810-stale-read-nak", yaml);
+    assert!(run.result.truth.faults.gbn_violations.is_empty());
+    assert!(run.result.truth.naks.iter().any(|n| n.seq == 0), "a NAK the timer made moot");
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}

@@ -371,6 +371,9 @@ impl ReqQp {
         });
         let ev = Ev::GoBack { conn: self.conn, psn: self.read_expect, trigger: Trigger::Nak(index) };
         ctx.at(ctx.now + after, ev);
+        // A timeout resending from the gap before this repeat is due makes it moot, as for
+        // a WRITE NAK's go-back (E810: 83 ms against a 67 ms timer).
+        self.nak_gobacks.push(index);
     }
 
     /// Everything before offset `una` is acknowledged.
