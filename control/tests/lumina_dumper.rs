@@ -130,6 +130,19 @@ fn dumper_files_over_three_hosts_reconstruct_as_the_raw_dumps() {
     }
 }
 
+/// Copies a dump host received out of order stay so within their lcore's records: a run
+/// is cut there too (one more source), and the trace is the raw dumps' still.
+#[test]
+fn copies_reordered_before_the_dumper_reconstruct_as_the_raw_dumps() {
+    let faults = "    reorder: [{dump-host: 0, probability: 0.05}, {dump-host: 1, probability: 0.02}]\n";
+    let k = Knobs { faults: faults.to_string(), msgs: 20, ..knobs("") };
+    let (raw, r, dumped, d) = both("lumd-reorder", &k, &lumina(4));
+    assert!(!dumped.result.truth.faults.reordered.is_empty(), "some copies were swapped");
+    assert_same_reconstruction("lumd-reorder", &r, &d);
+    assert!(check_dir(&d.dir, None).unwrap().complete);
+    assert_same_analysis("lumd-reorder", &raw, &dumped);
+}
+
 #[test]
 fn a_dump_host_with_one_lcore_is_one_run() {
     let extra = "  dumper: lumina\n  dumper-lcores: 4\n";
