@@ -1,5 +1,5 @@
-//! Lumina mirror metadata, header restoration, and the switch-side rewrite (for tests and
-//! the testbed emulator).
+//! Lumina mirror metadata, header restoration, and the switch-side rewrite and Lumina's
+//! dumper's rewrite (for tests and the testbed emulator).
 //!
 //! Lumina §3.4 ("Embedding metadata in mirrored packets"): the switch rewrites header
 //! fields the analysis does not need — TTL := event type, src MAC := mirror sequence
@@ -251,7 +251,10 @@ const ETH_HEADER: usize = 14;
 pub fn dumper_rewrite(frame: &mut [u8], cfg: &ClassifyConfig) -> Result<(usize, u32)> {
     let l = crate::frame::locate_udp(frame)?.ok_or(Error::NotUdp)?;
     let (l3, l4) = (l.l3, l.l4);
-    let ttl = if l.ip_version == 4 { frame[l3 + 8] } else { frame[l3 + 7] };
+    let ttl = match l.ip_version {
+        4 => ipv4::Packet::new_unchecked(&frame[l3..]).ttl(),
+        _ => ipv6::Packet::new_unchecked(&frame[l3..]).hop_limit(),
+    };
     let ecn_event = Event::try_from(ttl)? == Event::Ecn;
     let wire_len = if l.ip_version == 4 {
         let mut ip = ipv4::Packet::new_unchecked(&mut frame[l3..]);
@@ -284,7 +287,10 @@ pub fn dumper_rewrite(frame: &mut [u8], cfg: &ClassifyConfig) -> Result<(usize, 
 /// and the UDP bytes kept — not the whole datagram, which it no longer has.
 fn dumper_udp_checksum(kept: &[u8], l3: usize, l4: usize, ip_version: u8) -> u16 {
     let udp_len = be::u16_at(kept, l4 + udp::field::LENGTH.start);
-    let addrs = if ip_version == 4 { &kept[l3 + 12..l3 + 20] } else { &kept[l3 + 8..l3 + 40] };
+    let addrs = match ip_version {
+        4 => &kept[l3 + ipv4::field::SRC_ADDR.start..l3 + ipv4::field::DST_ADDR.end],
+        _ => &kept[l3 + ipv6::field::SRC_ADDR.start..l3 + ipv6::field::DST_ADDR.end],
+    };
     let mut acc = crate::checksum::sum_u32(addrs, 0);
     acc = crate::checksum::sum_u32(&[0, 17], acc);
     acc = crate::checksum::sum_u32(&udp_len.to_be_bytes(), acc);
