@@ -15,6 +15,8 @@ use trace::manifest::Manifest;
 use trace::mapped::MappedFile;
 use trace::reader::{verify_blocks, BlockFault, ShardReader};
 
+use wire::frame::ClassifyConfig;
+
 use crate::pcap::{PcapRecords, MAX_CAPTURED};
 use crate::reconstruct::{SUMMARY_FILE, TRACE_FILE};
 
@@ -61,6 +63,50 @@ pub struct SourceSpec {
     /// Manifest blocks to verify before reading (dataplane shards).
     #[serde(skip)]
     pub blocks: Vec<trace::manifest::BlockRecord>,
+    /// How its mirrored copies are read (found per file, [`find_lumina_dumps`]).
+    #[serde(default)]
+    pub read_as: ReadAs,
+    /// One lcore's run of a Lumina-dumper file, read as a source of its own; `None`: the
+    /// whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<DumpRun>,
+}
+
+/// The form a source's mirrored copies are in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadAs {
+    /// As the switch mirrors them (UDP to the mirror port), or restored already (shards).
+    #[default]
+    MirrorFormat,
+    /// As Lumina's own dumper writes them ([`wire::mirror::CopyForm::Dumped`]): ports
+    /// restored, UDP to the RoCE port, the metadata still in MACs and TTL.
+    LuminaDumper,
+}
+
+impl ReadAs {
+    /// The wire form of the copies.
+    pub fn copy_form(self) -> wire::mirror::CopyForm {
+        match self {
+            ReadAs::MirrorFormat => wire::mirror::CopyForm::Mirrored,
+            ReadAs::LuminaDumper => wire::mirror::CopyForm::Dumped,
+        }
+    }
+}
+
+/// Lumina's dumper writes its records lcore by lcore (each lcore's copies in arrival
+/// order, then the next lcore's), so its file is a sequence of runs of increasing seqs;
+/// each run is merged as a source of its own.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DumpRun {
+    /// The whole file's source name (its dump host, for the check's attribution).
+    pub file: String,
+    /// 0-based, in file order.
+    pub index: u32,
+    pub runs: u32,
+    /// Byte offsets of its first record and of the end of its last.
+    pub offset: u64,
+    pub end: u64,
 }
 
 /// What the inputs are, plus the run directories for metadata files.
@@ -81,9 +127,36 @@ pub struct Skipped {
     pub why: String,
 }
 
+impl Inputs {
+    /// Each source's file: its index among the files read, which records and
+    /// reconstruct.json's `sources` count (the lcore runs of a Lumina-dumper file, merged as
+    /// sources of their own, are one file: one dump host).
+    pub fn file_of(&self) -> Vec<u16> {
+        let mut file = 0u16;
+        let starts = self.sources.iter().map(|s| s.run.as_ref().is_none_or(|r| r.index == 0));
+        starts
+            .enumerate()
+            .map(|(i, first)| {
+                file += u16::from(first && i > 0);
+                file
+            })
+            .collect()
+    }
+
+    /// The sources that start a file ([`Inputs::file_of`]), in order.
+    pub fn files(&self) -> impl Iterator<Item = &SourceSpec> {
+        self.sources.iter().filter(|s| s.run.as_ref().is_none_or(|r| r.index == 0))
+    }
+}
+
 /// Finds every source in `paths`. Sources get indices in the order found (sorted file names
 /// within a directory), which is the record's `source` field.
 pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
+    discover_for(paths, &ClassifyConfig::default())
+}
+
+/// [`discover`], with the RoCE port of `cfg` for recognising Lumina-dumper files.
+pub fn discover_for(paths: &[PathBuf], cfg: &ClassifyConfig) -> Result<Inputs, InputError> {
     let mut inputs = Inputs::default();
     for (host, path) in paths.iter().enumerate() {
         if path.is_dir() {
@@ -97,6 +170,8 @@ pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
                 host,
                 core: None,
                 blocks: Vec::new(),
+                read_as: ReadAs::MirrorFormat,
+                run: None,
             });
         }
     }
@@ -105,7 +180,97 @@ pub fn discover(paths: &[PathBuf]) -> Result<Inputs, InputError> {
     }
     read_each_file_once(&mut inputs)?;
     name_uniquely(&mut inputs.sources);
+    inputs.sources = find_lumina_dumps(std::mem::take(&mut inputs.sources), cfg);
+    if inputs.sources.len() > usize::from(u16::MAX) {
+        return Err(InputError::TooMany { max: usize::from(u16::MAX) });
+    }
     Ok(inputs)
+}
+
+/// Records of a classic pcap looked at to tell a Lumina-dumper file.
+const DUMPER_SNIFF: usize = 64;
+/// More runs than this in one file is not lcores but disorder: the file is read whole.
+pub const MAX_DUMP_RUNS: usize = 1024;
+
+/// Classic pcap files written by Lumina's own dumper, recognised by their first records
+/// ([`is_lumina_dump`]), are read as such and split into their lcore runs ([`dump_runs`]);
+/// every other source is left as it is (no pass over it).
+fn find_lumina_dumps(sources: Vec<SourceSpec>, cfg: &ClassifyConfig) -> Vec<SourceSpec> {
+    let mut out = Vec::with_capacity(sources.len());
+    for spec in sources {
+        let map = match spec.format {
+            Format::Pcap => MappedFile::open(&spec.path).ok(),
+            _ => None,
+        };
+        let bytes = map.as_ref().map_or(&[][..], |m| m.bytes());
+        match PcapRecords::new(bytes).ok().filter(|r| is_lumina_dump(r.clone(), cfg)) {
+            Some(records) => out.extend(split_runs(spec, records, bytes.len() as u64, cfg)),
+            None => out.push(spec),
+        }
+    }
+    out
+}
+
+/// Whether a pcap file is Lumina's dumper's: among its first [`DUMPER_SNIFF`] records,
+/// some are copies in the dumper's form — UDP to the RoCE port with seq and event in src
+/// MAC and TTL — and all such have the record's timestamp in their dst MAC
+/// ([`wire::frame::peek_dumped`]: the dumper stamps records with the switch's time; a
+/// plain RoCE capture's dst MACs are not its capture times).
+pub fn is_lumina_dump(records: PcapRecords<'_>, cfg: &ClassifyConfig) -> bool {
+    let (unit, dumped_cfg) = (records.ts_unit_ns(), wire::mirror::CopyForm::Dumped.classify_config(cfg));
+    let mut signed = 0;
+    for r in records.take(DUMPER_SNIFF).map_while(Result::ok) {
+        if wire::frame::peek_mirror(r.data, &dumped_cfg).is_none() {
+            continue;
+        }
+        match wire::frame::peek_dumped(r.data, r.ts_ns, unit, cfg) {
+            Some(_) => signed += 1,
+            None => return false,
+        }
+    }
+    signed > 0
+}
+
+/// A Lumina-dumper file as one source per lcore run.
+fn split_runs(spec: SourceSpec, records: PcapRecords<'_>, end: u64, cfg: &ClassifyConfig) -> Vec<SourceSpec> {
+    let starts = dump_runs(records, cfg);
+    let whole = SourceSpec { read_as: ReadAs::LuminaDumper, ..spec };
+    if starts.len() <= 1 || starts.len() > MAX_DUMP_RUNS {
+        return vec![whole];
+    }
+    let runs = starts.len() as u32;
+    let ends = starts.iter().skip(1).copied().chain([end]);
+    starts
+        .iter()
+        .zip(ends)
+        .enumerate()
+        .map(|(k, (&offset, end))| SourceSpec {
+            name: format!("{} (lcore run {k})", whole.name),
+            run: Some(DumpRun { file: whole.name.clone(), index: k as u32, runs, offset, end }),
+            ..whole.clone()
+        })
+        .collect()
+}
+
+/// Where the runs of increasing seqs start in a Lumina-dumper file: one pass over its
+/// records' seqs (headers only), a new run at each seq below the one before (with the
+/// 31-bit wrap: 0x7fffffff → 1 goes on). The first run starts at the first record; a
+/// damaged record ends the pass (the last run reads on to report it).
+pub fn dump_runs(records: PcapRecords<'_>, cfg: &ClassifyConfig) -> Vec<u64> {
+    let dumped_cfg = wire::mirror::CopyForm::Dumped.classify_config(cfg);
+    let mut starts = vec![records.offset()];
+    let mut last: Option<u32> = None;
+    for r in records.map_while(Result::ok) {
+        let Some(meta) = wire::frame::peek_mirror(r.data, &dumped_cfg) else { continue };
+        if last.is_some_and(|l| crate::merge::signed_seq_distance(l, meta.seq) < 0) {
+            starts.push(r.offset);
+            if starts.len() > MAX_DUMP_RUNS {
+                break;
+            }
+        }
+        last = Some(meta.seq);
+    }
+    starts
 }
 
 /// The same file reached twice would make every copy in it a duplicate. Within one input
@@ -196,6 +361,8 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
                 host,
                 core: Some(core.core),
                 blocks: core.blocks.clone(),
+                read_as: ReadAs::MirrorFormat,
+                run: None,
             });
         }
         inputs.manifests.push((dir.to_path_buf(), manifest));
@@ -231,6 +398,8 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
             host,
             core: None,
             blocks: Vec::new(),
+            read_as: ReadAs::MirrorFormat,
+            run: None,
         });
     }
     Ok(())
@@ -354,6 +523,11 @@ impl OpenSource {
         self.map.bytes()
     }
 
+    /// Bytes of the file it reads: its lcore run's, or the whole file.
+    pub fn extent(&self) -> u64 {
+        self.spec.run.as_ref().map_or(self.bytes().len() as u64, |r| r.end.saturating_sub(r.offset))
+    }
+
     /// Manifest blocks whose CRC or extent is wrong: each is a [`Damage`] naming the
     /// packets it held, and reading skips it (its packets cannot be trusted) to the next
     /// block, which the manifest locates and its own CRC vouches for.
@@ -400,7 +574,10 @@ impl OpenSource {
             }
             Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
             Format::Pcap => match PcapRecords::new(bytes) {
-                Ok(records) => Inner::Pcap(records),
+                Ok(records) => match &self.spec.run {
+                    Some(run) => Inner::Pcap(records.span(run.offset, run.end)),
+                    None => Inner::Pcap(records),
+                },
                 Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
             },
         };

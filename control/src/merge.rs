@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 use crate::tournament::{Tournament, EMPTY};
 
 use wire::frame::{peek_mirror, ClassifyConfig};
-use wire::mirror::{Event, SEQ_MAX};
+use wire::mirror::{CopyForm, Event, SEQ_MAX};
 
 use crate::input::{Damage, OpenSource, Packets, RawPacket};
 
@@ -51,8 +51,9 @@ pub struct Merged<'a> {
     pub raw: Captured<'a>,
     /// A mirrored copy: seq, switch timestamp and event are the switch's.
     pub mirrored: bool,
-    /// The frame is still in the mirror format (restore before use).
-    pub needs_restore: bool,
+    /// The form the frame is still in, to restore before use (`None`: restored already,
+    /// or not a copy).
+    pub restore: Option<CopyForm>,
     pub switch_ts_ns: u64,
     pub event: Event,
 }
@@ -162,6 +163,8 @@ impl SourceState<'_> {
 
 struct SourceState<'a> {
     packets: Packets<'a>,
+    /// What the source's copies look like (its copies' form, [`CopyForm::classify_config`]).
+    peek: Peek,
     pending: Pending<'a>,
     /// Last (unwrapped, wire) seq read from this source.
     last: Option<(u64, u32)>,
@@ -268,6 +271,7 @@ impl<'a> Merger<'a> {
             .iter()
             .map(|s| SourceState {
                 packets: s.packets(),
+                peek: Peek::of(s, &cfg),
                 pending: Pending::default(),
                 last: None,
                 sub: 0,
@@ -330,11 +334,12 @@ impl<'a> Merger<'a> {
             .sources
             .iter()
             .filter_map(|s| {
+                let peek = Peek::of(s, &cfg);
                 let mut copies = s
                     .packets()
                     .map_while(Result::ok)
                     .take(REFERENCE_SCAN)
-                    .filter_map(|p| copy_of(&p, &cfg).map(|c| c.seq))
+                    .filter_map(|p| copy_of(&p, &peek).map(|c| c.seq))
                     .take(window);
                 let first = copies.next()?;
                 Some(copies.fold(first, |lo, seq| if signed_seq_distance(lo, seq) < 0 { seq } else { lo }))
@@ -432,18 +437,18 @@ impl<'a> Merger<'a> {
     }
 
     fn describe(&mut self, i: usize, raw: RawPacket<'a>) -> Merged<'a> {
-        let copy = copy_of(&raw, &self.cfg);
+        let copy = copy_of(&raw, &self.states[i].peek);
         let mut m = Merged {
             key: Key { seq: 0, sub: 0, source: i as u16 },
             raw: Captured { offset: raw.offset, orig_len: raw.orig_len, data: raw.data },
             mirrored: copy.is_some(),
-            needs_restore: copy.is_some_and(|c| c.needs_restore),
+            restore: copy.and_then(|c| c.restore),
             switch_ts_ns: copy.map_or(raw.ts_ns, |c| c.switch_ts_ns),
             event: copy.map_or(Event::None, |c| c.event),
         };
         let st = &mut self.states[i];
         st.stats.packets += 1;
-        st.stats.bytes_read = raw.offset;
+        st.stats.bytes_read = raw.offset.saturating_sub(st.peek.start);
         match copy.map(|c| c.seq) {
             Some(seq) => {
                 let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq), seq));
@@ -661,25 +666,41 @@ struct CopyMeta {
     seq: u32,
     event: Event,
     switch_ts_ns: u64,
-    /// Still in the raw mirror format.
-    needs_restore: bool,
+    /// The form it is still in.
+    restore: Option<CopyForm>,
+}
+
+/// How the merge reads a source's copies: under which ports, in which form, and from which
+/// byte of its file (the progress counts from there).
+#[derive(Clone, Copy)]
+struct Peek {
+    cfg: ClassifyConfig,
+    form: CopyForm,
+    start: u64,
+}
+
+impl Peek {
+    fn of(s: &OpenSource, cfg: &ClassifyConfig) -> Peek {
+        let form = s.spec.read_as.copy_form();
+        Peek { cfg: form.classify_config(cfg), form, start: s.spec.run.as_ref().map_or(0, |r| r.offset) }
+    }
 }
 
 /// A packet's mirror metadata, `None` when it is not a copy. A dataplane shard's
 /// annotation is trusted (the dataplane classified the whole frame and restored it, and the
 /// block's timestamp is the switch's); anything else is peeked from the raw mirror format.
 #[inline]
-fn copy_of(p: &RawPacket<'_>, cfg: &ClassifyConfig) -> Option<CopyMeta> {
+fn copy_of(p: &RawPacket<'_>, peek: &Peek) -> Option<CopyMeta> {
     match p.annotation {
         Some(trace::Annotation::Mirrored { seq, event }) => {
-            Some(CopyMeta { seq, event, switch_ts_ns: p.ts_ns, needs_restore: false })
+            Some(CopyMeta { seq, event, switch_ts_ns: p.ts_ns, restore: None })
         }
         Some(_) => None,
-        None => peek_mirror(p.data, cfg).map(|meta| CopyMeta {
+        None => peek_mirror(p.data, &peek.cfg).map(|meta| CopyMeta {
             seq: meta.seq,
             event: meta.event,
             switch_ts_ns: meta.timestamp_ns,
-            needs_restore: true,
+            restore: Some(peek.form),
         }),
     }
 }
@@ -690,7 +711,7 @@ pub fn wire_of(unwrapped: u64) -> u32 {
 }
 
 /// Steps from `from` to `to` on the seq ring, negative when `to` is behind (within half).
-fn signed_seq_distance(from: u32, to: u32) -> i32 {
+pub(crate) fn signed_seq_distance(from: u32, to: u32) -> i32 {
     let d = wire::mirror::seq_distance(from, to);
     if d > SEQ_MAX / 2 {
         -((SEQ_MAX - d) as i32)
@@ -732,7 +753,7 @@ mod tests {
             key: Key { seq, sub: 0, source: 0 },
             raw: Captured { offset, orig_len: 0, data: &[] },
             mirrored: true,
-            needs_restore: false,
+            restore: None,
             switch_ts_ns: 0,
             event: Event::None,
         }

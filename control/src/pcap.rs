@@ -79,6 +79,20 @@ impl<'a> PcapRecords<'a> {
         }
     }
 
+    /// Only the records from byte offset `from` (a record's start) up to `end`: one lcore's
+    /// run of a Lumina-dumper file. The file header was read by [`PcapRecords::new`].
+    pub fn span(mut self, from: u64, end: u64) -> PcapRecords<'a> {
+        let end = usize::try_from(end).unwrap_or(usize::MAX).min(self.bytes.len());
+        self.bytes = &self.bytes[..end];
+        self.at = usize::try_from(from).unwrap_or(usize::MAX).clamp(24, end.max(24));
+        self
+    }
+
+    /// Nanoseconds per unit of the file's timestamps: 1000 (µs files) or 1 (ns files).
+    pub fn ts_unit_ns(&self) -> u32 {
+        self.frac_ns
+    }
+
     /// Byte offset of the next record.
     pub fn offset(&self) -> u64 {
         self.at as u64

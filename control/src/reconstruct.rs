@@ -12,9 +12,10 @@ use trace::pcapng::Epb;
 use trace::record::{Flow, FrameMeta, Record, RecordBuilder, RecordWriter};
 use trace::Annotation;
 use wire::frame::{ClassifyConfig, FrameInfo};
+use wire::mirror::CopyForm;
 use wire::ErrorKind;
 
-use crate::input::{Format, InputError, Inputs, OpenSource};
+use crate::input::{Format, InputError, Inputs, OpenSource, ReadAs, SourceSpec};
 use crate::merge::{wire_of, Issues, Merged, Merger, SourceStats, LAP_MARGIN};
 use crate::spool::Spool;
 
@@ -96,6 +97,23 @@ pub struct SourceSummary {
     pub format: Format,
     pub host: usize,
     pub core: Option<u32>,
+    /// How its copies were read: `mirror-format` or `lumina-dumper`.
+    #[serde(default)]
+    pub read_as: ReadAs,
+    /// A Lumina-dumper file's runs, one per lcore, each merged as a source of its own
+    /// (their sum is the file's tallies); empty for any other file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lcore_runs: Vec<RunSummary>,
+    #[serde(flatten)]
+    pub stats: SourceStats,
+}
+
+/// One lcore run of a Lumina-dumper file: its records from byte `offset` up to `end`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub name: String,
+    pub offset: u64,
+    pub end: u64,
     #[serde(flatten)]
     pub stats: SourceStats,
 }
@@ -193,12 +211,13 @@ pub fn run(
     sink: &mut dyn Sink,
 ) -> Result<(Summary, Vec<Flow>), ReconstructError> {
     let sources: Vec<OpenSource> = inputs.sources.iter().cloned().map(OpenSource::open).collect::<Result<_, _>>()?;
-    let progress = Progress::new(opts.progress, sources.iter().map(|s| s.bytes().len() as u64).sum());
+    let progress = Progress::new(opts.progress, sources.iter().map(OpenSource::extent).sum());
     let merger = Merger::new(&sources, opts.classify, opts.window);
     let merger = if opts.fill_windows { merger.filling_windows() } else { merger };
     let mut builder = RecordBuilder::new();
     let mut tally = Tally::new(sources.len());
     let mut flows = Vec::with_capacity(BATCH);
+    let file_of = inputs.file_of();
     let queued = AtomicUsize::new(0);
     let mut merger = std::thread::scope(|scope| -> Result<Merger<'_>, ReconstructError> {
         let (batches, spent, merging) = merge_in_background(scope, merger, opts, &queued);
@@ -214,7 +233,7 @@ pub fn run(
             flows.extend((0..packets.len()).map(|i| builder.flow_id(frames.get(i), frames.info(i).as_ref().ok())));
             for (i, m) in packets.iter().enumerate() {
                 let (restored, info) = (frames.get(i), frames.info(i));
-                let meta = frame_meta(m, restored.len());
+                let meta = frame_meta(m, restored.len(), file_of[usize::from(m.key.source)]);
                 if meta.seq >= trace::record::SEQ_LIMIT {
                     return Err(ReconstructError::TooManyLaps);
                 }
@@ -268,13 +287,13 @@ impl Restored {
         }
         for (i, m) in packets.iter().enumerate() {
             let range = self.range(i);
-            let info = self.classifier.classify(&self.bytes[range], m.raw.orig_len);
+            let info = self.classifier.classify(&self.bytes[range], m.raw.orig_len, m.restore);
             self.infos.push(info);
         }
         for (i, m) in packets.iter().enumerate() {
-            if let (true, Ok(info)) = (m.needs_restore, &self.infos[i]) {
+            if let (Some(form), Ok(info)) = (m.restore, &self.infos[i]) {
                 let range = self.range(i);
-                wire::mirror::restore(&mut self.bytes[range], info, &self.classifier.cfg);
+                wire::mirror::restore_form(&mut self.bytes[range], info, &self.classifier.cfg, form);
             }
         }
     }
@@ -306,20 +325,23 @@ impl Classifier {
         Classifier { cfg, zeros: Vec::new() }
     }
 
-    fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, ErrorKind> {
+    /// A copy still in `form` is classified as that form's copies are
+    /// ([`CopyForm::classify_config`]).
+    fn classify(&mut self, data: &[u8], orig_len: u32, form: Option<CopyForm>) -> Result<FrameInfo, ErrorKind> {
+        let cfg = form.map_or(self.cfg, |f| f.classify_config(&self.cfg));
         // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
         // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
         // only that far.
         const MAX_WIRE_LEN: usize = 14 + 8 + 40 + 65_535;
         let wire_len = (orig_len as usize).min(MAX_WIRE_LEN.max(data.len()));
         if data.len() >= wire_len {
-            return wire::frame::classify(data, &self.cfg).map_err(|e| e.kind());
+            return wire::frame::classify(data, &cfg).map_err(|e| e.kind());
         }
         if self.zeros.len() < wire_len {
             self.zeros.resize(wire_len, 0);
         }
         self.zeros[..data.len()].copy_from_slice(data);
-        let info = wire::frame::classify(&self.zeros[..wire_len], &self.cfg).map_err(|e| e.kind());
+        let info = wire::frame::classify(&self.zeros[..wire_len], &cfg).map_err(|e| e.kind());
         self.zeros[..data.len()].fill(0);
         info
     }
@@ -387,12 +409,13 @@ fn merge_in_background<'scope, 'a: 'scope>(
     (batches, spent, handle.expect("spawning a thread"))
 }
 
-fn frame_meta(m: &Merged<'_>, captured: usize) -> FrameMeta {
+/// `file`: the record's source, the file the packet was read from.
+fn frame_meta(m: &Merged<'_>, captured: usize, file: u16) -> FrameMeta {
     FrameMeta {
         seq: m.seq(),
         switch_ts_ns: m.switch_ts_ns,
         wire_len: m.raw.orig_len,
-        source: m.key.source,
+        source: file,
         event: m.event,
         mirrored: m.mirrored,
         trimmed: captured < m.raw.orig_len as usize,
@@ -677,20 +700,14 @@ impl Tally {
         issues: Issues,
     ) -> Summary {
         self.gaps.set_aside_outlier(); // reported by the merge as a seq-outlier
-        let sources = inputs
+        let read: Vec<(&SourceSpec, SourceStats)> = inputs
             .sources
             .iter()
             .zip(stats)
             .zip(&self.not_copies)
-            .map(|((s, st), n)| SourceSummary {
-                name: s.name.clone(),
-                path: s.path.clone(),
-                format: s.format,
-                host: s.host,
-                core: s.core,
-                stats: SourceStats { other: n.other, malformed: n.malformed, ..st.clone() },
-            })
+            .map(|((s, st), n)| (s, SourceStats { other: n.other, malformed: n.malformed, ..st.clone() }))
             .collect();
+        let sources = by_file(&read);
         Summary {
             format: SUMMARY_FORMAT.into(),
             version: 1,
@@ -715,6 +732,58 @@ impl Tally {
             skipped_inputs: inputs.skipped.clone(),
         }
     }
+}
+
+/// The sources as files: the lcore runs of a Lumina-dumper file (consecutive sources) as
+/// one, their tallies summed and listed.
+fn by_file(read: &[(&SourceSpec, SourceStats)]) -> Vec<SourceSummary> {
+    let mut files: Vec<SourceSummary> = Vec::new();
+    for (s, st) in read {
+        let Some(run) = &s.run else {
+            files.push(file_summary(s, s.name.clone(), st.clone()));
+            continue;
+        };
+        if run.index == 0 {
+            files.push(file_summary(s, run.file.clone(), SourceStats::default()));
+        }
+        let file = files.last_mut().expect("a file's run 0 comes first");
+        add_stats(&mut file.stats, st);
+        let (offset, end) = (run.offset, run.end);
+        file.lcore_runs.push(RunSummary { name: s.name.clone(), offset, end, stats: st.clone() });
+    }
+    files
+}
+
+fn file_summary(s: &SourceSpec, name: String, stats: SourceStats) -> SourceSummary {
+    SourceSummary {
+        name,
+        path: s.path.clone(),
+        format: s.format,
+        host: s.host,
+        core: s.core,
+        read_as: s.read_as,
+        lcore_runs: Vec::new(),
+        stats,
+    }
+}
+
+/// A file's tallies plus one more of its runs (read in file order).
+fn add_stats(file: &mut SourceStats, run: &SourceStats) {
+    file.packets += run.packets;
+    file.mirrored += run.mirrored;
+    file.other += run.other;
+    file.malformed += run.malformed;
+    // Each run covers the file's whole span of seqs: the file's first is the earliest of
+    // the runs' firsts, its last the latest of their lasts (on the seq ring).
+    let before = |a: u32, b: u32| crate::merge::signed_seq_distance(a, b) > 0;
+    file.first_seq = match (file.first_seq, run.first_seq) {
+        (Some(a), Some(b)) if before(b, a) => Some(b),
+        (a, b) => a.or(b),
+    };
+    file.last_seq = match (file.last_seq, run.last_seq) {
+        (Some(a), Some(b)) if before(a, b) => Some(b),
+        (a, b) => a.or(b),
+    };
 }
 
 /// The files `reconstruct` writes: the pcapng trace (one interface per source, so a
@@ -753,7 +822,7 @@ impl FileSink {
             let mut spool = Spool::create_direct(&trace_path, CHUNK).map_err(werr(trace_path.clone()))?;
             let app = concat!("rocescope reconstruct ", env!("CARGO_PKG_VERSION"));
             spool.write_all(&trace::pcapng::section_header(app)).map_err(werr(trace_path.clone()))?;
-            for s in &inputs.sources {
+            for s in inputs.files() {
                 let idb = trace::pcapng::interface_description(65_535, &s.name, &s.path.display().to_string());
                 spool.write_all(&idb).map_err(werr(trace_path.clone()))?;
             }
@@ -802,7 +871,7 @@ impl Sink for FileSink {
             let mut comment = [0u8; trace::pcapng::MAX_COMMENT];
             let comment = annotation.comment(&mut comment);
             let epb = Epb {
-                interface_id: u32::from(m.key.source),
+                interface_id: u32::from(record.source),
                 timestamp_ns: record.switch_ts_ns,
                 original_len: m.raw.orig_len,
                 data: restored,
@@ -823,7 +892,7 @@ fn named(file: &str, e: std::io::Error) -> std::io::Error {
 /// Merges `paths` into `out`: trace.pcapng (unless `opts.pcapng` is false), records.rsr,
 /// reconstruct.json.
 pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<Summary, ReconstructError> {
-    let inputs = crate::input::discover(paths)?;
+    let inputs = crate::input::discover_for(paths, &opts.classify)?;
     ready_to_overwrite(&inputs, out)?;
     let mut sink = FileSink::create(out, &inputs, opts.pcapng)?;
     let (summary, flows) = run(paths, &inputs, opts, &mut sink)?;
@@ -914,13 +983,22 @@ impl Progress {
     }
 }
 
+/// A Lumina-dumper file's runs, as the terminal summary lists them.
+fn lcore_runs(runs: &[RunSummary]) -> String {
+    if runs.is_empty() {
+        return "read whole, as one source".into();
+    }
+    let each: Vec<String> = runs.iter().map(|r| r.stats.mirrored.to_string()).collect();
+    format!("{} lcore runs, each merged as a source ({} copies)", runs.len(), each.join(" + "))
+}
+
 /// The terminal summary of a reconstruction.
 pub fn render(s: &Summary) -> String {
     use std::fmt::Write as _;
     let mut out = String::new();
     let _ = writeln!(out, "{} sources, {} packets ({} mirrored copies)", s.sources.len(), s.packets, s.mirrored);
     for src in &s.sources {
-        let (name, src) = (&src.name, &src.stats);
+        let (name, runs, read_as, src) = (&src.name, &src.lcore_runs, src.read_as, &src.stats);
         let seqs = match (src.first_seq, src.last_seq) {
             (Some(a), Some(b)) => format!("seq {a}..{b}"),
             _ => "no copies".into(),
@@ -930,6 +1008,13 @@ pub fn render(s: &Summary) -> String {
             "  {:<32} {:>10} packets {:>10} copies {:>6} other {:>6} malformed  {seqs}",
             name, src.packets, src.mirrored, src.other, src.malformed
         );
+        if read_as == ReadAs::LuminaDumper {
+            let _ = writeln!(
+                out,
+                "    read as Lumina's dumper writes it (ports restored, records by lcore): {}",
+                lcore_runs(runs)
+            );
+        }
     }
     if let (Some(a), Some(b)) = (s.first_seq, s.last_seq) {
         let _ = writeln!(out, "mirror seq {a}..{b}: {} missing in {} ranges", s.missing_total, s.missing_ranges);
@@ -967,7 +1052,7 @@ mod tests {
     #[test]
     fn a_hostile_wire_length_pads_no_further_than_a_frame_can_reach() {
         let mut c = Classifier::new(ClassifyConfig::default());
-        let _ = c.classify(&[0u8; 60], u32::MAX);
+        let _ = c.classify(&[0u8; 60], u32::MAX, None);
         assert!(c.zeros.len() <= 14 + 8 + 40 + 65_535, "padded to {} bytes", c.zeros.len());
     }
 

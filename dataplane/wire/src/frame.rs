@@ -231,6 +231,18 @@ pub fn peek_mirror(frame: &[u8], cfg: &ClassifyConfig) -> Option<MirrorMeta> {
     MirrorMeta::from_fields(eth.dst_addr(), eth.src_addr(), ttl).ok()
 }
 
+/// The mirror metadata of a frame read from a pcap record, when the frame is a copy as
+/// Lumina's dumper writes it ([`crate::mirror::CopyForm::Dumped`]): UDP to the RoCE port,
+/// a valid seq and event in the src MAC and TTL, and a dst MAC that, read as the 48-bit
+/// switch timestamp, is the record's own timestamp (the dumper stamps each record with it)
+/// within the file's resolution `ts_unit_ns` (1 for ns files, 1000 for µs ones, which
+/// truncate or round it). A plain RoCE capture has real MACs there: its dst MAC is not
+/// the capture time, so this finds nothing in it.
+pub fn peek_dumped(frame: &[u8], record_ts_ns: u64, ts_unit_ns: u32, cfg: &ClassifyConfig) -> Option<MirrorMeta> {
+    let meta = peek_mirror(frame, &crate::mirror::CopyForm::Dumped.classify_config(cfg))?;
+    (meta.timestamp_ns.abs_diff(record_ts_ns) < u64::from(ts_unit_ns.max(1))).then_some(meta)
+}
+
 /// Layer offsets of a UDP-over-IP frame.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct UdpLayers {

@@ -1,5 +1,5 @@
-//! Lumina mirror metadata, header restoration, and the switch-side rewrite (for tests and
-//! the testbed emulator).
+//! Lumina mirror metadata, header restoration, and the switch-side rewrite and Lumina's
+//! dumper's rewrite (for tests and the testbed emulator).
 //!
 //! Lumina §3.4 ("Embedding metadata in mirrored packets"): the switch rewrites header
 //! fields the analysis does not need — TTL := event type, src MAC := mirror sequence
@@ -156,6 +156,37 @@ pub const fn seq_distance(from: u32, to: u32) -> u32 {
     }
 }
 
+/// The form in which a mirrored copy reaches a capture file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum CopyForm {
+    /// As the switch mirrored it (the table above): what the dataplane receives and what a
+    /// raw capture of the mirror traffic holds.
+    #[default]
+    Mirrored,
+    /// As Lumina's own dumper writes it to its pcap (§3.4, its `is_roce_pkt`): UDP src
+    /// port := the stashed original, dst := the RoCE port, a UDP checksum computed over the
+    /// bytes it kept, CE re-applied for an ECN event, the IPv4 checksum recomputed; MACs
+    /// and TTL still carry the metadata.
+    Dumped,
+}
+
+impl CopyForm {
+    /// The configuration under which [`crate::frame::classify`] and
+    /// [`crate::frame::peek_mirror`] see copies of this form as mirrored copies: a dumped
+    /// copy goes to the RoCE port.
+    pub fn classify_config(self, cfg: &ClassifyConfig) -> ClassifyConfig {
+        match self {
+            CopyForm::Mirrored => *cfg,
+            CopyForm::Dumped => ClassifyConfig { mirror_port: cfg.roce_port, roce_port: cfg.roce_port },
+        }
+    }
+}
+
+/// Restores a copy in the switch's form: [`restore_form`] with [`CopyForm::Mirrored`].
+pub fn restore(buf: &mut [u8], info: &FrameInfo, cfg: &ClassifyConfig) {
+    restore_form(buf, info, cfg, CopyForm::Mirrored);
+}
+
 /// Restores a (possibly trimmed) copy of a mirrored frame in place (DESIGN "Lumina mirror
 /// format", "Restoration"): UDP dst port := `cfg.roce_port`; UDP src port := the value
 /// stashed in the UDP checksum; UDP checksum := 0 (RoCEv2 senders send 0, and a trimmed
@@ -166,20 +197,27 @@ pub const fn seq_distance(from: u32, to: u32) -> u32 {
 /// analyzers read there; the IPv4 identification (a bit-error copy carries ident ^ 0xffff
 /// — that *is* the corruption, so its ICRC will not verify).
 ///
-/// Does nothing unless `info.class` is [`FrameClass::MirroredRoce`]. Writes each field only
-/// if it lies inside `buf`, and the IPv4 checksum only if the whole header is inside.
-/// Not idempotent: run it once per copy.
-pub fn restore(buf: &mut [u8], info: &FrameInfo, cfg: &ClassifyConfig) {
+/// A [`CopyForm::Dumped`] copy has its ports restored already (its checksum field holds a
+/// checksum, no port): only the rest is done, so that it ends as the same frame as the
+/// switch's form of the same copy restored.
+///
+/// Does nothing unless `info.class` is [`FrameClass::MirroredRoce`] (`info` classified
+/// under `form.classify_config(cfg)`). Writes each field only if it lies inside `buf`,
+/// and the IPv4 checksum only if the whole header is inside. Not idempotent for the
+/// switch's form: run it once per copy.
+pub fn restore_form(buf: &mut [u8], info: &FrameInfo, cfg: &ClassifyConfig, form: CopyForm) {
     let Some(meta) = info.mirror else { return };
     if info.class != FrameClass::MirroredRoce {
         return;
     }
     let (l3, l4) = (usize::from(info.l3_offset), usize::from(info.l4_offset));
     let csum_at = l4 + udp::field::CHECKSUM.start;
-    if let Some(src_port) = be::get_u16(buf, csum_at) {
-        be::put_u16(buf, l4 + udp::field::SRC_PORT.start, src_port);
+    if form == CopyForm::Mirrored {
+        if let Some(src_port) = be::get_u16(buf, csum_at) {
+            be::put_u16(buf, l4 + udp::field::SRC_PORT.start, src_port);
+        }
+        be::put_u16(buf, l4 + udp::field::DST_PORT.start, cfg.roce_port);
     }
-    be::put_u16(buf, l4 + udp::field::DST_PORT.start, cfg.roce_port);
     be::put_u16(buf, csum_at, 0);
     let Some(ip) = buf.get_mut(l3..) else { return };
     let ecn_mark = meta.event == Event::Ecn;
@@ -195,6 +233,69 @@ pub fn restore(buf: &mut [u8], info: &FrameInfo, cfg: &ClassifyConfig) {
         6 if ecn_mark => ipv6::set_ecn_if_present(ip, ipv4::ecn::CE),
         _ => {}
     }
+}
+
+/// Bytes of each copy Lumina's dumper keeps.
+pub const DUMPER_CAPLEN: usize = 128;
+/// The Ethernet header the dumper counts in a copy's length, whatever tags it has.
+const ETH_HEADER: usize = 14;
+
+/// Lumina's dumper's rewrite of a copy as it writes it to its pcap (its `is_roce_pkt` and
+/// `dump_to_file`; for tests and the testbed emulator): ECN := CE for an ECN event when the
+/// packet was ECN-capable; UDP src port := the stashed original, dst := `cfg.roce_port`;
+/// IPv4 checksum recomputed; the copy cut to [`DUMPER_CAPLEN`] bytes and a UDP checksum
+/// computed over what is kept. MACs and TTL / hop limit stay.
+///
+/// `frame` is a whole copy in the switch's form. Returns the bytes kept and the length
+/// the dumper records as the original: the IP length + 14 (no VLAN tag, no padding).
+pub fn dumper_rewrite(frame: &mut [u8], cfg: &ClassifyConfig) -> Result<(usize, u32)> {
+    let l = crate::frame::locate_udp(frame)?.ok_or(Error::NotUdp)?;
+    let (l3, l4) = (l.l3, l.l4);
+    let ttl = match l.ip_version {
+        4 => ipv4::Packet::new_unchecked(&frame[l3..]).ttl(),
+        _ => ipv6::Packet::new_unchecked(&frame[l3..]).hop_limit(),
+    };
+    let ecn_event = Event::try_from(ttl)? == Event::Ecn;
+    let wire_len = if l.ip_version == 4 {
+        let mut ip = ipv4::Packet::new_unchecked(&mut frame[l3..]);
+        if ecn_event && matches!(ip.ecn(), ipv4::ecn::ECT0 | ipv4::ecn::ECT1) {
+            ip.set_ecn(ipv4::ecn::CE);
+        }
+        ip.fill_checksum();
+        usize::from(ip.total_len()) + ETH_HEADER
+    } else {
+        let mut ip = ipv6::Packet::new_unchecked(&mut frame[l3..]);
+        if ecn_event && matches!(ip.ecn(), ipv4::ecn::ECT0 | ipv4::ecn::ECT1) {
+            ip.set_ecn(ipv4::ecn::CE);
+        }
+        usize::from(ip.payload_len()) + ipv6::HEADER_LEN + ETH_HEADER
+    };
+    {
+        let mut u = udp::Packet::new_unchecked(&mut frame[l4..]);
+        let orig_src = u.checksum();
+        u.set_src_port(orig_src);
+        u.set_dst_port(cfg.roce_port);
+        u.set_checksum(0);
+    }
+    let kept = frame.len().min(DUMPER_CAPLEN);
+    let sum = dumper_udp_checksum(&frame[..kept], l3, l4, l.ip_version);
+    be::put_u16(frame, l4 + udp::field::CHECKSUM.start, sum);
+    Ok((kept, wire_len as u32))
+}
+
+/// The dumper's UDP checksum: pseudo header (addresses, protocol, the UDP length field)
+/// and the UDP bytes kept — not the whole datagram, which it no longer has.
+fn dumper_udp_checksum(kept: &[u8], l3: usize, l4: usize, ip_version: u8) -> u16 {
+    let udp_len = be::u16_at(kept, l4 + udp::field::LENGTH.start);
+    let addrs = match ip_version {
+        4 => &kept[l3 + ipv4::field::SRC_ADDR.start..l3 + ipv4::field::DST_ADDR.end],
+        _ => &kept[l3 + ipv6::field::SRC_ADDR.start..l3 + ipv6::field::DST_ADDR.end],
+    };
+    let mut acc = crate::checksum::sum_u32(addrs, 0);
+    acc = crate::checksum::sum_u32(&[0, 17], acc);
+    acc = crate::checksum::sum_u32(&udp_len.to_be_bytes(), acc);
+    acc = crate::checksum::sum_u32(kept.get(l4..).unwrap_or(&[]), acc);
+    !crate::checksum::fold(acc)
 }
 
 /// The switch's rewrite of one packet into its mirrored copy.

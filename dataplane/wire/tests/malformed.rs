@@ -408,6 +408,15 @@ fn touch_all_views(data: &[u8]) -> usize {
     small!(rdeth, deth, reth, aeth, atomic_eth, atomic_ack_eth, immdt, ieth);
     let _ = icrc::compute(data);
     let _ = icrc::verify(data);
+    // Lumina's dumper's form: the peek with the record's timestamp, and its restoration.
+    let dumped = wire::mirror::CopyForm::Dumped.classify_config(&cfg());
+    for ts in [0, 1, u64::MAX] {
+        n += usize::from(wire::frame::peek_dumped(data, ts, 1000, &cfg()).is_some());
+    }
+    if let Ok(info) = classify(data, &dumped) {
+        let mut copy = data.to_vec();
+        wire::mirror::restore_form(&mut copy, &info, &cfg(), wire::mirror::CopyForm::Dumped);
+    }
     let _ = icrc::compute_roce_v1(data);
     let _ = icrc::verify_frame(data);
     let _ = RoceFrameRepr::parse(data);

@@ -9,8 +9,8 @@ use proptest::prelude::*;
 use wire::bth::Opcode;
 use wire::build::{IpRepr, Payload};
 use wire::ethernet::Vlans;
-use wire::frame::{classify, ClassifyConfig, FrameClass};
-use wire::mirror::{self, Event, MirrorMeta, MirrorRepr, SEQ_MAX, TIMESTAMP_MAX};
+use wire::frame::{classify, peek_dumped, ClassifyConfig, FrameClass};
+use wire::mirror::{self, CopyForm, Event, MirrorMeta, MirrorRepr, SEQ_MAX, TIMESTAMP_MAX};
 use wire::{icrc, ipv4, ipv6, udp, Error};
 
 /// What restore(apply(x)) must be: x with TTL / hop limit = event, MACs = meta, UDP
@@ -127,6 +127,50 @@ proptest! {
             keep(l4 + 2..l4 + 4);
         }
         prop_assert_eq!(t, want_t);
+    }
+
+    /// A copy as Lumina's dumper writes it (ports restored, checksum over the 128 bytes
+    /// kept, CE for an ECN event) is recognised by its record timestamp, and restores to
+    /// the same bytes as the switch's form of the copy restored and cut alike.
+    #[test]
+    fn a_dumped_copy_restores_as_the_mirrored_one(
+        fr in arb_roce_frame(),
+        meta in arb_meta(),
+        mirror_port in any::<u16>().prop_filter("not the RoCE port", |p| *p != udp::ROCE_PORT),
+        udp_src_port in any::<u16>(),
+        fill in any::<u8>(),
+    ) {
+        let x = fr.to_vec(Payload::Fill(fill)).unwrap();
+        let cfg = ClassifyConfig { mirror_port, roce_port: udp::ROCE_PORT };
+        let mut y = x.clone();
+        MirrorRepr { meta, mirror_port, udp_src_port }.apply(&mut y).unwrap();
+        let mut d = y.clone();
+        let (kept, wire_len) = mirror::dumper_rewrite(&mut d, &cfg).unwrap();
+        prop_assert_eq!(kept, y.len().min(mirror::DUMPER_CAPLEN));
+        let info = classify(&y, &cfg).unwrap();
+        prop_assert_eq!(wire_len as usize, y.len() - usize::from(info.l3_offset) + 14);
+        d.truncate(kept);
+
+        // The signature: dst MAC = the record's timestamp, to the file's resolution.
+        let ts = meta.timestamp_ns;
+        prop_assert_eq!(peek_dumped(&d, ts, 1, &cfg), Some(meta));
+        prop_assert_eq!(peek_dumped(&d, ts + 1, 1, &cfg), None);
+        prop_assert_eq!(peek_dumped(&d, ts / 1000 * 1000, 1000, &cfg), Some(meta));
+        prop_assert_eq!(peek_dumped(&d, ts + 1000, 1000, &cfg), None);
+        // Neither the switch's form nor the original packet has it.
+        prop_assert_eq!(peek_dumped(&y, ts, 1, &cfg), None);
+        prop_assert_eq!(peek_dumped(&x, ts, 1, &cfg), None);
+
+        let mut want = y.clone();
+        mirror::restore(&mut want, &info, &cfg);
+        let mut got = d.clone();
+        got.resize(y.len(), 0);
+        let dumped_cfg = CopyForm::Dumped.classify_config(&cfg);
+        let got_info = classify(&got, &dumped_cfg).unwrap();
+        prop_assert_eq!(got_info.class, FrameClass::MirroredRoce);
+        prop_assert_eq!(got_info.mirror, Some(meta));
+        mirror::restore_form(&mut got, &got_info, &cfg, CopyForm::Dumped);
+        prop_assert_eq!(&got[..kept], &want[..kept]);
     }
 
     #[test]

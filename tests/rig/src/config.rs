@@ -286,6 +286,14 @@ pub struct RigSection {
     /// dumper's snap length; the pcap keeps each frame's original length.
     #[serde(default)]
     pub snaplen: u32,
+    /// How the dump hosts write their pcaps: `raw` (the copies as received, the default) or
+    /// `lumina` (as Lumina's own DPDK dumper writes them: [`crate::dump::LuminaDumper`]).
+    #[serde(default)]
+    pub dumper: DumperKind,
+    /// Lcores of each `lumina` dumper (RSS spreads its copies over them); a dump host's
+    /// `lcores` overrides it.
+    #[serde(default = "default_dumper_lcores")]
+    pub dumper_lcores: u32,
     /// Dump hosts' clock at the start, ns since the Unix epoch (pcap timestamps).
     #[serde(default = "default_host_clock")]
     pub host_clock_start_ns: u64,
@@ -296,6 +304,20 @@ pub struct RigSection {
     pub time_limit_ms: u64,
 }
 
+/// How a dump host writes what it receives.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DumperKind {
+    /// Each copy as received (the switch's mirror format), in arrival order.
+    #[default]
+    Raw,
+    /// As Lumina's DPDK dumper writes its pcap (Lumina §3.4 and its source).
+    Lumina,
+}
+
+fn default_dumper_lcores() -> u32 {
+    4
+}
 fn default_seed() -> u64 {
     1
 }
@@ -307,7 +329,7 @@ fn default_switch_latency() -> u64 {
     400
 }
 fn default_dump_hosts() -> Vec<DumpHost> {
-    vec![DumpHost { name: None, weight: 1, switch_port: None, link_gbps: None }]
+    vec![DumpHost { name: None, weight: 1, switch_port: None, link_gbps: None, lcores: None }]
 }
 fn default_switch_clock() -> u64 {
     1_000_000_000
@@ -343,6 +365,9 @@ pub struct DumpHost {
     /// Mirror link rate; default: the host link rate.
     #[serde(default)]
     pub link_gbps: Option<f64>,
+    /// Lcores of its `lumina` dumper; default `rig.dumper-lcores`.
+    #[serde(default)]
+    pub lcores: Option<u32>,
 }
 
 impl RigConfig {
@@ -437,6 +462,10 @@ impl RigConfig {
                 "rig.host-clock-start-ns: the dump hosts' pcaps hold 32-bit seconds, and the run could reach {last_s} s"
             ));
         }
+        let lcores = r.dump_hosts.iter().filter_map(|d| d.lcores).chain([r.dumper_lcores]);
+        if lcores.into_iter().any(|n| !(1..=MAX_LCORES).contains(&n)) {
+            return invalid(format!("rig.dumper-lcores and dump hosts' lcores must be in 1..={MAX_LCORES}"));
+        }
         if r.snaplen != 0 && r.snaplen < 64 {
             return invalid("rig.snaplen must be 0 (whole frames) or at least 64");
         }
@@ -444,6 +473,9 @@ impl RigConfig {
         Ok(())
     }
 }
+
+/// Most lcores a `lumina` dumper may have.
+pub const MAX_LCORES: u32 = 128;
 
 /// `a.b.c.d` or `a.b.c.d/len`.
 pub fn parse_ip(s: &str) -> Result<Ipv4Addr, String> {
@@ -532,5 +564,12 @@ traffic:
         // Review (session 23): accepted, then failed writing the pcap ("timestamp_secs > u32::MAX").
         let late_clock = format!("{LISTINGS}rig: {{host-clock-start-ns: 4294967290000000000}}\n");
         assert!(RigConfig::from_yaml(&late_clock).unwrap_err().to_string().contains("32-bit seconds"));
+        let lumina = format!("{LISTINGS}rig:\n  dumper: lumina\n  dump-hosts: [{{lcores: 2}}, {{}}]\n");
+        let r = RigConfig::from_yaml(&lumina).unwrap().rig;
+        assert_eq!((r.dumper, r.dumper_lcores, r.dump_hosts[0].lcores), (DumperKind::Lumina, 4, Some(2)));
+        let no_lcores = lumina.replace("lcores: 2", "lcores: 0");
+        assert!(RigConfig::from_yaml(&no_lcores).unwrap_err().to_string().contains("lcores"));
+        let bad_dumper = lumina.replace("dumper: lumina", "dumper: dpdk");
+        assert!(matches!(RigConfig::from_yaml(&bad_dumper), Err(ConfigError::Yaml(_))));
     }
 }

@@ -164,8 +164,56 @@ impl Sink {
 /// fewer loses fewer, and the truth lists what was lost).
 const GAP: u64 = 8;
 
+/// Lumina's own DPDK dumper (Lumina §3.4; its `main.c`: `is_roce_pkt`, `dump_to_file`),
+/// between what a dump host receives and its pcap: RSS spreads the copies over `lcores`
+/// queues by the random UDP src port the switch wrote; each lcore keeps its copies in
+/// arrival order, rewritten ([`wire::mirror::dumper_rewrite`]: ports restored, CE for an
+/// ECN event, checksums, 128 bytes kept, length = IP length + 14) and stamped with the
+/// switch timestamp of the dst MAC; at the end the file gets lcore 0's records, then lcore
+/// 1's, and so on.
+pub struct LuminaDumper {
+    cfg: wire::frame::ClassifyConfig,
+    lcores: Vec<Vec<Captured>>,
+}
+
+impl LuminaDumper {
+    pub fn new(lcores: u32, mirror_port: u16) -> LuminaDumper {
+        let cfg = wire::frame::ClassifyConfig { mirror_port, roce_port: wire::udp::ROCE_PORT };
+        LuminaDumper { cfg, lcores: vec![Vec::new(); lcores.max(1) as usize] }
+    }
+
+    /// Takes in one whole copy as received.
+    fn take(&mut self, c: Frame<'_>) -> std::io::Result<()> {
+        let mut data = c.data.to_vec();
+        let info = wire::frame::classify(&data, &self.cfg).map_err(std::io::Error::other)?;
+        let meta = info.mirror.ok_or_else(|| std::io::Error::other("a dump host received a frame that is no copy"))?;
+        let l4 = usize::from(info.l4_offset);
+        let lcore = rss(u16::from_be_bytes([data[l4], data[l4 + 1]]), self.lcores.len());
+        let (kept, orig_len) = wire::mirror::dumper_rewrite(&mut data, &self.cfg).map_err(std::io::Error::other)?;
+        data.truncate(kept);
+        self.lcores[lcore].push(Captured { ts_ns: meta.timestamp_ns, seq: c.seq, data, orig_len });
+        Ok(())
+    }
+
+    /// Writes the records lcore by lcore, as the dumper does when it stops.
+    fn write_to(self, sink: &mut Sink) -> std::io::Result<()> {
+        for c in self.lcores.iter().flatten() {
+            sink.write(Frame { ts_ns: c.ts_ns, seq: c.seq, data: &c.data, orig_len: c.orig_len })?;
+        }
+        Ok(())
+    }
+}
+
+/// The RSS queue of a copy: a hash of its UDP src port (the field the switch randomises
+/// for that purpose).
+fn rss(udp_src_port: u16, queues: usize) -> usize {
+    ((u64::from(udp_src_port) * 2_654_435_761) >> 7) as usize % queues
+}
+
 pub struct DumpHost {
     sink: Sink,
+    /// `Some`: the host writes as Lumina's dumper does (else each copy as received).
+    dumper: Option<LuminaDumper>,
     frames: u64,
     bytes: u64,
     delay_ns: u64,
@@ -184,6 +232,7 @@ impl DumpHost {
     pub fn new(sink: Sink, delay_ns: u64, lose_seqs: Vec<u32>, lose_count: u32, reorder_p: f64) -> DumpHost {
         DumpHost {
             sink,
+            dumper: None,
             frames: 0,
             bytes: 0,
             delay_ns,
@@ -224,6 +273,11 @@ impl DumpHost {
         }
     }
 
+    /// Writes as Lumina's dumper does (`receive` then wants whole copies).
+    pub fn with_dumper(self, dumper: LuminaDumper) -> DumpHost {
+        DumpHost { dumper: Some(dumper), ..self }
+    }
+
     fn lose(&mut self, rng: &mut Rng, seq: u32) -> bool {
         if let Some(i) = self.lose_seqs.iter().position(|&s| s == seq) {
             self.lose_seqs.swap_remove(i);
@@ -245,8 +299,16 @@ impl DumpHost {
 
     fn put(&mut self, c: Frame<'_>) -> std::io::Result<()> {
         self.frames += 1;
-        self.bytes += c.data.len() as u64;
-        self.sink.write(c)
+        match &mut self.dumper {
+            Some(d) => {
+                self.bytes += c.data.len().min(wire::mirror::DUMPER_CAPLEN) as u64;
+                d.take(c)
+            }
+            None => {
+                self.bytes += c.data.len() as u64;
+                self.sink.write(c)
+            }
+        }
     }
 
     /// Writes what is held back and closes the sink; returns the frames of a memory
@@ -255,6 +317,9 @@ impl DumpHost {
         if let Some((ts_ns, seq, orig_len)) = self.held.take() {
             let held = std::mem::take(&mut self.held_data);
             self.put(Frame { ts_ns, seq, data: &held, orig_len })?;
+        }
+        if let Some(d) = self.dumper.take() {
+            d.write_to(&mut self.sink)?;
         }
         let stats = DumpStats { frames: self.frames, bytes: self.bytes, lost: self.lost, swapped: self.swapped };
         Ok((self.sink.finish()?, stats))

@@ -6,9 +6,9 @@ use std::path::Path;
 use serde::Serialize;
 use wire::mirror::{MirrorMeta, MirrorRepr};
 
-use crate::config::{EventKind, RigConfig, Verb};
+use crate::config::{DumperKind, EventKind, RigConfig, Verb};
 use crate::conn::{establish, Conn};
-use crate::dump::{Captured, DumpHost, Frame, Sink};
+use crate::dump::{Captured, DumpHost, Frame, LuminaDumper, Sink};
 use crate::event::Ev;
 use crate::faults::GbnViolationKind;
 use crate::packet::{Pkt, Side, Tag};
@@ -404,7 +404,8 @@ impl<'c> Rig<'c> {
         m: crate::switch::MirrorOut,
     ) -> std::io::Result<()> {
         self.stats.mirrored += 1;
-        let snap = self.cfg.rig.snaplen as usize;
+        // Lumina's dumper receives whole copies and cuts them itself.
+        let snap = if self.cfg.rig.dumper == DumperKind::Lumina { 0 } else { self.cfg.rig.snaplen as usize };
         let keep = if snap == 0 { usize::MAX } else { snap };
         // The copy is the packet as it entered: `sent` (before the event) with the seq.
         let len = crate::frames::emit(conn, sent, &mut self.scratch, keep);
@@ -504,8 +505,11 @@ fn dump_hosts(cfg: &RigConfig, capture: Capture<'_>) -> std::io::Result<Vec<Dump
     let f = &cfg.rig.faults;
     (0..cfg.rig.dump_hosts.len())
         .map(|i| {
+            let lumina = cfg.rig.dumper == DumperKind::Lumina;
+            // Lumina's dumper's pcap header says 65535 whatever it keeps.
+            let snaplen = if lumina { 0 } else { cfg.rig.snaplen };
             let sink = match capture {
-                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)), cfg.rig.snaplen)?,
+                Capture::Pcap(dir) => Sink::pcap(&dir.join(dump_file_name(i)), snaplen)?,
                 Capture::Memory => Sink::Memory(Vec::new()),
             };
             let lose = f.lose_mirror_copies.iter().filter(|l| l.dump_host == i);
@@ -513,7 +517,9 @@ fn dump_hosts(cfg: &RigConfig, capture: Capture<'_>) -> std::io::Result<Vec<Dump
             let count = lose.map(|l| l.count).sum();
             let reorder = f.reorder.iter().filter(|r| r.dump_host == i).map(|r| r.probability).fold(0.0, f64::max);
             let delay = f.dump_host_delay_ns.get(i).copied().unwrap_or(0);
-            Ok(DumpHost::new(sink, delay, seqs, count, reorder))
+            let host = DumpHost::new(sink, delay, seqs, count, reorder);
+            let lcores = cfg.rig.dump_hosts[i].lcores.unwrap_or(cfg.rig.dumper_lcores);
+            Ok(if lumina { host.with_dumper(LuminaDumper::new(lcores, cfg.mirror_port())) } else { host })
         })
         .collect()
 }

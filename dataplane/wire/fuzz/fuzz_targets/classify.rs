@@ -1,11 +1,12 @@
 //! Fuzzes the dataplane's per-frame path: classify, then restore a full and a trimmed
-//! copy; the mirror-metadata peek against classify; the ICRC and whole-frame parsers.
+//! copy; the mirror-metadata peek against classify; a copy in Lumina's dumper's form; the
+//! ICRC and whole-frame parsers.
 //! Any panic is a bug (DESIGN "Quality bar").
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use wire::build::{Payload, RoceFrameRepr};
-use wire::frame::{classify, peek_mirror, ClassifyConfig, FrameClass};
+use wire::frame::{self, classify, peek_mirror, ClassifyConfig, FrameClass};
 use wire::mirror;
 
 fuzz_target!(|data: &[u8]| {
@@ -37,6 +38,18 @@ fuzz_target!(|data: &[u8]| {
         (Ok(info), peeked) if info.class == FrameClass::MirroredRoce => assert_eq!(peeked, info.mirror),
         (Ok(_), peeked) => assert_eq!(peeked, None),
         (Err(_), _) => {}
+    }
+    // A dumped copy (Lumina's dumper's form) is the copy classify finds under the RoCE
+    // port as mirror port, stamped with its own timestamp; restoring it never panics.
+    let dumped = mirror::CopyForm::Dumped.classify_config(&cfg);
+    if let Some(meta) = peek_mirror(data, &dumped) {
+        assert_eq!(frame::peek_dumped(data, meta.timestamp_ns, 1, &cfg), Some(meta));
+        assert_eq!(frame::peek_dumped(data, meta.timestamp_ns.wrapping_add(1), 1, &cfg), None);
+    }
+    if let Ok(info) = classify(data, &dumped) {
+        let mut copy = data.to_vec();
+        mirror::restore_form(&mut copy, &info, &cfg, mirror::CopyForm::Dumped);
+        assert_eq!(copy.len(), data.len());
     }
     let _ = wire::icrc::verify_frame(data);
     // Whatever parses as a whole RoCEv2 frame can be emitted again.
