@@ -42,6 +42,11 @@ use context::{RunContext, Verb};
 
 pub const REPORT_FILE: &str = "report.json";
 pub const REPORT_FORMAT: &str = "rocescope-report";
+/// Every plot an analysis may draw.
+pub const PLOT_FILES: [&str; 3] = [retrans::PLOT_GENERATION, retrans::PLOT_REACTION, cnp::PLOT_INTERVALS];
+/// Every file an analysis may write: a new reconstruction into its directory removes them,
+/// as they describe the trace it replaces.
+pub const OUTPUT_FILES: [&str; 4] = [REPORT_FILE, PLOT_FILES[0], PLOT_FILES[1], PLOT_FILES[2]];
 
 /// Lines of one list an analyzer prints on the terminal; report.json has them all. A
 /// trace of thousands of connections must still give a summary one can read.
@@ -295,7 +300,7 @@ impl Report {
     /// Writes every analyzer's SVG plots into `dir`.
     pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         // A plot this analysis does not draw must not survive from an earlier one.
-        for name in [retrans::PLOT_GENERATION, retrans::PLOT_REACTION, cnp::PLOT_INTERVALS] {
+        for name in PLOT_FILES {
             match std::fs::remove_file(dir.join(name)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
                 _ => {}
