@@ -516,9 +516,13 @@ impl Checker {
                 missing.at_ends
             ));
         }
+        // A trace without a copy shows nothing consecutive: it is no capture of the mirror.
+        if self.mirrored == 0 {
+            evidence = ctx.no_copies.clone().unwrap_or_else(|| "no mirrored copy in the trace".into());
+        }
         let mut conditions = vec![Condition {
             name: "1. consecutive mirror sequence numbers".into(),
-            holds: Some(missing.total == 0 && missing.at_ends == 0),
+            holds: Some(self.mirrored > 0 && missing.total == 0 && missing.at_ends == 0),
             evidence,
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));
@@ -720,6 +724,8 @@ pub struct CheckContext {
     /// The first of each kind (`merge::ISSUES_KEPT_PER_KIND`), and how many in all.
     pub reconstruction_issues: Vec<serde_json::Value>,
     pub reconstruction_issue_total: u64,
+    /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
+    pub no_copies: Option<String>,
 }
 
 impl CheckContext {
@@ -743,6 +749,7 @@ impl CheckContext {
             capture_problems: capture_problems(&summary.dirs),
             reconstruction_issues: summary.issues.clone(),
             reconstruction_issue_total: summary.issues_total(),
+            no_copies: summary.no_copies.clone(),
         })
     }
 }
@@ -1220,6 +1227,7 @@ mod tests {
             capture_problems: Vec::new(),
             reconstruction_issues: Vec::new(),
             reconstruction_issue_total: 0,
+            no_copies: None,
         };
         let flows = one_way_each();
         let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);

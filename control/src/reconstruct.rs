@@ -141,9 +141,19 @@ pub struct Summary {
     /// directory: they described the trace this one replaces.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed_outputs: Vec<String>,
+    /// When the trace holds no mirrored copy at all: what its frames are instead, and
+    /// what to try ([`crate::mirror_port::NoCopies::advice`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_copies: Option<String>,
 }
 
 impl Summary {
+    /// Whether the trace is whole and usable: it has copies, none missing, no issue
+    /// (`reconstruct`'s exit code 0).
+    pub fn whole(&self) -> bool {
+        self.mirrored > 0 && self.missing_total == 0 && self.issues.is_empty()
+    }
+
     /// Every issue, kept or only counted.
     pub fn issues_total(&self) -> u64 {
         self.issue_counts.values().sum::<u64>().max(self.issues.len() as u64)
@@ -300,17 +310,17 @@ impl Restored {
 /// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
 /// wire length, so the wire crate's length checks hold. The padding buffer stays zero
 /// between calls, so each call copies and clears only the captured bytes.
-struct Classifier {
+pub(crate) struct Classifier {
     cfg: ClassifyConfig,
     zeros: Vec<u8>,
 }
 
 impl Classifier {
-    fn new(cfg: ClassifyConfig) -> Self {
+    pub(crate) fn new(cfg: ClassifyConfig) -> Self {
         Classifier { cfg, zeros: Vec::new() }
     }
 
-    fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, ErrorKind> {
+    pub(crate) fn classify(&mut self, data: &[u8], orig_len: u32) -> Result<FrameInfo, ErrorKind> {
         // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
         // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
         // only that far.
@@ -718,6 +728,7 @@ impl Tally {
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
             skipped_inputs: inputs.skipped.clone(),
             removed_outputs: Vec::new(),
+            no_copies: None,
         }
     }
 }
@@ -856,6 +867,10 @@ pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<S
     let mut sink = FileSink::create(out, &inputs, opts.pcapng)?;
     let (mut summary, flows) = run(paths, &inputs, opts, &mut sink)?;
     summary.removed_outputs = sink.removed().to_vec();
+    if summary.mirrored == 0 {
+        let found = crate::mirror_port::NoCopies::look(&inputs, opts.classify);
+        summary.no_copies = Some(found.advice(opts.classify));
+    }
     sink.finish(&summary, &flows)?;
     Ok(summary)
 }

@@ -118,6 +118,7 @@ impl Analysis {
             }
         };
         ctx.lost_at_ends = ends.total();
+        ctx.no_copies = s.no_copies.clone();
         let configured = ctx.config.as_ref().and_then(|c| c.verb);
         // QP info names sender and receiver, not requester and responder: orienting it
         // needs the run's verb, from the opcodes if no configuration gives it.
@@ -175,12 +176,14 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         version: 1,
         trace: trace.to_path_buf(),
         packets: input.view.records.len() as u64,
+        mirrored: input.conns.copies,
         missing_copies: missing_copies(input),
         late_copies: input.conns.late_copies(),
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
         unmirrored_packets: input.conns.unmirrored,
+        no_copies: input.ctx.no_copies.clone().filter(|_| input.conns.copies == 0),
         context_problems: input.ctx.problems.clone(),
         counters,
         gbn,
@@ -228,6 +231,8 @@ pub struct Report {
     pub version: u32,
     pub trace: PathBuf,
     pub packets: u64,
+    /// Mirrored copies in the trace: with none, there was nothing to analyze.
+    pub mirrored: u64,
     /// Mirror copies missing from the trace (gaps in the seqs): every replay is less sure.
     pub missing_copies: u64,
     /// Copies the reconstruction placed later than their seq: analyzed as missing there.
@@ -237,6 +242,9 @@ pub struct Report {
     pub unassigned_packets: u64,
     /// RoCE frames that are not mirrored copies: no analyzer reads them.
     pub unmirrored_packets: u64,
+    /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_copies: Option<String>,
     pub context_problems: Vec<String>,
     pub gbn: gbn::Report,
     pub retransmission: retrans::Report,
@@ -259,6 +267,10 @@ impl Report {
         };
         let conns = plural(self.connections.len() as u64, "connection", "connections");
         let _ = writeln!(out, "{}, {conns}, {verb}", plural(self.packets, "packet", "packets"));
+        if self.mirrored == 0 {
+            let why = self.no_copies.as_deref().unwrap_or("no mirrored copy in the trace");
+            let _ = writeln!(out, "  warning: nothing to analyze: {why}");
+        }
         if self.missing_copies > 0 {
             let _ = writeln!(
                 out,
@@ -310,6 +322,12 @@ impl Report {
         out.extend(self.retransmission.plots(dir)?);
         out.extend(self.cnp.plots(dir)?);
         Ok(out)
+    }
+
+    /// Whether the analyzers had anything to read: a trace without a mirrored copy (the
+    /// wrong mirror port, a plain capture) passes none of them (`analyze` exits 1).
+    pub fn analyzed_copies(&self) -> bool {
+        self.mirrored > 0
     }
 
     /// Findings that mean the RNICs misbehaved (flagged, not merely measured).
