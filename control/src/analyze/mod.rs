@@ -52,6 +52,14 @@ pub const OUTPUT_FILES: [&str; 4] = [REPORT_FILE, PLOT_FILES[0], PLOT_FILES[1], 
 /// trace of thousands of connections must still give a summary one can read.
 pub(crate) const RENDER_LINES: usize = 20;
 
+/// An integer plot axis from `lo` to `hi` with room on both sides, so that no point is
+/// drawn on the axis line (a point at the range's end was cut in half): a twentieth of
+/// the span, at least 1. Integer ranges get integer tick labels.
+pub(crate) fn plot_range(lo: i64, hi: i64) -> std::ops::Range<i64> {
+    let pad = (hi.saturating_sub(lo) / 20).max(1);
+    lo.saturating_sub(pad)..hi.saturating_add(pad).saturating_add(1)
+}
+
 /// "1 recovery", "2 recoveries": a count with its noun.
 pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
