@@ -31,12 +31,14 @@ pub struct SwitchSnapshot {
     pub rocescope: Option<RigPorts>,
 }
 
+/// A section the dump lacks is `None`: the conditions it decides cannot be checked (read
+/// as zeros it would fail them for nothing).
 #[derive(Debug, Clone, Default, serde::Deserialize)]
 pub struct PortCounters {
     #[serde(default)]
-    pub ingress: BTreeMap<u32, u64>,
+    pub ingress: Option<BTreeMap<u32, u64>>,
     #[serde(default)]
-    pub egress: BTreeMap<u32, u64>,
+    pub egress: Option<BTreeMap<u32, u64>>,
 }
 
 #[derive(Debug, Clone, Default, serde::Deserialize)]
@@ -87,9 +89,16 @@ impl PortCounters {
 }
 
 impl SwitchSnapshot {
-    /// Copies the switch sent out of the mirror ports (Lumina §3.5 condition 2).
-    fn sent(&self, roles: &PortRoles) -> u128 {
-        PortCounters::sum(&self.counter.egress, &roles.mirror_ports)
+    /// Copies the switch sent out of the mirror ports (Lumina §3.5 condition 2); `None`
+    /// without `counter.egress`.
+    fn sent(&self, roles: &PortRoles) -> Option<u128> {
+        Some(PortCounters::sum(self.counter.egress.as_ref()?, &roles.mirror_ports))
+    }
+
+    /// RoCE packets the switch received on the host ports (Lumina §3.5 condition 3);
+    /// `None` without `counter.ingress`.
+    fn received(&self, roles: &PortRoles) -> Option<u128> {
+        Some(PortCounters::sum(self.counter.ingress.as_ref()?, &roles.host_ports))
     }
 
     /// Copies full mirror buffers dropped (the emulator's detail; 0 without it).
@@ -140,42 +149,43 @@ pub struct PortRoles {
 impl PortRoles {
     /// From the snapshot's own detail, else the configuration (Lumina's `nic.switch-port`
     /// of requester, responder and the `*-mirror` hosts), else "ports that received
-    /// RoCE are host ports".
-    pub fn find(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> PortRoles {
-        let mut roles = PortRoles::found(snap, config);
+    /// RoCE are host ports"; `None` when nothing tells (no configuration, no
+    /// `counter.ingress` to guess from).
+    pub fn find(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> Option<PortRoles> {
+        let mut roles = PortRoles::found(snap, config)?;
         // A port named twice (both mirror hosts on one port) is counted once.
         for ports in [&mut roles.host_ports, &mut roles.mirror_ports] {
             ports.sort_unstable();
             ports.dedup();
         }
-        roles
+        Some(roles)
     }
 
-    fn found(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> PortRoles {
+    fn found(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> Option<PortRoles> {
+        let egress_ports = || snap.counter.egress.iter().flat_map(|e| e.keys().copied());
         if let Some(r) = &snap.rocescope {
             let host_ports = [&r.requester, &r.responder].into_iter().flatten().map(|p| p.switch_port).collect();
-            return PortRoles {
+            return Some(PortRoles {
                 host_ports,
                 mirror_ports: r.mirrors.iter().map(|m| m.switch_port).collect(),
                 from: "switch snapshot (rocescope section)".into(),
-            };
+            });
         }
         if let Some(c) = config {
             let port = |k: &str| c[k]["nic"]["switch-port"].as_u64().map(|p| p as u32);
             let hosts: Vec<u32> = ["requester", "responder"].iter().filter_map(|k| port(k)).collect();
             let mirrors: Vec<u32> = ["requester-mirror", "responder-mirror"].iter().filter_map(|k| port(k)).collect();
             if hosts.len() == 2 {
-                let mirror_ports = if mirrors.is_empty() {
-                    snap.counter.egress.keys().copied().filter(|p| !hosts.contains(p)).collect()
-                } else {
-                    mirrors
-                };
-                return PortRoles { host_ports: hosts, mirror_ports, from: "configuration switch-port keys".into() };
+                let mirror_ports =
+                    if mirrors.is_empty() { egress_ports().filter(|p| !hosts.contains(p)).collect() } else { mirrors };
+                let from = "configuration switch-port keys".into();
+                return Some(PortRoles { host_ports: hosts, mirror_ports, from });
             }
         }
-        let host_ports: Vec<u32> = snap.counter.ingress.iter().filter(|(_, &n)| n > 0).map(|(&p, _)| p).collect();
-        let mirror_ports = snap.counter.egress.keys().copied().filter(|p| !host_ports.contains(p)).collect();
-        PortRoles { host_ports, mirror_ports, from: "guessed: ports that received RoCE are host ports".into() }
+        let ingress = snap.counter.ingress.as_ref()?;
+        let host_ports: Vec<u32> = ingress.iter().filter(|(_, &n)| n > 0).map(|(&p, _)| p).collect();
+        let mirror_ports = egress_ports().filter(|p| !host_ports.contains(p)).collect();
+        Some(PortRoles { host_ports, mirror_ports, from: "guessed: ports that received RoCE are host ports".into() })
     }
 }
 
@@ -506,9 +516,13 @@ impl Checker {
                 missing.at_ends
             ));
         }
+        // A trace without a copy shows nothing consecutive: it is no capture of the mirror.
+        if self.mirrored == 0 {
+            evidence = ctx.no_copies.clone().unwrap_or_else(|| "no mirrored copy in the trace".into());
+        }
         let mut conditions = vec![Condition {
             name: "1. consecutive mirror sequence numbers".into(),
-            holds: Some(missing.total == 0 && missing.at_ends == 0),
+            holds: Some(self.mirrored > 0 && missing.total == 0 && missing.at_ends == 0),
             evidence,
         }];
         conditions.extend(switch_conditions(ctx, self.mirrored));
@@ -595,7 +609,8 @@ pub fn lost_at_ends(first: Option<u64>, last: Option<u64>, ctx: &CheckContext) -
 /// How many copies the switch counters say were sent beyond the seqs a trace spans.
 fn unplaced(gaps: &Gaps, ctx: &CheckContext) -> u64 {
     let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else { return 0 };
-    let given = snap.sent(roles) + snap.buffer_drops();
+    let Some(sent) = snap.sent(roles) else { return 0 };
+    let given = sent + snap.buffer_drops();
     // Every seq from the first copy to the last was given once: those copies or gaps.
     let spanned = u128::from(gaps.first.zip(gaps.last).map_or(0, |(f, l)| l - f + 1));
     let beyond = match snap.counters_wrap() && (given >= LUMINA_COUNTER_WRAP || spanned >= LUMINA_COUNTER_WRAP) {
@@ -646,42 +661,55 @@ fn wire_or(s: Option<u64>) -> String {
     s.map_or("-".into(), |s| crate::merge::wire_of(s).to_string())
 }
 
-/// Conditions 2 and 3 (Lumina §3.5).
+const CONDITION_2: &str = "2. switch mirrored == copies in trace";
+const CONDITION_3: &str = "3. switch RoCE received == copies in trace";
+
+/// Conditions 2 and 3 (Lumina §3.5). Each is unevaluated (not failed) when the counters
+/// it needs are not there.
 fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
-    let (Some(snap), Some(roles)) = (&ctx.snapshot, &ctx.roles) else {
-        let why = "no switch counters (switch_state_snapshot.yml, or --switch-counters)".to_string();
-        return vec![
-            Condition { name: "2. switch mirrored == copies in trace".into(), holds: None, evidence: why.clone() },
-            Condition { name: "3. switch RoCE received == copies in trace".into(), holds: None, evidence: why },
-        ];
+    let unknown = |why: &str| {
+        [CONDITION_2, CONDITION_3].map(|name| Condition { name: name.into(), holds: None, evidence: why.into() }).into()
     };
-    let sent = snap.sent(roles);
-    let received = PortCounters::sum(&snap.counter.ingress, &roles.host_ports);
-    let buffer_drops = snap.buffer_drops();
-    let mut c3 = format!(
+    let Some(snap) = &ctx.snapshot else {
+        return unknown("no switch counters (switch_state_snapshot.yml, or --switch-counters)");
+    };
+    let Some(roles) = &ctx.roles else {
+        return unknown(
+            "the switch counters have no counter.ingress to tell host ports from mirror ports, and no \
+             configuration names them (switch-port keys)",
+        );
+    };
+    vec![sent_condition(snap, roles, mirrored), received_condition(snap, roles, mirrored)]
+}
+
+fn sent_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -> Condition {
+    let Some(sent) = snap.sent(roles) else {
+        let evidence = "the switch counters have no counter.egress: copies sent not known".into();
+        return Condition { name: CONDITION_2.into(), holds: None, evidence };
+    };
+    let evidence = format!(
+        "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}{}",
+        roles.mirror_ports,
+        snap.modulo_note(sent, mirrored)
+    );
+    Condition { name: CONDITION_2.into(), holds: Some(snap.agrees(sent, mirrored)), evidence }
+}
+
+fn received_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -> Condition {
+    let Some(received) = snap.received(roles) else {
+        let evidence = "the switch counters have no counter.ingress: RoCE packets received not known".into();
+        return Condition { name: CONDITION_3.into(), holds: None, evidence };
+    };
+    let mut evidence = format!(
         "switch received {received} RoCE packets on ports {:?}; trace has {mirrored}{}",
         roles.host_ports,
         snap.modulo_note(received, mirrored)
     );
+    let buffer_drops = snap.buffer_drops();
     if buffer_drops > 0 {
-        c3.push_str(&format!(" ({buffer_drops} copies dropped by full mirror buffers)"));
+        evidence.push_str(&format!(" ({buffer_drops} copies dropped by full mirror buffers)"));
     }
-    vec![
-        Condition {
-            name: "2. switch mirrored == copies in trace".into(),
-            holds: Some(snap.agrees(sent, mirrored)),
-            evidence: format!(
-                "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}{}",
-                roles.mirror_ports,
-                snap.modulo_note(sent, mirrored)
-            ),
-        },
-        Condition {
-            name: "3. switch RoCE received == copies in trace".into(),
-            holds: Some(snap.agrees(received, mirrored)),
-            evidence: c3,
-        },
-    ]
+    Condition { name: CONDITION_3.into(), holds: Some(snap.agrees(received, mirrored)), evidence }
 }
 
 /// Everything besides the records that the verdict needs.
@@ -696,6 +724,8 @@ pub struct CheckContext {
     /// The first of each kind (`merge::ISSUES_KEPT_PER_KIND`), and how many in all.
     pub reconstruction_issues: Vec<serde_json::Value>,
     pub reconstruction_issue_total: u64,
+    /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
+    pub no_copies: Option<String>,
 }
 
 impl CheckContext {
@@ -710,7 +740,7 @@ impl CheckContext {
             let p = d.join("config.yaml");
             std::fs::read_to_string(p).ok().and_then(|t| serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&t).ok())
         });
-        let roles = snapshot.as_ref().map(|s| PortRoles::find(s, config.as_ref()));
+        let roles = snapshot.as_ref().and_then(|s| PortRoles::find(s, config.as_ref()));
         Ok(CheckContext {
             source_names: summary.sources.iter().map(|s| s.name.clone()).collect(),
             host_names: summary.inputs.iter().map(|p| p.display().to_string()).collect(),
@@ -719,6 +749,7 @@ impl CheckContext {
             capture_problems: capture_problems(&summary.dirs),
             reconstruction_issues: summary.issues.clone(),
             reconstruction_issue_total: summary.issues_total(),
+            no_copies: summary.no_copies.clone(),
         })
     }
 }
@@ -1039,7 +1070,7 @@ mod tests {
     fn context(yaml: &str) -> CheckContext {
         let snap: SwitchSnapshot = serde_yaml_ng::from_str(yaml).unwrap();
         let roles = PortRoles::find(&snap, None);
-        CheckContext { snapshot: Some(snap), roles: Some(roles), ..CheckContext::default() }
+        CheckContext { snapshot: Some(snap), roles, ..CheckContext::default() }
     }
 
     fn holds(ctx: &CheckContext, mirrored: u64) -> [Option<bool>; 2] {
@@ -1076,10 +1107,39 @@ mod tests {
             "requester: {nic: {switch-port: 1}}\nresponder: {nic: {switch-port: 2}}\nrequester-mirror: {nic: {switch-port: 3}}\nresponder-mirror: {nic: {switch-port: 3}}\n",
         )
         .unwrap();
-        let roles = PortRoles::find(&snap, Some(&config));
+        let roles = PortRoles::find(&snap, Some(&config)).unwrap();
         assert_eq!((roles.host_ports.as_slice(), roles.mirror_ports.as_slice()), (&[1, 2][..], &[3][..]));
         let ctx = CheckContext { snapshot: Some(snap), roles: Some(roles), ..CheckContext::default() };
         assert_eq!(holds(&ctx, 10), [Some(true), Some(true)]);
+    }
+
+    /// A Lumina dump without `counter.ingress` or `counter.egress` cannot decide the
+    /// condition that needs it (read as zeros it failed it); without ingress and with no
+    /// configuration, which ports are mirror ports cannot be guessed either.
+    #[test]
+    fn a_counter_section_the_dump_lacks_leaves_its_condition_unevaluated() {
+        let config: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str("requester: {nic: {switch-port: 1}}\nresponder: {nic: {switch-port: 2}}\n")
+                .unwrap();
+        let with = |yaml: &str, config: Option<&serde_yaml_ng::Value>| {
+            let snap: SwitchSnapshot = serde_yaml_ng::from_str(yaml).unwrap();
+            let roles = PortRoles::find(&snap, config);
+            CheckContext { snapshot: Some(snap), roles, ..CheckContext::default() }
+        };
+        let (no_ingress, no_egress) =
+            ("counter:\n  egress: {1: 0, 2: 0, 3: 10}\n", "counter:\n  ingress: {1: 5, 2: 5}\n");
+        assert_eq!(holds(&with(no_ingress, Some(&config)), 10), [Some(true), None]);
+        assert_eq!(holds(&with(no_egress, Some(&config)), 10), [None, Some(true)]);
+        assert_eq!(holds(&with(no_egress, None), 10), [None, Some(true)]);
+        let guessless = with(no_ingress, None);
+        assert!(guessless.roles.is_none());
+        assert_eq!(holds(&guessless, 10), [None, None]);
+        for c in switch_conditions(&with(no_egress, None), 10).iter().chain(&switch_conditions(&guessless, 10)) {
+            assert!(c.holds.is_some() || c.evidence.contains("no counter."), "{}", c.evidence);
+        }
+        // Nor are copies lost at the ends counted from counters that are not there.
+        assert_eq!(unplaced(&Gaps::default(), &with(no_egress, Some(&config))), 0);
+        assert_eq!(unplaced(&Gaps::default(), &guessless), 0);
     }
 
     #[test]
@@ -1167,6 +1227,7 @@ mod tests {
             capture_problems: Vec::new(),
             reconstruction_issues: Vec::new(),
             reconstruction_issue_total: 0,
+            no_copies: None,
         };
         let flows = one_way_each();
         let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);

@@ -581,7 +581,9 @@ impl OpenSource {
                 Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
             },
         };
-        Packets { source: self, inner, skips: &self.skips }
+        let mut packets = Packets { source: self, inner, skips: &self.skips };
+        packets.stop_before_damage();
+        packets
     }
 
     fn block_packets(&self, index: usize) -> u64 {
@@ -616,13 +618,17 @@ impl<'a> Iterator for Packets<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             Inner::Failed(d) => d.take().map(Err),
-            Inner::Pcapng(r) => {
-                if self.skips.first().is_some_and(|s| s.from <= r.block_offset()) {
-                    self.step_over_damage();
-                    return self.next();
+            // The reader stops where the next damage starts (`stop_at`): its end there is
+            // where reading steps over the damage.
+            Inner::Pcapng(_) => loop {
+                if let Some(p) = self.next_pcapng() {
+                    return Some(p);
                 }
-                self.next_pcapng()
-            }
+                if self.skips.is_empty() {
+                    return None;
+                }
+                self.step_over_damage();
+            },
             Inner::Pcap(records) => {
                 let at = records.offset();
                 Some(match records.next()? {
@@ -650,6 +656,16 @@ impl<'a> Packets<'a> {
         match (&mut self.inner, skip.resume) {
             (Inner::Pcapng(r), Some(at)) => r.resume_at(at),
             _ => self.inner = Inner::Failed(None),
+        }
+        self.stop_before_damage();
+    }
+
+    /// Ends the reader's packets where the next damaged stretch starts: no block there
+    /// or after it is read (not even the first, which a block's trailing filler would
+    /// otherwise lead into) before reading steps over it.
+    fn stop_before_damage(&mut self) {
+        if let (Inner::Pcapng(r), Some(skip)) = (&mut self.inner, self.skips.first()) {
+            r.stop_at(skip.from);
         }
     }
 

@@ -4,7 +4,8 @@
 //! - [`input`] (with [`pcap`]) → [`merge`] (with [`tournament`]) → [`reconstruct`]: any number of
 //!   shards and dump files merged by mirror seq into one restored trace and its record file
 //!   (Lumina §3.5).
-//!   [`spool`] writes its files from a thread of their own.
+//!   [`spool`] writes its files from a thread of their own; [`mirror_port`] says which
+//!   UDP port the copies come on.
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
 //! - [`analyze`]: connection tracking and Lumina's analyzers (§4).
 
@@ -14,6 +15,7 @@ pub mod analyze;
 pub mod check;
 pub mod input;
 pub mod merge;
+pub mod mirror_port;
 pub mod pcap;
 pub mod reconstruct;
 pub mod spool;

@@ -28,7 +28,8 @@ enum Command {
     /// Merge shards and dump files from any number of hosts into one trace ordered by
     /// mirror sequence number, headers restored (Lumina §3.5). Writes OUT/trace.pcapng,
     /// OUT/records.rsr (for the analyzers) and OUT/reconstruct.json (what was read, every
-    /// missing seq range, every damaged input). Exit code 0 when nothing is missing or
+    /// missing seq range, every damaged input); removes an earlier analysis's report.json
+    /// and plots from OUT. Exit code 0 when the trace has copies and nothing is missing or
     /// damaged, 1 otherwise, 2 on errors.
     Reconstruct {
         /// Dataplane run directories, Lumina / emulator run directories (*.pcap), or files.
@@ -68,7 +69,8 @@ enum Command {
     /// Lumina's analyzers (§4): Go-back-N logic, retransmission latency, CNP generation and
     /// rate limiting, NIC counters, header interop, goodput and message completion times.
     /// Writes OUT/report.json and SVG plots; prints a summary. Given run directories,
-    /// reconstructs them first. Exit code 0 when no analyzer flags a problem, 1 otherwise.
+    /// reconstructs them first. Exit code 0 when no analyzer flags a problem, 1 otherwise
+    /// (and when the trace holds no mirrored copy: nothing was analyzed).
     Analyze {
         /// A `reconstruct` output directory, or the runs to reconstruct.
         #[arg(required = true)]
@@ -93,27 +95,80 @@ enum PerMessage {
     LeftOut,
 }
 
+/// How to reconstruct; given an existing reconstruction, `check` and `analyze` ignore them
+/// (and say so).
 #[derive(clap::Args)]
 struct MergeArgs {
-    /// Packets held per source to undo local reordering (at least 1).
-    #[arg(long, default_value_t = 16_384, value_parser = clap::value_parser!(u32).range(1..))]
-    window: u32,
-    /// UDP dst port of mirrored copies.
-    #[arg(long, default_value_t = wire::udp::LUMINA_MIRROR_PORT)]
-    mirror_port: u16,
-    /// UDP dst port of RoCEv2.
-    #[arg(long, default_value_t = wire::udp::ROCE_PORT)]
-    roce_port: u16,
+    /// Packets held per source to undo local reordering (at least 1) [default: 16384].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    window: Option<u32>,
+    /// UDP dst port of mirrored copies [default: the one the run's config.yaml names
+    /// (rig.mirror-port, else Lumina's rewrite-udp-dst-port), else 9741].
+    #[arg(long)]
+    mirror_port: Option<u16>,
+    /// UDP dst port of RoCEv2 [default: 4791].
+    #[arg(long)]
+    roce_port: Option<u16>,
 }
 
 impl MergeArgs {
-    fn options(&self) -> control::reconstruct::Options {
-        control::reconstruct::Options {
-            classify: wire::frame::ClassifyConfig { mirror_port: self.mirror_port, roce_port: self.roce_port },
-            window: self.window as usize,
+    /// The options to reconstruct `runs` with; says where the mirror port came from when
+    /// a run's configuration gave it.
+    fn options(&self, runs: &[PathBuf]) -> anyhow::Result<control::reconstruct::Options> {
+        use control::mirror_port::PortFrom;
+        let mirror = control::mirror_port::choose(runs, self.mirror_port)?;
+        if let PortFrom::Config { path, key } = &mirror.from {
+            eprintln!(
+                "rocescope: mirror port {} from {} ({key}); --mirror-port overrides it",
+                mirror.port,
+                path.display()
+            );
+        }
+        let roce_port = self.roce_port.unwrap_or(wire::udp::ROCE_PORT);
+        Ok(control::reconstruct::Options {
+            classify: wire::frame::ClassifyConfig { mirror_port: mirror.port, roce_port },
+            window: self.window.map_or(control::reconstruct::Options::default().window, |w| w as usize),
             progress: true,
             ..Default::default()
+        })
+    }
+
+    /// The flags given, by name.
+    fn given(&self) -> Vec<&'static str> {
+        let given = [("--window", self.window.is_some()), ("--mirror-port", self.mirror_port.is_some())];
+        given
+            .into_iter()
+            .chain([("--roce-port", self.roce_port.is_some())])
+            .filter(|(_, g)| *g)
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// Warns that the flags given do not apply to `dir`, a reconstruction already.
+    fn ignored_for(&self, dir: &std::path::Path) {
+        let given = self.given();
+        if given.is_empty() {
+            return;
         }
+        let made = control::reconstruct::Summary::load(dir)
+            .map(|s| {
+                format!(" (made with mirror port {}, RoCE port {}, window {})", s.mirror_port, s.roce_port, s.window)
+            })
+            .unwrap_or_default();
+        eprintln!(
+            "rocescope: warning: {} ignored: {} is a reconstruction already{made}; they apply only when reconstructing \
+             (rocescope reconstruct RUN... -o {})",
+            given.join(", "),
+            dir.display(),
+            dir.display()
+        );
+    }
+}
+
+/// Warns when a reconstruction holds no mirrored copy: there is nothing to check or analyze.
+fn warn_no_copies(summary: &control::reconstruct::Summary) {
+    if let Some(advice) = &summary.no_copies {
+        eprintln!("rocescope: warning: {advice}");
     }
 }
 
@@ -167,17 +222,19 @@ fn reconstruct(
     records_only: bool,
     merge: &MergeArgs,
 ) -> anyhow::Result<ExitCode> {
-    let opts = control::reconstruct::Options { pcapng: !records_only, ..merge.options() };
+    let opts = control::reconstruct::Options { pcapng: !records_only, ..merge.options(runs)? };
     let summary = control::reconstruct::reconstruct_to(runs, out, &opts)?;
     emit(&control::reconstruct::render(&summary))?;
     emit(&format!("wrote {}\n", out.display()))?;
-    Ok(verdict(summary.missing_total == 0 && summary.issues.is_empty()))
+    warn_no_copies(&summary);
+    Ok(verdict(summary.whole()))
 }
 
 /// The reconstruction directory for `runs`: the one given, or a fresh reconstruction.
 fn reconstruction(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> anyhow::Result<PathBuf> {
     if let [dir] = runs {
         if dir.join(control::reconstruct::SUMMARY_FILE).exists() {
+            merge.ignored_for(dir);
             return Ok(dir.clone());
         }
         if !dir.exists() {
@@ -195,8 +252,9 @@ fn reconstruction(runs: &[PathBuf], out: Option<PathBuf>, merge: &MergeArgs) -> 
             _ => anyhow::bail!("several inputs: say where to reconstruct them with -o DIR"),
         },
     };
-    let summary = control::reconstruct::reconstruct_to(runs, &out, &merge.options())?;
+    let summary = control::reconstruct::reconstruct_to(runs, &out, &merge.options(runs)?)?;
     eprintln!("reconstructed {} packets into {}", summary.packets, out.display());
+    warn_no_copies(&summary);
     Ok(out)
 }
 
@@ -240,7 +298,7 @@ fn analyze(
     }
     text += &format!("report: {}\n", path.display());
     emit(&text)?;
-    Ok(verdict(report.problems() == 0))
+    Ok(verdict(report.problems() == 0 && report.analyzed_copies()))
 }
 
 /// Streams `value` into `path`: a long trace's report runs to hundreds of MB, which need

@@ -155,9 +155,23 @@ pub struct Summary {
     /// Files of the input directories not read, and why (an alias of a file read).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_inputs: Vec<crate::input::Skipped>,
+    /// An earlier analysis's outputs (report.json, plots) removed from the output
+    /// directory: they described the trace this one replaces.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed_outputs: Vec<String>,
+    /// When the trace holds no mirrored copy at all: what its frames are instead, and
+    /// what to try ([`crate::mirror_port::NoCopies::advice`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_copies: Option<String>,
 }
 
 impl Summary {
+    /// Whether the trace is whole and usable: it has copies, none missing, no issue
+    /// (`reconstruct`'s exit code 0).
+    pub fn whole(&self) -> bool {
+        self.mirrored > 0 && self.missing_total == 0 && self.issues.is_empty()
+    }
+
     /// Every issue, kept or only counted.
     pub fn issues_total(&self) -> u64 {
         self.issue_counts.values().sum::<u64>().max(self.issues.len() as u64)
@@ -315,19 +329,24 @@ impl Restored {
 /// Classifies frames that may be trimmed: a trimmed frame is padded with zeros to its
 /// wire length, so the wire crate's length checks hold. The padding buffer stays zero
 /// between calls, so each call copies and clears only the captured bytes.
-struct Classifier {
+pub(crate) struct Classifier {
     cfg: ClassifyConfig,
     zeros: Vec<u8>,
 }
 
 impl Classifier {
-    fn new(cfg: ClassifyConfig) -> Self {
+    pub(crate) fn new(cfg: ClassifyConfig) -> Self {
         Classifier { cfg, zeros: Vec::new() }
     }
 
     /// A copy still in `form` is classified as that form's copies are
     /// ([`CopyForm::classify_config`]).
-    fn classify(&mut self, data: &[u8], orig_len: u32, form: Option<CopyForm>) -> Result<FrameInfo, ErrorKind> {
+    pub(crate) fn classify(
+        &mut self,
+        data: &[u8],
+        orig_len: u32,
+        form: Option<CopyForm>,
+    ) -> Result<FrameInfo, ErrorKind> {
         let cfg = form.map_or(self.cfg, |f| f.classify_config(&self.cfg));
         // No frame's headers describe more than Ethernet + two VLAN tags + an IPv6 header
         // and its 64 KiB payload, so a larger length (a damaged or hostile file) is padded
@@ -730,6 +749,8 @@ impl Tally {
             issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
             skipped_inputs: inputs.skipped.clone(),
+            removed_outputs: Vec::new(),
+            no_copies: None,
         }
     }
 }
@@ -794,6 +815,8 @@ pub struct FileSink {
     pcapng: Option<Spool>,
     records: RecordWriter<Spool>,
     dir: PathBuf,
+    /// The earlier analysis outputs removed from `dir`.
+    removed: Vec<String>,
 }
 
 /// Bytes per write(2). 1 MiB rather than more: O_DIRECT reaches the disk's rate from
@@ -815,6 +838,7 @@ impl FileSink {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(werr(summary_path)(e)),
             _ => {}
         }
+        let removed = remove_analysis(dir)?;
         let trace_path = dir.join(TRACE_FILE);
         let pcapng = if pcapng {
             // Direct I/O: nothing of ours reads the trace back, so it need not pass through
@@ -837,7 +861,12 @@ impl FileSink {
         let rec_file = File::create(&rec_path).map_err(werr(rec_path.clone()))?;
         let spool = Spool::new(rec_file, CHUNK).map_err(werr(rec_path.clone()))?;
         let records = RecordWriter::new(spool).map_err(werr(rec_path))?;
-        Ok(FileSink { pcapng, records, dir: dir.to_path_buf() })
+        Ok(FileSink { pcapng, records, dir: dir.to_path_buf(), removed })
+    }
+
+    /// The earlier analysis outputs [`FileSink::create`] removed.
+    pub fn removed(&self) -> &[String] {
+        &self.removed
     }
 
     /// Writes the flow table and record header, then `reconstruct.json`.
@@ -884,6 +913,21 @@ impl Sink for FileSink {
     }
 }
 
+/// Removes what an analysis wrote into `dir` (report.json, plots): it describes the trace
+/// there, which a new reconstruction replaces. Returns the names removed.
+fn remove_analysis(dir: &Path) -> Result<Vec<String>, ReconstructError> {
+    let mut removed = Vec::new();
+    for name in crate::analyze::OUTPUT_FILES {
+        let path = dir.join(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => removed.push(name.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(source) => return Err(ReconstructError::Write { path, source }),
+        }
+    }
+    Ok(removed)
+}
+
 /// A write error that says which output file failed.
 fn named(file: &str, e: std::io::Error) -> std::io::Error {
     std::io::Error::new(e.kind(), format!("{file}: {e}"))
@@ -895,7 +939,12 @@ pub fn reconstruct_to(paths: &[PathBuf], out: &Path, opts: &Options) -> Result<S
     let inputs = crate::input::discover_for(paths, &opts.classify)?;
     ready_to_overwrite(&inputs, out)?;
     let mut sink = FileSink::create(out, &inputs, opts.pcapng)?;
-    let (summary, flows) = run(paths, &inputs, opts, &mut sink)?;
+    let (mut summary, flows) = run(paths, &inputs, opts, &mut sink)?;
+    summary.removed_outputs = sink.removed().to_vec();
+    if summary.mirrored == 0 {
+        let found = crate::mirror_port::NoCopies::look(&inputs, opts.classify);
+        summary.no_copies = Some(found.advice(opts.classify));
+    }
     sink.finish(&summary, &flows)?;
     Ok(summary)
 }
@@ -1025,6 +1074,10 @@ pub fn render(s: &Summary) -> String {
     if s.missing_ranges > 20 {
         let listed = s.missing.len();
         let _ = writeln!(out, "  ... {} more ranges ({SUMMARY_FILE} lists the first {listed})", s.missing_ranges - 20);
+    }
+    if !s.removed_outputs.is_empty() {
+        let names = s.removed_outputs.join(", ");
+        let _ = writeln!(out, "  removed {names}: an earlier analysis's, of the trace this one replaces");
     }
     for k in &s.skipped_inputs {
         let _ = writeln!(out, "  skipped {}: {}", k.path.display(), k.why);

@@ -246,6 +246,38 @@ fn plots_are_svg_with_a_point_per_recovery() {
     assert!(std::fs::read_dir(&dir).unwrap().next().is_none());
 }
 
+/// Lumina §6.1's Figures 8–9: one drop per message at a chosen PSN of that message, the
+/// latencies plotted against that PSN within the message — not against the PSN from the
+/// QP's first (review F7: 5, 115, 225, … for 5, 15, 25, …) — on an integer axis with room
+/// around its first and last points.
+#[test]
+fn plots_place_a_loss_at_its_psn_within_its_message_as_figures_8_and_9() {
+    // Messages of 8 packets: in-message PSNs 3, 6 and 8 of messages 1, 2 and 4. Each
+    // go-back starts a new ITER (Lumina §3.3).
+    let events = vec![drop(3, 1), drop(14, 2), drop(32, 3)];
+    for verb in [Verb::Write, Verb::Read] {
+        let name = format!("retrans-in-message-{}", verb.name());
+        let (run, report) =
+            check(&name, &Knobs { verb, nic: NicKind::Cx5, events: events.clone(), ..Knobs::default() });
+        let placed: Vec<_> = report.recoveries.iter().map(|r| (r.lost.map(|l| l.psn), r.psn_in_message)).collect();
+        assert_eq!(placed, [(Some(3), Some(3)), (Some(14), Some(6)), (Some(32), Some(8))], "{name}");
+        let dir = run.dir.parent().unwrap().join("plots");
+        std::fs::create_dir_all(&dir).unwrap();
+        for p in report.plots(&dir).unwrap() {
+            let svg = std::fs::read_to_string(&p).unwrap();
+            assert!(svg.contains("PSN of the lost packet within its message"), "{name}: {}", p.display());
+            let texts: Vec<&str> = svg
+                .split("<text")
+                .skip(1)
+                .filter_map(|t| Some(t.split('>').nth(1)?.split('<').next()?.trim()))
+                .collect();
+            // The x ticks, one per PSN from one below the first point to the last.
+            let ticks = ["2", "3", "4", "5", "6", "7", "8"];
+            assert!(texts.windows(ticks.len()).any(|w| w == ticks), "{name}: integer x ticks 2..=8 in {texts:?}");
+        }
+    }
+}
+
 #[test]
 fn a_clean_run_has_no_recoveries() {
     let (_, report) = check("retrans-clean", &Knobs { verb: Verb::Read, ..Knobs::default() });

@@ -16,6 +16,7 @@ fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
     let dir = tempfile::Builder::new().prefix(&format!("rs-verify-{name}-")).tempdir().unwrap();
     let s = rocescope_tests::scenario::Scenario::lumina();
     let mut file = shard_header(128, "port0", "test", "rocescope-dataplane test");
+    filler(&mut file);
     let mut blocks =
         vec![BlockRecord { offset: 0, len: file.len() as u64, crc32c: trace::manifest::block_crc(&file), packets: 0 }];
     let mut core = CoreRecord { shard: "shard-000.pcapng".into(), ..Default::default() };
@@ -38,6 +39,7 @@ fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
             epb.append_to(&mut file);
             count(&mut core, e.annotation);
         }
+        filler(&mut file);
         let bytes = &file[start..];
         blocks.push(BlockRecord {
             offset: start as u64,
@@ -76,6 +78,15 @@ fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
     };
     m.store(dir.path()).unwrap();
     (dir, m)
+}
+
+/// Ends a block as the dataplane does (it pads each to 4 KiB): with a block that holds no
+/// packet, an Interface Statistics Block, which readers step over.
+fn filler(file: &mut Vec<u8>) {
+    const ISB: u32 = 5;
+    for word in [ISB, 24, 0, 0, 0, 24] {
+        file.extend_from_slice(&word.to_le_bytes());
+    }
 }
 
 fn count(core: &mut CoreRecord, a: Annotation) {

@@ -1431,10 +1431,11 @@ impl Report {
     }
 
     /// Writes `cnp-intervals.svg` (each CNP's interval since the previous CNP of its group,
-    /// in trace order, with the expected minimum) into `dir`; nothing without an interval.
+    /// against its number in trace order from 1, with the expected minimum) into `dir`;
+    /// nothing without an interval.
     pub fn plots(&self, dir: &Path) -> io::Result<Vec<PathBuf>> {
-        let points: Vec<(f64, f64)> =
-            self.cnps.iter().enumerate().filter_map(|(i, c)| c.interval_ns.map(|v| (i as f64, us(v)))).collect();
+        let points: Vec<(i64, f64)> =
+            (1..).zip(&self.cnps).filter_map(|(i, c)| c.interval_ns.map(|v| (i, us(v)))).collect();
         if self.cnps.len() < 2 || points.is_empty() {
             return Ok(Vec::new());
         }
@@ -1445,11 +1446,11 @@ impl Report {
     }
 }
 
-fn draw_intervals(path: &Path, points: &[(f64, f64)], expected: Option<f64>, n: usize) -> Result<(), String> {
+fn draw_intervals(path: &Path, points: &[(i64, f64)], expected: Option<f64>, n: usize) -> Result<(), String> {
     use plotters::prelude::*;
     let err = |e: &dyn std::fmt::Display| e.to_string();
     let top = points.iter().map(|p| p.1).chain(expected).fold(0.0_f64, f64::max) * 1.1 + 1e-3;
-    let right = n as f64;
+    let x = crate::analyze::plot_range(1, i64::try_from(n).unwrap_or(i64::MAX - 1));
     let root = SVGBackend::new(path, (900, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -1457,11 +1458,11 @@ fn draw_intervals(path: &Path, points: &[(f64, f64)], expected: Option<f64>, n: 
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0.0..right, 0.0..top)
+        .build_cartesian_2d(x.clone(), 0.0..top)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
-        .x_desc("CNP (trace order)")
+        .x_desc("CNP (trace order, from 1)")
         .y_desc("since previous CNP of its group (µs)")
         .draw()
         .map_err(|e| err(&e))?;
@@ -1472,7 +1473,7 @@ fn draw_intervals(path: &Path, points: &[(f64, f64)], expected: Option<f64>, n: 
         .legend(|(x, y)| Circle::new((x + 10, y), 3, BLUE.filled()));
     if let Some(v) = expected {
         chart
-            .draw_series(LineSeries::new([(0.0, v), (right, v)], RED))
+            .draw_series(LineSeries::new([(x.start, v), (x.end, v)], RED))
             .map_err(|e| err(&e))?
             .label("minimum interval")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));

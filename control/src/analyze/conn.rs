@@ -93,6 +93,9 @@ pub struct Connections {
     /// switch time or a seq they cannot be placed among the copies, so no connection
     /// holds them.
     pub unmirrored: u64,
+    /// Mirrored copies in the trace (late ones too): none, and there is nothing to analyze.
+    #[serde(skip)]
+    pub copies: u64,
     /// Copies placed later than their seq (later than the reconstruction's reorder window:
     /// `late` issues), by record index: no connection holds them, and a late copy's seq
     /// counts as unseen where it belongs (the analyzers walk the trace in order, and at its
@@ -124,10 +127,11 @@ impl Connections {
             by_end.insert(c.requester, (c.id, Role::Requester));
             by_end.insert(c.responder, (c.id, Role::Responder));
         }
-        let (mut unassigned, mut unmirrored) = (0, 0);
+        let (mut unassigned, mut unmirrored, mut copies) = (0, 0, 0);
         let mut gaps = crate::reconstruct::Gaps::default();
         let (mut late, mut max_frame_len) = (Vec::new(), [0; 2]);
         for (i, r) in view.records.iter().enumerate() {
+            copies += u64::from(r.seq() != 0);
             let behind = r.seq() != 0 && gaps.last.is_some_and(|last| r.seq() <= last);
             if behind && gaps.any_within(r.seq(), r.seq() + 1) {
                 late.push(i as u32);
@@ -156,7 +160,8 @@ impl Connections {
             let requests = c.packets.iter().filter(|&&(_, to)| to == Role::Responder);
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
-        Connections { list, unassigned, unmirrored, late, max_frame_len, unseen: Unseen::of_gaps(gaps) }
+        let unseen = Unseen::of_gaps(gaps);
+        Connections { list, unassigned, unmirrored, copies, late, max_frame_len, unseen }
     }
 
     /// Whether record `i` came later than its seq (see `late`): analyzers that walk every

@@ -90,6 +90,8 @@ pub struct RunContext {
     /// Copies the switch gave that the trace lacks before its first copy or after its
     /// last (`check::lost_at_ends`); the gaps between copies are in the records.
     pub lost_at_ends: u64,
+    /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
+    pub no_copies: Option<String>,
 }
 
 impl RunContext {

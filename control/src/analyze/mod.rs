@@ -42,10 +42,23 @@ use context::{RunContext, Verb};
 
 pub const REPORT_FILE: &str = "report.json";
 pub const REPORT_FORMAT: &str = "rocescope-report";
+/// Every plot an analysis may draw.
+pub const PLOT_FILES: [&str; 3] = [retrans::PLOT_GENERATION, retrans::PLOT_REACTION, cnp::PLOT_INTERVALS];
+/// Every file an analysis may write: a new reconstruction into its directory removes them,
+/// as they describe the trace it replaces.
+pub const OUTPUT_FILES: [&str; 4] = [REPORT_FILE, PLOT_FILES[0], PLOT_FILES[1], PLOT_FILES[2]];
 
 /// Lines of one list an analyzer prints on the terminal; report.json has them all. A
 /// trace of thousands of connections must still give a summary one can read.
 pub(crate) const RENDER_LINES: usize = 20;
+
+/// An integer plot axis from `lo` to `hi` with room on both sides, so that no point is
+/// drawn on the axis line (a point at the range's end was cut in half): a twentieth of
+/// the span, at least 1. Integer ranges get integer tick labels.
+pub(crate) fn plot_range(lo: i64, hi: i64) -> std::ops::Range<i64> {
+    let pad = (hi.saturating_sub(lo) / 20).max(1);
+    lo.saturating_sub(pad)..hi.saturating_add(pad).saturating_add(1)
+}
 
 /// "1 recovery", "2 recoveries": a count with its noun.
 pub(crate) fn plural(n: u64, one: &str, many: &str) -> String {
@@ -113,6 +126,7 @@ impl Analysis {
             }
         };
         ctx.lost_at_ends = ends.total();
+        ctx.no_copies = s.no_copies.clone();
         let configured = ctx.config.as_ref().and_then(|c| c.verb);
         // QP info names sender and receiver, not requester and responder: orienting it
         // needs the run's verb, from the opcodes if no configuration gives it.
@@ -170,12 +184,14 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         version: 1,
         trace: trace.to_path_buf(),
         packets: input.view.records.len() as u64,
+        mirrored: input.conns.copies,
         missing_copies: missing_copies(input),
         late_copies: input.conns.late_copies(),
         verb: input.verb,
         connections: input.conns.list.iter().map(ConnSummary::of).collect(),
         unassigned_packets: input.conns.unassigned,
         unmirrored_packets: input.conns.unmirrored,
+        no_copies: input.ctx.no_copies.clone().filter(|_| input.conns.copies == 0),
         context_problems: input.ctx.problems.clone(),
         counters,
         gbn,
@@ -223,6 +239,8 @@ pub struct Report {
     pub version: u32,
     pub trace: PathBuf,
     pub packets: u64,
+    /// Mirrored copies in the trace: with none, there was nothing to analyze.
+    pub mirrored: u64,
     /// Mirror copies missing from the trace (gaps in the seqs): every replay is less sure.
     pub missing_copies: u64,
     /// Copies the reconstruction placed later than their seq: analyzed as missing there.
@@ -232,6 +250,9 @@ pub struct Report {
     pub unassigned_packets: u64,
     /// RoCE frames that are not mirrored copies: no analyzer reads them.
     pub unmirrored_packets: u64,
+    /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_copies: Option<String>,
     pub context_problems: Vec<String>,
     pub gbn: gbn::Report,
     pub retransmission: retrans::Report,
@@ -254,6 +275,10 @@ impl Report {
         };
         let conns = plural(self.connections.len() as u64, "connection", "connections");
         let _ = writeln!(out, "{}, {conns}, {verb}", plural(self.packets, "packet", "packets"));
+        if self.mirrored == 0 {
+            let why = self.no_copies.as_deref().unwrap_or("no mirrored copy in the trace");
+            let _ = writeln!(out, "  warning: nothing to analyze: {why}");
+        }
         if self.missing_copies > 0 {
             let _ = writeln!(
                 out,
@@ -295,7 +320,7 @@ impl Report {
     /// Writes every analyzer's SVG plots into `dir`.
     pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         // A plot this analysis does not draw must not survive from an earlier one.
-        for name in [retrans::PLOT_GENERATION, retrans::PLOT_REACTION, cnp::PLOT_INTERVALS] {
+        for name in PLOT_FILES {
             match std::fs::remove_file(dir.join(name)) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
                 _ => {}
@@ -305,6 +330,12 @@ impl Report {
         out.extend(self.retransmission.plots(dir)?);
         out.extend(self.cnp.plots(dir)?);
         Ok(out)
+    }
+
+    /// Whether the analyzers had anything to read: a trace without a mirrored copy (the
+    /// wrong mirror port, a plain capture) passes none of them (`analyze` exits 1).
+    pub fn analyzed_copies(&self) -> bool {
+        self.mirrored > 0
     }
 
     /// Findings that mean the RNICs misbehaved (flagged, not merely measured).

@@ -59,7 +59,7 @@ use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, path_mtu, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, path_mtu, starts_message, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -143,6 +143,13 @@ pub struct Recovery {
     pub generation_ns: Option<u64>,
     /// NAK → first retransmission; null when `nak_ambiguous`.
     pub reaction_ns: Option<u64>,
+    /// The PSN the plots place it at — its lost packet's, else its first retransmission's
+    /// — within that packet's message, 1 = the message's first packet (Lumina §6.1's
+    /// Figures 8–9 drop "a packet with a specific relative PSN" of each message): from the
+    /// message's start in the trace (a SEND/WRITE First or Only, a READ request not
+    /// repeated); null when the trace does not show it, or copies are missing between the
+    /// two (a later message's start may hide there).
+    pub psn_in_message: Option<u64>,
     /// lost original → the first later packet with its PSN.
     pub total_ns: Option<u64>,
     pub timeout: Option<TimeoutDetail>,
@@ -155,6 +162,11 @@ pub struct Recovery {
 }
 
 impl Recovery {
+    /// The packet the plots place it at: its lost packet, else its first retransmission.
+    fn plotted(&self) -> Option<PacketRef> {
+        self.lost.or(self.first_retransmission)
+    }
+
     /// Where it is in the trace: its first retransmission, failing that its earliest
     /// packet the trace has.
     fn at(&self) -> u32 {
@@ -627,6 +639,10 @@ struct Tracker<'u> {
     retransmitted_packets: u64,
     /// PSNs of the last packets of messages (data direction), from `una` on.
     msg_ends: BTreeSet<u64>,
+    /// PSNs of the first packets of messages (SEND/WRITE First/Only, READ requests not
+    /// repeated), with the trace order they were first seen at: where a recovery's packet
+    /// lies within its message (`Recovery::psn_in_message`).
+    msg_starts: BTreeMap<u64, u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
@@ -689,6 +705,7 @@ impl<'u> Tracker<'u> {
             lost_packets: Vec::new(),
             retransmitted_packets: 0,
             msg_ends: BTreeSet::new(),
+            msg_starts: BTreeMap::new(),
             una: 1,
             timer: Timer::default(),
             attempts: 0,
@@ -776,6 +793,9 @@ impl<'u> Tracker<'u> {
             self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         }
         self.resent(p);
+        if self.s.verb != Verb::Read && starts_message(r.opcode()) {
+            self.msg_starts.entry(p.psn).or_insert(self.order);
+        }
         if ends_message(r.opcode()) && p.psn >= self.una {
             self.msg_ends.insert(p.psn);
         }
@@ -1120,6 +1140,9 @@ impl<'u> Tracker<'u> {
         if go_back {
             self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
         }
+        if !repeat {
+            self.msg_starts.entry(p.psn).or_insert(self.order);
+        }
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
@@ -1422,10 +1445,26 @@ impl<'u> Tracker<'u> {
         // One with no retransmission the trace proves nothing: with a complete trace, a
         // NAK whose go-back was overtaken.
         self.drafts.retain(|d| d.first.is_some() || d.doubt);
-        let (doubted, proven): (Vec<Draft>, Vec<Draft>) = self.drafts.into_iter().partition(|d| d.doubt);
+        let (doubted, proven): (Vec<Draft>, Vec<Draft>) =
+            std::mem::take(&mut self.drafts).into_iter().partition(|d| d.doubt);
         let unseen = self.unseen;
-        let recoveries = |drafts: Vec<Draft>| drafts.into_iter().map(|d| d.recovery(conn, &totals, unseen)).collect();
+        let recoveries = |drafts: Vec<Draft>| -> Vec<Recovery> {
+            let mut recs: Vec<Recovery> = drafts.into_iter().map(|d| d.recovery(conn, &totals, unseen)).collect();
+            for r in &mut recs {
+                r.psn_in_message = r.plotted().and_then(|p| self.in_message(p));
+            }
+            recs
+        };
         (recoveries(proven), recoveries(doubted), self.lost_packets)
+    }
+
+    /// The PSN of `p` within its message, 1 = the message's first: from the nearest
+    /// message start at or below it, when no copy is missing between the two in the trace
+    /// (a later message's start may hide there).
+    fn in_message(&self, p: PacketRef) -> Option<u64> {
+        let (&start, &order) = self.msg_starts.range(..=p.psn).next_back()?;
+        let (lo, hi) = (order.min(p.order), order.max(p.order));
+        (!self.unseen.between(Some(lo), hi)).then_some(p.psn - start + 1)
     }
 
     /// NAKs (READ: repeated requests) whose go-back the trace lacks, with copies missing
@@ -1497,6 +1536,7 @@ impl Draft {
             data_retransmission: self.data,
             generation_ns,
             reaction_ns,
+            psn_in_message: None,
             total_ns: self.lost.and_then(|l| totals.get(&l.index).copied()),
             // Unverifiable: a NAK's go-back may have been taken for a timeout's (its NAK
             // unseen), so no timeout is measured.
@@ -1684,28 +1724,39 @@ impl Report {
         self.overall.early_timeouts + beyond
     }
 
-    /// Figures 8–9: NACK generation and reaction latency against the relative PSN of the
-    /// lost packet, one SVG each; a plot with no points is skipped.
+    /// Figures 8–9 (Lumina §6.1): NACK generation and reaction latency against the PSN of
+    /// the lost packet within its message, one SVG each; a plot with no points is skipped.
     pub fn plots(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mut written = Vec::new();
         let plots: [(&str, &str, Latency); 2] = [
             (PLOT_GENERATION, "NACK generation latency", |r| r.generation_ns),
             (PLOT_REACTION, "NACK reaction latency", |r| r.reaction_ns),
         ];
+        let x = self.x_axis();
         for (file, title, f) in plots {
-            let series = self.points(f);
+            let series = self.points(f, x);
             if series.iter().all(|(_, pts)| pts.is_empty()) {
                 continue;
             }
             let path = dir.join(file);
-            scatter(&path, title, &series).map_err(std::io::Error::other)?;
+            scatter(&path, title, x.label(), &series).map_err(std::io::Error::other)?;
             written.push(path);
         }
         Ok(written)
     }
 
-    /// (series name, (relative PSN, µs)) per recovery kind with a NAK.
-    fn points(&self, f: Latency) -> Vec<(&'static str, Vec<(f64, f64)>)> {
+    /// The PSN within the message, as the paper's figures have it, when every plotted
+    /// recovery has one; else the PSN from the QP's first (one axis for all points).
+    fn x_axis(&self) -> PlotX {
+        let plotted = self.recoveries.iter().filter(|r| matches!(r.kind, RecoveryKind::Nack | RecoveryKind::ReadNack));
+        match plotted.clone().all(|r| r.psn_in_message.is_some()) {
+            true => PlotX::InMessage,
+            false => PlotX::Relative,
+        }
+    }
+
+    /// (series name, (PSN on `x`, µs)) per recovery kind with a NAK.
+    fn points(&self, f: Latency, x: PlotX) -> Vec<(&'static str, Vec<(i64, f64)>)> {
         [(RecoveryKind::Nack, "WRITE/SEND NACK"), (RecoveryKind::ReadNack, "READ NACK (repeated request)")]
             .into_iter()
             .map(|(kind, name)| {
@@ -1713,7 +1764,7 @@ impl Report {
                     .recoveries
                     .iter()
                     .filter(|r| r.kind == kind)
-                    .filter_map(|r| Some((r.lost.map_or(r.psn, |l| l.psn) as f64, f(r)? as f64 / 1e3)))
+                    .filter_map(|r| Some((x.of(r)?, f(r)? as f64 / 1e3)))
                     .collect();
                 (name, pts)
             })
@@ -1721,13 +1772,39 @@ impl Report {
     }
 }
 
+/// What the retransmission plots' x axis is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PlotX {
+    /// The lost packet's PSN within its message (`Recovery::psn_in_message`).
+    InMessage,
+    /// The lost packet's PSN from the QP's first (1 = IPSN).
+    Relative,
+}
+
+impl PlotX {
+    fn of(self, r: &Recovery) -> Option<i64> {
+        let psn = match self {
+            PlotX::InMessage => r.psn_in_message?,
+            PlotX::Relative => r.plotted().map_or(r.psn, |p| p.psn),
+        };
+        i64::try_from(psn).ok()
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            PlotX::InMessage => "PSN of the lost packet within its message (1 = its first)",
+            PlotX::Relative => "PSN of the lost packet from the QP's first (1 = initial PSN)",
+        }
+    }
+}
+
 /// Picks one latency of a recovery.
 type Latency = fn(&Recovery) -> Option<u64>;
 
-fn scatter(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)]) -> Result<(), String> {
+fn scatter(path: &Path, title: &str, x_desc: &str, series: &[(&str, Vec<(i64, f64)>)]) -> Result<(), String> {
     use plotters::prelude::*;
     let all = || series.iter().flat_map(|(_, p)| p.iter());
-    let (x0, x1) = all().fold((f64::MAX, f64::MIN), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
+    let (x0, x1) = all().fold((i64::MAX, i64::MIN), |(lo, hi), &(x, _)| (lo.min(x), hi.max(x)));
     let y1 = all().fold(0.0f64, |hi, &(_, y)| hi.max(y));
     let root = SVGBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -1736,14 +1813,9 @@ fn scatter(path: &Path, title: &str, series: &[(&str, Vec<(f64, f64)>)]) -> Resu
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(70)
-        .build_cartesian_2d((x0 - 1.0)..(x1 + 1.0), 0.0..(y1 * 1.1).max(1e-3))
+        .build_cartesian_2d(crate::analyze::plot_range(x0, x1), 0.0..(y1 * 1.1).max(1e-3))
         .map_err(|e| e.to_string())?;
-    chart
-        .configure_mesh()
-        .x_desc("relative PSN of the lost packet")
-        .y_desc("latency (µs)")
-        .draw()
-        .map_err(|e| e.to_string())?;
+    chart.configure_mesh().x_desc(x_desc).y_desc("latency (µs)").draw().map_err(|e| e.to_string())?;
     for (i, (name, pts)) in series.iter().enumerate().filter(|(_, (_, p))| !p.is_empty()) {
         let color = Palette99::pick(i).to_rgba();
         chart
@@ -1872,6 +1944,42 @@ mod tests {
         assert_eq!((r.kind, r.psn, r.first_retransmission.map(|f| f.seq)), (RecoveryKind::Nack, 2, Some(5)));
         assert_eq!((r.lost.unwrap().seq, r.revealing.unwrap().seq, r.nak.unwrap().seq), (2, 3, 4));
         assert_eq!((r.generation_ns, r.reaction_ns, r.total_ns), (Some(1_800), Some(4_000), Some(5_900)));
+    }
+
+    /// Figures 8–9's x (Lumina §6.1): the lost packet's PSN within its message, from the
+    /// message's First; unknown when a copy is missing between the two.
+    #[test]
+    fn a_loss_is_placed_within_its_message_only_when_no_copy_hides_a_start() {
+        use Role::{Requester as Req, Responder as Resp};
+        const FIRST: u8 = 0x06;
+        const LAST: u8 = 0x08;
+        let packets = [
+            (Resp, FIRST, 0, 1_000, 0, None),
+            (Resp, WRITE_MIDDLE, 1, 1_100, 0, None),
+            (Resp, LAST, 2, 1_200, 0, None),
+            (Req, ACK, 2, 1_300, 0, Some(0)),
+            (Resp, FIRST, 3, 2_000, 0, None),
+            (Resp, WRITE_MIDDLE, 4, 2_100, 1, None),
+            (Resp, LAST, 5, 2_200, 0, None),
+            (Req, ACK, 4, 3_000, 0, Some(NAK_SEQ)),
+            (Resp, WRITE_MIDDLE, 4, 7_000, 0, None),
+            (Resp, LAST, 5, 7_100, 0, None),
+        ];
+        let placed = |missing: &[usize]| {
+            let (proven, doubted, _) = replay_lossy(write(Some(false)), &packets, missing);
+            proven.iter().chain(&doubted).map(|r| (r.lost.map(|l| l.psn), r.psn_in_message)).collect::<Vec<_>>()
+        };
+        assert_eq!(placed(&[]), [(Some(5), Some(2))], "PSN 5 is the second of the message from PSN 4");
+        assert_eq!(placed(&[5]), [(Some(5), None)], "a copy missing after the First may be a later First");
+        assert_eq!(placed(&[4]), [(Some(5), Some(2))], "a copy missing before the First hides nothing between");
+    }
+
+    #[test]
+    fn plot_ranges_leave_room_around_the_points() {
+        for (lo, hi) in [(5, 95), (1, 1), (0, 1000), (3, 4)] {
+            let r = crate::analyze::plot_range(lo, hi);
+            assert!(r.start < lo && hi < r.end - 1, "{lo}..={hi} in {r:?}: a point on the axis line");
+        }
     }
 
     #[test]
@@ -2303,6 +2411,7 @@ mod tests {
             data_retransmission: Some(p(6, 3)),
             generation_ns: None,
             reaction_ns: None,
+            psn_in_message: None,
             total_ns: None,
             timeout: None,
             nak_ambiguous: false,

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)]
 
+pub mod keys;
 #[path = "../../../tests/rig/tests/common/mod.rs"]
 pub mod rig_common;
 

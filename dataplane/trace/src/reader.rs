@@ -60,7 +60,9 @@ struct Interface {
 
 /// Iterates the packets of a pcapng byte buffer. Stops after the first error.
 pub struct ShardReader<'a> {
+    /// What is read now: all of `all`, or up to where [`ShardReader::stop_at`] stops it.
     bytes: &'a [u8],
+    all: &'a [u8],
     pos: usize,
     in_section: bool,
     /// Per interface: multiplier from timestamp units to ns, snap length, link type.
@@ -70,18 +72,22 @@ pub struct ShardReader<'a> {
 
 impl<'a> ShardReader<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        ShardReader { bytes, pos: 0, in_section: false, interfaces: Vec::new(), failed: false }
+        ShardReader { bytes, all: bytes, pos: 0, in_section: false, interfaces: Vec::new(), failed: false }
     }
 
-    /// Where the next block starts.
-    pub fn block_offset(&self) -> usize {
-        self.pos
+    /// Reads no block that starts at or past `end` (a damaged block the manifest locates)
+    /// until [`ShardReader::resume_at`]: the packets end there. Without it, one `next`
+    /// would step over a block's trailing filler into the damaged block after it.
+    pub fn stop_at(&mut self, end: usize) {
+        self.bytes = &self.all[..end.clamp(self.pos, self.all.len())];
     }
 
     /// Goes on reading at `pos`, a block boundary past the current one (over a damaged
-    /// block the manifest locates), in the same section with the same interfaces.
+    /// block the manifest locates), in the same section with the same interfaces, to the
+    /// end of the bytes.
     pub fn resume_at(&mut self, pos: usize) {
-        self.pos = pos.clamp(self.pos, self.bytes.len());
+        self.bytes = self.all;
+        self.pos = pos.clamp(self.pos, self.all.len());
     }
 
     /// The next block as (type, body between length fields, offset).
