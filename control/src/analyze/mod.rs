@@ -29,6 +29,7 @@ pub mod cnp;
 pub mod conn;
 pub mod context;
 pub mod counters;
+pub mod cut;
 pub mod egress;
 pub mod gbn;
 pub mod goodput;
@@ -95,6 +96,9 @@ pub enum AnalyzeError {
 /// the connections.
 pub struct Analysis {
     pub rec: crate::reconstruct::Reconstruction,
+    /// The records with what a snap length cut filled in from the trace (`cut`), when any
+    /// READ request's RETH was cut; the mapped ones otherwise.
+    filled: Option<Vec<trace::record::Record>>,
     pub ctx: RunContext,
     pub conns: Connections,
     pub verb: Option<Verb>,
@@ -140,11 +144,22 @@ impl Analysis {
         }
         conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());
-        Ok(Analysis { rec, ctx, conns, verb })
+        let filled = cut::infer_read_lengths(view.records, &conns);
+        if filled.unknown > 0 {
+            ctx.problems.push(format!(
+                "{} READ requests had their RETH cut by the snap length and no response tells their DMA length: the PSNs they cover are unknown",
+                filled.unknown
+            ));
+        }
+        Ok(Analysis { filled: filled.records, rec, ctx, conns, verb })
     }
 
     pub fn view(&self) -> RecordView<'_> {
-        self.rec.view()
+        let view = self.rec.view();
+        match &self.filled {
+            Some(records) => RecordView { records, ..view },
+            None => view,
+        }
     }
 
     pub fn input(&self) -> Input<'_> {
