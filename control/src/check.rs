@@ -429,7 +429,13 @@ impl Checker {
 
     /// Judges the pass against the switch counters and the reconstruction.
     pub fn finish(mut self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
-        self.gaps.set_aside_outlier(); // a seq-outlier of the reconstruction
+        // A seq-outlier of the reconstruction (a corrupted seq, formats §6.3) is set aside
+        // here as in analyze: reported once, as itself, not again as the timestamp
+        // regression its place at the end makes it.
+        let last = self.gaps.last;
+        if self.gaps.set_aside_outlier() {
+            self.regressions.retain(|g| Some(g.record.seq()) != last);
+        }
         let balance = self.balance.result();
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);

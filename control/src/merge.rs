@@ -54,6 +54,9 @@ pub struct Merged<'a> {
     /// The form the frame is still in, to restore before use (`None`: restored already,
     /// or not a copy).
     pub restore: Option<CopyForm>,
+    /// A copy whose seq lay below the trace's start (`before-start`), placed as its wire
+    /// seq says.
+    pub before_start: bool,
     pub switch_ts_ns: u64,
     pub event: Event,
 }
@@ -255,8 +258,9 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
-    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before.
-    outlier: Option<MergeIssue>,
+    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before,
+    /// and whether its seq was also below the start.
+    outlier: Option<(MergeIssue, bool)>,
     pub issues: Issues,
 }
 
@@ -443,6 +447,7 @@ impl<'a> Merger<'a> {
             raw: Captured { offset: raw.offset, orig_len: raw.orig_len, data: raw.data },
             mirrored: copy.is_some(),
             restore: copy.and_then(|c| c.restore),
+            before_start: false,
             switch_ts_ns: copy.map_or(raw.ts_ns, |c| c.switch_ts_ns),
             event: copy.map_or(Event::None, |c| c.event),
         };
@@ -461,6 +466,7 @@ impl<'a> Merger<'a> {
                 let unwrapped = if unwrapped < self.earliest as i64 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
                     self.issues.add(MergeIssue::BeforeStart { seq, at });
+                    m.before_start = true;
                     self.first_lap + u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
@@ -497,7 +503,12 @@ impl<'a> Iterator for Merger<'a> {
         loop {
             let Some(i) = self.next_source() else {
                 // The last copy still the outlier it was when it left: no copy followed it.
-                if let Some(issue) = self.outlier.take() {
+                if let Some((issue, before_start)) = self.outlier.take() {
+                    // One corrupted seq, one report: placed past the end, it is the
+                    // outlier, which check and analyze set aside.
+                    if let (true, MergeIssue::SeqOutlier { at, .. }) = (before_start, &issue) {
+                        self.issues.retract_before_start(at);
+                    }
                     self.issues.add(issue);
                 }
                 return None;
@@ -531,7 +542,9 @@ impl<'a> Iterator for Merger<'a> {
                 _ => {}
             }
             self.outlier = self.last_emitted.filter(|&last| seq > last + u64::from(LAP_MARGIN)).map(|last| {
-                MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) }
+                let issue =
+                    MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) };
+                (issue, m.before_start)
             });
             self.last_emitted = Some(seq);
             self.emitted.note(&m);
@@ -554,6 +567,20 @@ impl Issues {
         *n += 1;
         if *n <= ISSUES_KEPT_PER_KIND {
             self.kept.push(i);
+        }
+    }
+
+    /// Takes back the `before-start` issue of the copy at `at` (added, kept or only
+    /// counted), reported as another kind.
+    fn retract_before_start(&mut self, at: &Location) {
+        let is_it = |i: &MergeIssue| matches!(i, MergeIssue::BeforeStart { at: a, .. } if a == at);
+        if let Some(k) = self.kept.iter().rposition(is_it) {
+            self.kept.remove(k);
+        }
+        let kind = "before-start";
+        match self.counts.get_mut(kind) {
+            Some(n) if *n > 1 => *n -= 1,
+            _ => drop(self.counts.remove(kind)),
         }
     }
 }
@@ -754,6 +781,7 @@ mod tests {
             raw: Captured { offset, orig_len: 0, data: &[] },
             mirrored: true,
             restore: None,
+            before_start: false,
             switch_ts_ns: 0,
             event: Event::None,
         }

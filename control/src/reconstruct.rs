@@ -752,6 +752,9 @@ impl Tally {
         issues: Issues,
     ) -> Summary {
         self.gaps.set_aside_outlier(); // reported by the merge as a seq-outlier
+        let missing = self.gaps.missing(MISSING_LISTED);
+        let issues_kept =
+            issues.kept.iter().map(|i| tie_outlier(serde_json::to_value(i).expect("serializable"), &missing)).collect();
         let read: Vec<(&SourceSpec, SourceStats)> = inputs
             .sources
             .iter()
@@ -776,10 +779,10 @@ impl Tally {
             last_seq: self.gaps.last.map(wire_of),
             first_unwrapped: self.gaps.first,
             last_unwrapped: self.gaps.last,
-            missing: self.gaps.missing(MISSING_LISTED),
+            missing,
             missing_ranges: self.gaps.ranges(),
             missing_total: self.gaps.total,
-            issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
+            issues: issues_kept,
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
             headers_cut: self.headers_cut,
             skipped_inputs: inputs.skipped.clone(),
@@ -839,6 +842,28 @@ fn add_stats(file: &mut SourceStats, run: &SourceStats) {
         (Some(a), Some(b)) if before(a, b) => Some(b),
         (a, b) => a.or(b),
     };
+}
+
+/// A `seq-outlier` issue with `one_bit_from`: the missing seq its seq differs from in one
+/// bit, when there is one — the copy's own seq, most likely, a bit flipped on the way.
+fn tie_outlier(mut issue: serde_json::Value, missing: &[SeqRange]) -> serde_json::Value {
+    let seq = match (issue["kind"].as_str(), issue["seq"].as_u64()) {
+        (Some("seq-outlier"), Some(seq)) => seq as u32,
+        _ => return issue,
+    };
+    let is_missing = |s: u32| {
+        missing.iter().any(|r| {
+            if r.first <= r.last {
+                (r.first..=r.last).contains(&s)
+            } else {
+                s >= r.first || s <= r.last
+            }
+        })
+    };
+    if let Some(s) = (0..31).map(|b| seq ^ 1 << b).find(|&s| s != 0 && is_missing(s)) {
+        issue["one_bit_from"] = s.into();
+    }
+    issue
 }
 
 /// The files `reconstruct` writes: the pcapng trace (one interface per source, so a
