@@ -355,7 +355,24 @@ impl<'a> Merger<'a> {
             .copied()
             .find(|&c| firsts.iter().all(|&s| wire::mirror::seq_distance(c, s) < half))
             .or(firsts.first().copied())?;
-        Some((first_lap_of(r), r))
+        let wrapped = (2..=LAP_MARGIN).contains(&r) && self.copies_before_a_wrap();
+        Some((first_lap_of(r, wrapped), r))
+    }
+
+    /// Whether some source holds, among its first [`REFERENCE_SCAN`] frames, a copy from
+    /// the last [`LAP_MARGIN`] seqs before the wrap: a trace whose lowest seq is small
+    /// began just after a wrap only then. Otherwise its first copies are missing (a dump
+    /// host left out, copies lost), which moves no lap.
+    fn copies_before_a_wrap(&self) -> bool {
+        let cfg = self.cfg;
+        self.sources.iter().any(|s| {
+            let peek = Peek::of(s, &cfg);
+            s.packets()
+                .map_while(Result::ok)
+                .take(REFERENCE_SCAN)
+                .filter_map(|p| copy_of(&p, &peek))
+                .any(|c| c.seq > SEQ_MAX - LAP_MARGIN)
+        })
     }
 
     /// Reads the next packet of source `i` into the heap; false at its end.
@@ -456,7 +473,7 @@ impl<'a> Merger<'a> {
         st.stats.bytes_read = raw.offset.saturating_sub(st.peek.start);
         match copy.map(|c| c.seq) {
             Some(seq) => {
-                let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq), seq));
+                let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq, false), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
                 // A copy that would unwrap further below the start than a late copy can
@@ -586,13 +603,14 @@ impl Issues {
 }
 
 /// Where the merge's count of laps starts: a trace that starts from seq 2..=[`LAP_MARGIN`]
-/// (a capture begun just after a wrap) counts from the second lap, so that a copy from
-/// before the wrap that comes later than the window unwraps below the start, as a late
-/// copy, instead of before the first lap (where it had no place but its wire seq, a lap
-/// ahead, and a 2^31 missing range between). Seq 1 is where a mirror session starts: a
-/// trace that starts there stays on the first lap, as do all others.
-fn first_lap_of(reference: u32) -> u64 {
-    let lap = if (2..=LAP_MARGIN).contains(&reference) { u64::from(SEQ_MAX) } else { 0 };
+/// and holds copies from just before the wrap (`wrapped`: a capture begun just after a
+/// wrap) counts from the second lap, so that such a copy that comes later than the window
+/// unwraps below the start, as a late copy, instead of before the first lap (where it had
+/// no place but its wire seq, a lap ahead, and a 2^31 missing range between). Every other
+/// trace stays on the first lap, unwrapped = wire seq: one whose first copies are missing
+/// (review F4: a dump host left out, seq 1 its) is not a lap ahead of a complete one.
+fn first_lap_of(reference: u32, wrapped: bool) -> u64 {
+    let lap = if wrapped && (2..=LAP_MARGIN).contains(&reference) { u64::from(SEQ_MAX) } else { 0 };
     u64::from(reference) + lap
 }
 

@@ -131,6 +131,31 @@ fn a_dump_host_that_captured_nothing_is_named_for_every_copy_it_lost() {
     }
 }
 
+/// Review F4: a dump host's capture left out of the inputs (WRR 1:2:1, the 2's). check
+/// named the present dumps for its seqs and inferred period 2 (every other pair of seqs
+/// missing), and, seq 1 being the left-out host's, the whole trace moved one 31-bit lap.
+/// Now the residues no input holds are named as such, and the trace stays on its lap.
+#[test]
+fn a_dump_host_left_out_is_named_as_absent_and_moves_no_lap() {
+    use control::check::NOT_AN_INPUT;
+    let run = rig_run("check-host-left-out", &Knobs { dump_hosts: vec![1, 2, 1], ..two_hosts() });
+    let lost: Vec<u32> = run.result.packets.iter().filter(|p| p.dump_host == Some(1)).map(|p| p.seq).collect();
+    assert_eq!(lost.first(), Some(&1), "seq 1 is the left-out host's");
+    let out = run.dir.parent().unwrap().join("out");
+    let inputs = [run.dir.join("dump-0.pcap"), run.dir.join("dump-2.pcap")];
+    let s = control::reconstruct::reconstruct_to(&inputs, &out, &Default::default()).unwrap();
+    assert_eq!((s.first_seq, s.first_unwrapped), (Some(2), Some(2)));
+
+    let r = check_dir(&out, Some(&run.dir.join("switch_state_snapshot.yml"))).unwrap();
+    let b = r.balance.as_ref().expect("WRR 1:2:1 with the 2 left out is inferable");
+    assert_eq!((b.period, &b.pattern[..]), (4, &[None, None, Some(0), Some(1)][..]), "{}", r.render());
+    assert_eq!(missing_seqs(&r), lost, "{}", r.render());
+    for m in &r.missing {
+        assert_eq!(m.expected_at, [NOT_AN_INPUT], "{m:?}");
+        assert_eq!(m.first_unwrapped, i64::from(m.range.first), "{m:?}");
+    }
+}
+
 /// A long run whose one dump host of two captured nothing: a missing range every other
 /// seq. Counted in full, listed up to a cap, and held in a few periodic runs (memory no
 /// longer grows with the run: session 20 measured ~100 MB per million ranges).
