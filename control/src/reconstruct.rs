@@ -698,15 +698,6 @@ impl Gaps {
         true
     }
 
-    /// Marks `0..first` missing too (copies lost before the first one), unless a range
-    /// already starts at 0.
-    pub fn missing_from_zero(&mut self) {
-        let Some(first) = self.first.filter(|&f| f > 0) else { return };
-        if !self.runs.contains_key(&0) {
-            self.insert(0, first - 1);
-        }
-    }
-
     /// `n` copies were lost after the last one (the switch's counters say so): the seqs
     /// after it are missing. `last` stays the last copy's.
     pub fn missing_after_last(&mut self, n: u64) {

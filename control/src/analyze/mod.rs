@@ -136,7 +136,9 @@ impl Analysis {
         // needs the run's verb, from the opcodes if no configuration gives it.
         let with_qp_info = configured.or_else(|| conn::verb_of(view.records).filter(|_| !ctx.qp_info.is_empty()));
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
-        if ends.maybe_before_first() {
+        if ends.known {
+            conns.unseen.lost_before_first_exactly(ends.before_first);
+        } else if ends.maybe_before_first() {
             conns.unseen.lost_before_first();
         }
         if ends.known {
