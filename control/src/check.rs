@@ -433,11 +433,11 @@ impl Checker {
         // A seq-outlier of the reconstruction (a corrupted seq, formats §6.3) is set aside
         // here as in analyze: reported once, as itself, not again as the timestamp
         // regression its place at the end makes it.
-        let last = self.gaps.last;
-        if self.gaps.set_aside_outlier() {
-            self.regressions.retain(|g| Some(g.record.seq()) != last);
+        let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
+        if outlier.is_some() {
+            self.regressions.retain(|g| Some(g.record.seq()) != outlier);
         }
-        let balance = self.balance.result();
+        let balance = self.balance.result(outlier);
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);
         let conditions = self.conditions(&missing, regressions.len(), ctx);
@@ -843,6 +843,8 @@ struct Candidate {
     pattern: Vec<u16>,
     by_host: bool,
     holds: bool,
+    /// The seq of the first copy that broke it.
+    broke_at: Option<u64>,
 }
 
 const LEARN: usize = 1 << 16;
@@ -874,7 +876,9 @@ impl BalanceInference {
             for c in cands.iter_mut().flatten().filter(|c| c.holds) {
                 let id =
                     if c.by_host { self.hosts.get(usize::from(source)).copied().unwrap_or(0) as u16 } else { source };
-                c.holds = c.pattern[(seq % c.period) as usize] == id;
+                if c.pattern[(seq % c.period) as usize] != id {
+                    (c.holds, c.broke_at) = (false, Some(seq));
+                }
             }
             return;
         }
@@ -925,7 +929,7 @@ impl BalanceInference {
                 (0..pattern.len()).filter(|&r| pattern[r] != ABSENT).map(|r| count(r).saturating_sub(present[r])).sum();
             if best.as_ref().is_none_or(|(l, _)| lost < *l) {
                 let pattern = pattern.iter().map(|&s| if s == ABSENT { silent } else { s }).collect();
-                best = Some((lost, Candidate { period, pattern, by_host, holds: true }));
+                best = Some((lost, Candidate { period, pattern, by_host, holds: true, broke_at: None }));
             }
         }
         best.map(|(_, c)| c)
@@ -966,17 +970,21 @@ impl BalanceInference {
     fn join(&mut self, later: BalanceInference) {
         let (Some(mine), Some(theirs)) = (&mut self.candidates, later.candidates) else { return };
         for (c, t) in mine.iter_mut().zip(theirs) {
-            if let (Some(c), Some(t)) = (c, t) {
-                c.holds &= t.holds;
+            // Broken here, it stays broken where it first was.
+            if let (Some(c), Some(t)) = (c.as_mut().filter(|c| c.holds), t) {
+                (c.holds, c.broke_at) = (t.holds, t.broke_at);
             }
         }
     }
 
-    fn result(&mut self) -> Option<Balance> {
+    /// The pattern that holds, but for the trace's seq-outlier (`set_aside`), the last
+    /// copy, which comes with a corrupted seq.
+    fn result(&mut self, set_aside: Option<u64>) -> Option<Balance> {
         if self.candidates.is_none() {
             self.settle();
         }
-        let c = self.candidates.as_ref()?.iter().flatten().find(|c| c.holds)?;
+        let holds = |c: &&Candidate| c.holds || set_aside.is_some() && c.broke_at == set_aside;
+        let c = self.candidates.as_ref()?.iter().flatten().find(holds)?;
         let level = if c.by_host { "host" } else { "source" };
         let pattern = c.pattern.iter().map(|&s| (s != ABSENT).then_some(s)).collect();
         Some(Balance { period: c.period, pattern, level: level.into() })
@@ -1226,6 +1234,44 @@ mod tests {
         let e = one_snapshot(&[a.clone(), b.clone()]).unwrap_err().to_string();
         assert!(e.contains("differs from") && e.contains("--switch-counters"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The reconstruction's seq-outlier, the trace's last copy with a corrupted seq (review
+    /// F10), breaks no pattern: check sets it aside, while learning and verifying alike.
+    #[test]
+    fn a_seq_outlier_breaks_no_balance_pattern() {
+        let outlier = (1 << 30) + 7; // source 1 by the seq, but copied to 0
+        for copies in [1_000, LEARN as u64 + 1_000] {
+            let mut b = BalanceInference::new(&[0, 1]);
+            (1..=copies).for_each(|seq| b.observe(seq, (seq % 2) as u16));
+            b.observe(outlier, 0);
+            let period = |b: &mut BalanceInference, aside| b.result(aside).map(|p| p.period);
+            assert_eq!(period(&mut b, Some(outlier)), Some(2), "{copies} copies");
+            if copies > LEARN as u64 {
+                assert_eq!(period(&mut b, None), None, "not set aside, it breaks the pattern");
+            }
+        }
+    }
+
+    /// Review F4: with a host's capture left out, the pattern's period is the one under
+    /// which its residues hold none of the copies, not a shorter one the others fill.
+    #[test]
+    fn a_left_out_host_gets_its_residues_not_a_shorter_period() {
+        // WRR 1:2:1 as sources 0, 1, 2 at residues [1, 1, 0, 2] of 4; source 1 left out,
+        // the others renumbered 0 and 1.
+        let mut b = BalanceInference::new(&[0, 1]);
+        for seq in (1..=4_000u64).filter(|s| s % 4 >= 2) {
+            b.observe(seq, (seq % 4 - 2) as u16);
+        }
+        let p = b.result(None).expect("inferable");
+        assert_eq!((p.period, p.pattern), (4, vec![None, None, Some(0), Some(1)]));
+        // Losses at random are no absent host: an every-other pattern with a few gaps.
+        let mut b = BalanceInference::new(&[0, 1]);
+        for seq in (1..=4_000u64).filter(|s| s % 97 != 0 && s % 89 != 0) {
+            b.observe(seq, (seq % 2) as u16);
+        }
+        let p = b.result(None).expect("inferable");
+        assert_eq!((p.period, p.pattern), (2, vec![Some(0), Some(1)]));
     }
 
     #[test]
