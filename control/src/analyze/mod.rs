@@ -146,6 +146,12 @@ impl Analysis {
         }
         conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());
+        if conns.cut_acknowledges > 0 {
+            ctx.problems.push(format!(
+                "{} ACK/NAK copies had their AETH cut by the snap length: analyzed as missing copies (ACK or NAK unknown)",
+                conns.cut_acknowledges
+            ));
+        }
         let filled = cut::infer_read_lengths(view.records, &conns);
         if filled.unknown > 0 {
             ctx.problems.push(format!(
