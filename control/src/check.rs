@@ -890,7 +890,10 @@ impl BalanceInference {
 
     fn settle(&mut self) {
         let by_source = self.fit(false);
-        let by_host = self.fit(true);
+        // By host only when that groups some sources and tells more than one host apart.
+        let hosts: std::collections::BTreeSet<usize> = self.hosts.iter().copied().collect();
+        let grouped = hosts.len() > 1 && hosts.len() < self.hosts.len();
+        let by_host = if grouped { self.fit(true) } else { None };
         self.candidates = Some([by_source, by_host]);
         self.learn = Vec::new();
     }
@@ -930,6 +933,9 @@ impl BalanceInference {
             if best.as_ref().is_none_or(|(l, _)| lost < *l) {
                 let pattern = pattern.iter().map(|&s| if s == ABSENT { silent } else { s }).collect();
                 best = Some((lost, Candidate { period, pattern, by_host, holds: true, broke_at: None }));
+            }
+            if lost == 0 {
+                break; // no longer period explains more
             }
         }
         best.map(|(_, c)| c)
