@@ -355,14 +355,19 @@ impl<'a> Merger<'a> {
             .copied()
             .find(|&c| firsts.iter().all(|&s| wire::mirror::seq_distance(c, s) < half))
             .or(firsts.first().copied())?;
+        // A trace that starts from seq 2..=LAP_MARGIN and holds copies from just before
+        // the wrap (a capture begun just after it) counts from the second lap, so that such
+        // a copy that comes later than the window unwraps below the start, as a late copy,
+        // instead of before the first lap (where it had no place but its wire seq, a lap
+        // ahead, and a 2^31 missing range between). Every other trace stays on the first
+        // lap, unwrapped = wire seq: one whose first copies are missing (review F4: a dump
+        // host left out, seq 1 its) is not a lap ahead of a complete one.
         let wrapped = (2..=LAP_MARGIN).contains(&r) && self.copies_before_a_wrap();
-        Some((first_lap_of(r, wrapped), r))
+        Some((u64::from(r) + if wrapped { u64::from(SEQ_MAX) } else { 0 }, r))
     }
 
     /// Whether some source holds, among its first [`REFERENCE_SCAN`] frames, a copy from
-    /// the last [`LAP_MARGIN`] seqs before the wrap: a trace whose lowest seq is small
-    /// began just after a wrap only then. Otherwise its first copies are missing (a dump
-    /// host left out, copies lost), which moves no lap.
+    /// the last [`LAP_MARGIN`] seqs before the wrap.
     fn copies_before_a_wrap(&self) -> bool {
         let cfg = self.cfg;
         self.sources.iter().any(|s| {
@@ -473,7 +478,7 @@ impl<'a> Merger<'a> {
         st.stats.bytes_read = raw.offset.saturating_sub(st.peek.start);
         match copy.map(|c| c.seq) {
             Some(seq) => {
-                let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq, false), seq));
+                let base = st.last.or(self.reference).unwrap_or((u64::from(seq), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
                 // A copy that would unwrap further below the start than a late copy can
@@ -600,18 +605,6 @@ impl Issues {
             _ => drop(self.counts.remove(kind)),
         }
     }
-}
-
-/// Where the merge's count of laps starts: a trace that starts from seq 2..=[`LAP_MARGIN`]
-/// and holds copies from just before the wrap (`wrapped`: a capture begun just after a
-/// wrap) counts from the second lap, so that such a copy that comes later than the window
-/// unwraps below the start, as a late copy, instead of before the first lap (where it had
-/// no place but its wire seq, a lap ahead, and a 2^31 missing range between). Every other
-/// trace stays on the first lap, unwrapped = wire seq: one whose first copies are missing
-/// (review F4: a dump host left out, seq 1 its) is not a lap ahead of a complete one.
-fn first_lap_of(reference: u32, wrapped: bool) -> u64 {
-    let lap = if wrapped && (2..=LAP_MARGIN).contains(&reference) { u64::from(SEQ_MAX) } else { 0 };
-    u64::from(reference) + lap
 }
 
 /// How far after a wrap a trace may start and still count from the second lap, and how
