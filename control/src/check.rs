@@ -259,8 +259,9 @@ pub struct Balance {
     pub period: u64,
     /// `pattern[u.rem_euclid(period)]` = source index, for `u` the *unwrapped* seq (as
     /// [`Missing::first_unwrapped`]): across the wrap the wire seq's phase moves by
-    /// 0x7fffffff mod `period` each lap.
-    pub pattern: Vec<u16>,
+    /// 0x7fffffff mod `period` each lap. `None`: no input holds that residue's seqs (a dump
+    /// host or core whose capture was left out).
+    pub pattern: Vec<Option<u16>>,
     /// Whether the pattern is per source (dump host / core) or only per capture host.
     pub level: String,
 }
@@ -429,8 +430,14 @@ impl Checker {
 
     /// Judges the pass against the switch counters and the reconstruction.
     pub fn finish(mut self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
-        self.gaps.set_aside_outlier(); // a seq-outlier of the reconstruction
-        let balance = self.balance.result();
+        // A seq-outlier of the reconstruction (a corrupted seq, formats §6.3) is set aside
+        // here as in analyze: reported once, as itself, not again as the timestamp
+        // regression its place at the end makes it.
+        let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
+        if outlier.is_some() {
+            self.regressions.retain(|g| Some(g.record.seq()) != outlier);
+        }
+        let balance = self.balance.result(outlier);
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);
         let conditions = self.conditions(&missing, regressions.len(), ctx);
@@ -836,10 +843,27 @@ struct Candidate {
     pattern: Vec<u16>,
     by_host: bool,
     holds: bool,
+    /// The seq of the first copy that broke it.
+    broke_at: Option<u64>,
 }
 
 const LEARN: usize = 1 << 16;
 const MAX_PERIOD: u64 = 64;
+/// A pattern's entry for a residue no source given holds: a dump host or core whose
+/// capture is not among the inputs (`null` in `balance.pattern`).
+const ABSENT: u16 = u16::MAX;
+/// Seqs a residue must span, all missing, to be taken as an absent source's.
+const MIN_EMPTY_RESIDUE: u64 = 8;
+
+/// How many of `lo..=hi` are `r` modulo `period`.
+fn residue_count(lo: u64, hi: u64, period: u64, r: u64) -> u64 {
+    let first = lo + (r + period - lo % period) % period;
+    if first > hi {
+        0
+    } else {
+        (hi - first) / period + 1
+    }
+}
 
 impl BalanceInference {
     fn new(hosts: &[usize]) -> Self {
@@ -852,7 +876,9 @@ impl BalanceInference {
             for c in cands.iter_mut().flatten().filter(|c| c.holds) {
                 let id =
                     if c.by_host { self.hosts.get(usize::from(source)).copied().unwrap_or(0) as u16 } else { source };
-                c.holds = c.pattern[(seq % c.period) as usize] == id;
+                if c.pattern[(seq % c.period) as usize] != id {
+                    (c.holds, c.broke_at) = (false, Some(seq));
+                }
             }
             return;
         }
@@ -864,67 +890,110 @@ impl BalanceInference {
 
     fn settle(&mut self) {
         let by_source = self.fit(false);
-        let by_host = self.fit(true);
+        // By host only when that groups some sources and tells more than one host apart.
+        let hosts: std::collections::BTreeSet<usize> = self.hosts.iter().copied().collect();
+        let grouped = hosts.len() > 1 && hosts.len() < self.hosts.len();
+        let by_host = if grouped { self.fit(true) } else { None };
         self.candidates = Some([by_source, by_host]);
         self.learn = Vec::new();
     }
 
-    /// The smallest period under which the learned copies agree. Residues no copy came
-    /// with are the share of a source that captured nothing (a dumper that never started):
-    /// when exactly one source has no copies, they are its.
+    /// The period under which the learned copies agree and the fewest missing seqs are
+    /// unexplained losses (the smallest such). Residues no copy came with are the share of
+    /// a source that captured nothing (a dumper that never started) when exactly one
+    /// source has no copies, else of a source that is not among the inputs (a dump host's
+    /// directory left out), [`ABSENT`]. Lumina §3.4: the switch's WRR sends every seq of a
+    /// residue to one dump host, so a residue none of the inputs holds is one host's,
+    /// however many of the others' copies were also lost.
     fn fit(&self, by_host: bool) -> Option<Candidate> {
         let id = |s: u16| if by_host { self.hosts.get(usize::from(s)).copied().unwrap_or(0) as u16 } else { s };
         let distinct: std::collections::BTreeSet<u16> = self.learn.iter().map(|&(_, s)| id(s)).collect();
         let all: std::collections::BTreeSet<u16> = (0..self.hosts.len() as u16).map(id).collect();
-        let silent: Vec<u16> = all.difference(&distinct).copied().collect();
-        let silent = match silent[..] {
-            [one] => Some(one),
-            _ => None,
+        let silent = match all.difference(&distinct).copied().collect::<Vec<_>>()[..] {
+            [one] => one,
+            _ => ABSENT,
         };
-        if distinct.len() + usize::from(silent.is_some()) < 2 {
-            return None;
-        }
-        'period: for period in 2..=MAX_PERIOD {
-            let mut pattern = vec![u16::MAX; period as usize];
-            for &(seq, s) in &self.learn {
-                let slot = &mut pattern[(seq % period) as usize];
-                if *slot == u16::MAX {
-                    *slot = id(s);
-                } else if *slot != id(s) {
-                    continue 'period;
-                }
-            }
-            if (self.learn.len() as u64) < 4 * period {
+        let (lo, hi) = self.span()?;
+        let mut best: Option<(u64, Candidate)> = None;
+        for period in (2..=MAX_PERIOD).take_while(|&p| self.learn.len() as u64 >= 4 * p) {
+            let Some((pattern, present)) = self.pattern(period, hi, id) else { continue };
+            let count = |r: usize| residue_count(lo, hi, period, r as u64);
+            let holes: Vec<usize> = (0..pattern.len()).filter(|&r| pattern[r] == ABSENT).collect();
+            // A residue with no copies is nobody's by the pattern only when it spans enough
+            // seqs that losses alone are no explanation.
+            if holes.iter().any(|&r| count(r) < MIN_EMPTY_RESIDUE) {
                 continue;
             }
-            let (holes, silent) = (pattern.contains(&u16::MAX), silent.unwrap_or(u16::MAX));
-            let sources = pattern.iter().filter(|&&s| s != u16::MAX).collect::<std::collections::BTreeSet<_>>().len();
-            if holes && silent == u16::MAX || sources + usize::from(holes) < 2 {
+            let sources = pattern.iter().filter(|&&s| s != ABSENT).collect::<std::collections::BTreeSet<_>>().len();
+            if sources + usize::from(!holes.is_empty()) < 2 {
                 continue;
             }
-            pattern.iter_mut().filter(|s| **s == u16::MAX).for_each(|s| *s = silent);
-            return Some(Candidate { period, pattern, by_host, holds: true });
+            let lost: u64 =
+                (0..pattern.len()).filter(|&r| pattern[r] != ABSENT).map(|r| count(r).saturating_sub(present[r])).sum();
+            if best.as_ref().is_none_or(|(l, _)| lost < *l) {
+                let pattern = pattern.iter().map(|&s| if s == ABSENT { silent } else { s }).collect();
+                best = Some((lost, Candidate { period, pattern, by_host, holds: true, broke_at: None }));
+            }
+            if lost == 0 {
+                break; // no longer period explains more
+            }
         }
-        None
+        best.map(|(_, c)| c)
+    }
+
+    /// The learned copies' span of seqs, a last one more than [`crate::merge::LAP_MARGIN`]
+    /// past the one before left out (a corrupted seq: the reconstruction's seq-outlier).
+    fn span(&self) -> Option<(u64, u64)> {
+        let lo = self.learn.iter().map(|&(seq, _)| seq).min()?;
+        let mut seqs: Vec<u64> = self.learn.iter().map(|&(seq, _)| seq).collect();
+        seqs.sort_unstable();
+        let hi = match seqs[..] {
+            [.., a, b] if b - a > u64::from(crate::merge::LAP_MARGIN) => a,
+            [.., b] => b,
+            [] => return None,
+        };
+        Some((lo, hi))
+    }
+
+    /// The source of each residue of `period` (ABSENT: no copy came with it) and how many
+    /// copies came with each, over the learned copies up to `hi`; `None` when two sources
+    /// share a residue.
+    fn pattern(&self, period: u64, hi: u64, id: impl Fn(u16) -> u16) -> Option<(Vec<u16>, Vec<u64>)> {
+        let mut pattern = vec![ABSENT; period as usize];
+        let mut present = vec![0u64; period as usize];
+        for &(seq, s) in self.learn.iter().filter(|&&(seq, _)| seq <= hi) {
+            let r = (seq % period) as usize;
+            if pattern[r] != ABSENT && pattern[r] != id(s) {
+                return None;
+            }
+            pattern[r] = id(s);
+            present[r] += 1;
+        }
+        Some((pattern, present))
     }
 
     /// A pattern holds over two parts when it holds over each.
     fn join(&mut self, later: BalanceInference) {
         let (Some(mine), Some(theirs)) = (&mut self.candidates, later.candidates) else { return };
         for (c, t) in mine.iter_mut().zip(theirs) {
-            if let (Some(c), Some(t)) = (c, t) {
-                c.holds &= t.holds;
+            // Broken here, it stays broken where it first was.
+            if let (Some(c), Some(t)) = (c.as_mut().filter(|c| c.holds), t) {
+                (c.holds, c.broke_at) = (t.holds, t.broke_at);
             }
         }
     }
 
-    fn result(&mut self) -> Option<Balance> {
+    /// The pattern that holds, but for the trace's seq-outlier (`set_aside`), the last
+    /// copy, which comes with a corrupted seq.
+    fn result(&mut self, set_aside: Option<u64>) -> Option<Balance> {
         if self.candidates.is_none() {
             self.settle();
         }
-        let c = self.candidates.as_ref()?.iter().flatten().find(|c| c.holds)?;
+        let holds = |c: &&Candidate| c.holds || set_aside.is_some() && c.broke_at == set_aside;
+        let c = self.candidates.as_ref()?.iter().flatten().find(holds)?;
         let level = if c.by_host { "host" } else { "source" };
-        Some(Balance { period: c.period, pattern: c.pattern.clone(), level: level.into() })
+        let pattern = c.pattern.iter().map(|&s| (s != ABSENT).then_some(s)).collect();
+        Some(Balance { period: c.period, pattern, level: level.into() })
     }
 }
 
@@ -946,12 +1015,16 @@ fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[Stri
         seen.insert(b.pattern[seq.rem_euclid(period) as usize]);
     }
     seen.into_iter()
-        .map(|s| match b.level.as_str() {
-            "host" => hosts.get(usize::from(s)).map_or_else(|| format!("host {s}"), |h| format!("host {h}")),
-            _ => names.get(usize::from(s)).cloned().unwrap_or_else(|| format!("source {s}")),
+        .map(|s| match (s, b.level.as_str()) {
+            (None, _) => NOT_AN_INPUT.to_string(),
+            (Some(s), "host") => hosts.get(usize::from(s)).map_or_else(|| format!("host {s}"), |h| format!("host {h}")),
+            (Some(s), _) => names.get(usize::from(s)).cloned().unwrap_or_else(|| format!("source {s}")),
         })
         .collect()
 }
+
+/// `expected_at` for seqs that go to a residue no input holds.
+pub const NOT_AN_INPUT: &str = "a dump host or core not among the inputs";
 
 /// Checks a reconstruction directory.
 pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckReport, CheckError> {
@@ -1025,7 +1098,19 @@ impl CheckReport {
         }
         more(&mut out, self.missing_ranges as usize, 20, "ranges", self.missing.len());
         if let Some(b) = &self.balance {
-            let _ = writeln!(out, "  load balancing: period {} by {}, pattern {:?}", b.period, b.level, b.pattern);
+            let pattern: Vec<String> = b.pattern.iter().map(|s| s.map_or("-".into(), |s| s.to_string())).collect();
+            let absent = if b.pattern.contains(&None) {
+                " (-: no input holds these seqs: a dump host or core left out)"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "  load balancing: period {} by {}, pattern [{}]{absent}",
+                b.period,
+                b.level,
+                pattern.join(", ")
+            );
         }
         for t in self.timestamp_regressions.iter().take(10) {
             let _ = writeln!(
@@ -1157,9 +1242,47 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// The reconstruction's seq-outlier, the trace's last copy with a corrupted seq (review
+    /// F10), breaks no pattern: check sets it aside, while learning and verifying alike.
+    #[test]
+    fn a_seq_outlier_breaks_no_balance_pattern() {
+        let outlier = (1 << 30) + 7; // source 1 by the seq, but copied to 0
+        for copies in [1_000, LEARN as u64 + 1_000] {
+            let mut b = BalanceInference::new(&[0, 1]);
+            (1..=copies).for_each(|seq| b.observe(seq, (seq % 2) as u16));
+            b.observe(outlier, 0);
+            let period = |b: &mut BalanceInference, aside| b.result(aside).map(|p| p.period);
+            assert_eq!(period(&mut b, Some(outlier)), Some(2), "{copies} copies");
+            if copies > LEARN as u64 {
+                assert_eq!(period(&mut b, None), None, "not set aside, it breaks the pattern");
+            }
+        }
+    }
+
+    /// Review F4: with a host's capture left out, the pattern's period is the one under
+    /// which its residues hold none of the copies, not a shorter one the others fill.
+    #[test]
+    fn a_left_out_host_gets_its_residues_not_a_shorter_period() {
+        // WRR 1:2:1 as sources 0, 1, 2 at residues [1, 1, 0, 2] of 4; source 1 left out,
+        // the others renumbered 0 and 1.
+        let mut b = BalanceInference::new(&[0, 1]);
+        for seq in (1..=4_000u64).filter(|s| s % 4 >= 2) {
+            b.observe(seq, (seq % 4 - 2) as u16);
+        }
+        let p = b.result(None).expect("inferable");
+        assert_eq!((p.period, p.pattern), (4, vec![None, None, Some(0), Some(1)]));
+        // Losses at random are no absent host: an every-other pattern with a few gaps.
+        let mut b = BalanceInference::new(&[0, 1]);
+        for seq in (1..=4_000u64).filter(|s| s % 97 != 0 && s % 89 != 0) {
+            b.observe(seq, (seq % 2) as u16);
+        }
+        let p = b.result(None).expect("inferable");
+        assert_eq!((p.period, p.pattern), (2, vec![Some(0), Some(1)]));
+    }
+
     #[test]
     fn a_pattern_by_capture_host_names_the_input_path() {
-        let b = Balance { period: 2, pattern: vec![0, 1], level: "host".into() };
+        let b = Balance { period: 2, pattern: vec![Some(0), Some(1)], level: "host".into() };
         let hosts = ["captures/a".to_string(), "captures/b".to_string()];
         assert_eq!(expected_at(3, 3, Some(&b), &[], &hosts), ["host captures/b"]);
         assert_eq!(expected_at(3, 4, Some(&b), &[], &hosts), ["host captures/a", "host captures/b"]);

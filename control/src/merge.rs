@@ -54,6 +54,9 @@ pub struct Merged<'a> {
     /// The form the frame is still in, to restore before use (`None`: restored already,
     /// or not a copy).
     pub restore: Option<CopyForm>,
+    /// A copy whose seq lay below the trace's start (`before-start`), placed as its wire
+    /// seq says.
+    pub before_start: bool,
     pub switch_ts_ns: u64,
     pub event: Event,
 }
@@ -255,8 +258,9 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
-    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before.
-    outlier: Option<MergeIssue>,
+    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before,
+    /// and whether its seq was also below the start.
+    outlier: Option<(MergeIssue, bool)>,
     pub issues: Issues,
 }
 
@@ -351,7 +355,29 @@ impl<'a> Merger<'a> {
             .copied()
             .find(|&c| firsts.iter().all(|&s| wire::mirror::seq_distance(c, s) < half))
             .or(firsts.first().copied())?;
-        Some((first_lap_of(r), r))
+        // A trace that starts from seq 2..=LAP_MARGIN and holds copies from just before
+        // the wrap (a capture begun just after it) counts from the second lap, so that such
+        // a copy that comes later than the window unwraps below the start, as a late copy,
+        // instead of before the first lap (where it had no place but its wire seq, a lap
+        // ahead, and a 2^31 missing range between). Every other trace stays on the first
+        // lap, unwrapped = wire seq: one whose first copies are missing (review F4: a dump
+        // host left out, seq 1 its) is not a lap ahead of a complete one.
+        let wrapped = (2..=LAP_MARGIN).contains(&r) && self.copies_before_a_wrap();
+        Some((u64::from(r) + if wrapped { u64::from(SEQ_MAX) } else { 0 }, r))
+    }
+
+    /// Whether some source holds, among its first [`REFERENCE_SCAN`] frames, a copy from
+    /// the last [`LAP_MARGIN`] seqs before the wrap.
+    fn copies_before_a_wrap(&self) -> bool {
+        let cfg = self.cfg;
+        self.sources.iter().any(|s| {
+            let peek = Peek::of(s, &cfg);
+            s.packets()
+                .map_while(Result::ok)
+                .take(REFERENCE_SCAN)
+                .filter_map(|p| copy_of(&p, &peek))
+                .any(|c| c.seq > SEQ_MAX - LAP_MARGIN)
+        })
     }
 
     /// Reads the next packet of source `i` into the heap; false at its end.
@@ -443,6 +469,7 @@ impl<'a> Merger<'a> {
             raw: Captured { offset: raw.offset, orig_len: raw.orig_len, data: raw.data },
             mirrored: copy.is_some(),
             restore: copy.and_then(|c| c.restore),
+            before_start: false,
             switch_ts_ns: copy.map_or(raw.ts_ns, |c| c.switch_ts_ns),
             event: copy.map_or(Event::None, |c| c.event),
         };
@@ -451,7 +478,7 @@ impl<'a> Merger<'a> {
         st.stats.bytes_read = raw.offset.saturating_sub(st.peek.start);
         match copy.map(|c| c.seq) {
             Some(seq) => {
-                let base = st.last.or(self.reference).unwrap_or((first_lap_of(seq), seq));
+                let base = st.last.or(self.reference).unwrap_or((u64::from(seq), seq));
                 let step = i64::from(signed_seq_distance(base.1, seq));
                 let unwrapped = base.0 as i64 + step;
                 // A copy that would unwrap further below the start than a late copy can
@@ -461,6 +488,7 @@ impl<'a> Merger<'a> {
                 let unwrapped = if unwrapped < self.earliest as i64 {
                     let at = Location { source: self.sources[i].spec.name.clone(), offset: raw.offset };
                     self.issues.add(MergeIssue::BeforeStart { seq, at });
+                    m.before_start = true;
                     self.first_lap + u64::from(seq)
                 } else {
                     st.last = Some((unwrapped as u64, seq));
@@ -497,7 +525,12 @@ impl<'a> Iterator for Merger<'a> {
         loop {
             let Some(i) = self.next_source() else {
                 // The last copy still the outlier it was when it left: no copy followed it.
-                if let Some(issue) = self.outlier.take() {
+                if let Some((issue, before_start)) = self.outlier.take() {
+                    // One corrupted seq, one report: placed past the end, it is the
+                    // outlier, which check and analyze set aside.
+                    if let (true, MergeIssue::SeqOutlier { at, .. }) = (before_start, &issue) {
+                        self.issues.retract_before_start(at);
+                    }
                     self.issues.add(issue);
                 }
                 return None;
@@ -531,7 +564,9 @@ impl<'a> Iterator for Merger<'a> {
                 _ => {}
             }
             self.outlier = self.last_emitted.filter(|&last| seq > last + u64::from(LAP_MARGIN)).map(|last| {
-                MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) }
+                let issue =
+                    MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) };
+                (issue, m.before_start)
             });
             self.last_emitted = Some(seq);
             self.emitted.note(&m);
@@ -556,17 +591,20 @@ impl Issues {
             self.kept.push(i);
         }
     }
-}
 
-/// Where the merge's count of laps starts: a trace that starts from seq 2..=[`LAP_MARGIN`]
-/// (a capture begun just after a wrap) counts from the second lap, so that a copy from
-/// before the wrap that comes later than the window unwraps below the start, as a late
-/// copy, instead of before the first lap (where it had no place but its wire seq, a lap
-/// ahead, and a 2^31 missing range between). Seq 1 is where a mirror session starts: a
-/// trace that starts there stays on the first lap, as do all others.
-fn first_lap_of(reference: u32) -> u64 {
-    let lap = if (2..=LAP_MARGIN).contains(&reference) { u64::from(SEQ_MAX) } else { 0 };
-    u64::from(reference) + lap
+    /// Takes back the `before-start` issue of the copy at `at` (added, kept or only
+    /// counted), reported as another kind.
+    fn retract_before_start(&mut self, at: &Location) {
+        let is_it = |i: &MergeIssue| matches!(i, MergeIssue::BeforeStart { at: a, .. } if a == at);
+        if let Some(k) = self.kept.iter().rposition(is_it) {
+            self.kept.remove(k);
+        }
+        let kind = "before-start";
+        match self.counts.get_mut(kind) {
+            Some(n) if *n > 1 => *n -= 1,
+            _ => drop(self.counts.remove(kind)),
+        }
+    }
 }
 
 /// How far after a wrap a trace may start and still count from the second lap, and how
@@ -754,6 +792,7 @@ mod tests {
             raw: Captured { offset, orig_len: 0, data: &[] },
             mirrored: true,
             restore: None,
+            before_start: false,
             switch_ts_ns: 0,
             event: Event::None,
         }

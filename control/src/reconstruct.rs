@@ -152,6 +152,10 @@ pub struct Summary {
     /// passed the cap).
     #[serde(default)]
     pub issue_counts: std::collections::BTreeMap<String, u64>,
+    /// Frames whose capture ends inside their extension headers (a snap length below
+    /// them): recorded with their BTH, the cut fields marked unknown.
+    #[serde(default)]
+    pub headers_cut: HeadersCut,
     /// Files of the input directories not read, and why (an alias of a file read).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_inputs: Vec<crate::input::Skipped>,
@@ -163,6 +167,27 @@ pub struct Summary {
     /// what to try ([`crate::mirror_port::NoCopies::advice`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_copies: Option<String>,
+}
+
+/// Frames a snap length cut inside their extension headers (`flag::HEADERS_CUT`), and
+/// which record fields that left unknown.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HeadersCut {
+    pub frames: u64,
+    /// With a RETH cut: the DMA length is unknown.
+    pub reth: u64,
+    /// With an AETH cut: syndrome and MSN are unknown.
+    pub aeth: u64,
+}
+
+impl HeadersCut {
+    fn add(&mut self, r: &Record) {
+        if r.has(trace::record::flag::HEADERS_CUT) {
+            self.frames += 1;
+            self.reth += u64::from(r.reth_cut());
+            self.aeth += u64::from(r.aeth_cut());
+        }
+    }
 }
 
 impl Summary {
@@ -254,6 +279,7 @@ pub fn run(
                 let mut record = Record::of(restored, info.as_ref().ok(), &meta);
                 record.flow = flows[i];
                 tally.add(m, info.is_ok());
+                tally.headers_cut.add(&record);
                 sink.packet(&record, m, info, restored)
                     .map_err(|source| ReconstructError::Write { path: "output".into(), source })?;
             }
@@ -448,6 +474,7 @@ struct Tally {
     /// Per source: frames that are not copies, well formed and malformed (only this
     /// thread classifies frames).
     not_copies: Vec<NotCopies>,
+    headers_cut: HeadersCut,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -671,15 +698,6 @@ impl Gaps {
         true
     }
 
-    /// Marks `0..first` missing too (copies lost before the first one), unless a range
-    /// already starts at 0.
-    pub fn missing_from_zero(&mut self) {
-        let Some(first) = self.first.filter(|&f| f > 0) else { return };
-        if !self.runs.contains_key(&0) {
-            self.insert(0, first - 1);
-        }
-    }
-
     /// `n` copies were lost after the last one (the switch's counters say so): the seqs
     /// after it are missing. `last` stays the last copy's.
     pub fn missing_after_last(&mut self, n: u64) {
@@ -692,7 +710,13 @@ impl Gaps {
 
 impl Tally {
     fn new(sources: usize) -> Tally {
-        Tally { packets: 0, mirrored: 0, gaps: Gaps::default(), not_copies: vec![NotCopies::default(); sources] }
+        Tally {
+            packets: 0,
+            mirrored: 0,
+            gaps: Gaps::default(),
+            not_copies: vec![NotCopies::default(); sources],
+            headers_cut: HeadersCut::default(),
+        }
     }
 
     fn add(&mut self, m: &Merged<'_>, well_formed: bool) {
@@ -719,6 +743,9 @@ impl Tally {
         issues: Issues,
     ) -> Summary {
         self.gaps.set_aside_outlier(); // reported by the merge as a seq-outlier
+        let missing = self.gaps.missing(MISSING_LISTED);
+        let issues_kept =
+            issues.kept.iter().map(|i| tie_outlier(serde_json::to_value(i).expect("serializable"), &missing)).collect();
         let read: Vec<(&SourceSpec, SourceStats)> = inputs
             .sources
             .iter()
@@ -743,11 +770,12 @@ impl Tally {
             last_seq: self.gaps.last.map(wire_of),
             first_unwrapped: self.gaps.first,
             last_unwrapped: self.gaps.last,
-            missing: self.gaps.missing(MISSING_LISTED),
+            missing,
             missing_ranges: self.gaps.ranges(),
             missing_total: self.gaps.total,
-            issues: issues.kept.iter().map(|i| serde_json::to_value(i).expect("serializable")).collect(),
+            issues: issues_kept,
             issue_counts: issues.counts.iter().map(|(k, &n)| (k.to_string(), n)).collect(),
+            headers_cut: self.headers_cut,
             skipped_inputs: inputs.skipped.clone(),
             removed_outputs: Vec::new(),
             no_copies: None,
@@ -805,6 +833,28 @@ fn add_stats(file: &mut SourceStats, run: &SourceStats) {
         (Some(a), Some(b)) if before(a, b) => Some(b),
         (a, b) => a.or(b),
     };
+}
+
+/// A `seq-outlier` issue with `one_bit_from`: the missing seq its seq differs from in one
+/// bit, when there is one — the copy's own seq, most likely, a bit flipped on the way.
+fn tie_outlier(mut issue: serde_json::Value, missing: &[SeqRange]) -> serde_json::Value {
+    let seq = match (issue["kind"].as_str(), issue["seq"].as_u64()) {
+        (Some("seq-outlier"), Some(seq)) => seq as u32,
+        _ => return issue,
+    };
+    let is_missing = |s: u32| {
+        missing.iter().any(|r| {
+            if r.first <= r.last {
+                (r.first..=r.last).contains(&s)
+            } else {
+                s >= r.first || s <= r.last
+            }
+        })
+    };
+    if let Some(s) = (0..31).map(|b| seq ^ 1 << b).find(|&s| s != 0 && is_missing(s)) {
+        issue["one_bit_from"] = s.into();
+    }
+    issue
 }
 
 /// The files `reconstruct` writes: the pcapng trace (one interface per source, so a
@@ -1078,6 +1128,14 @@ pub fn render(s: &Summary) -> String {
     if !s.removed_outputs.is_empty() {
         let names = s.removed_outputs.join(", ");
         let _ = writeln!(out, "  removed {names}: an earlier analysis's, of the trace this one replaces");
+    }
+    let cut = &s.headers_cut;
+    if cut.frames > 0 {
+        let _ = writeln!(
+            out,
+            "  {} frames cut inside their extension headers by the snap length (BTH kept): RETH DMA length unknown on {}, AETH syndrome and MSN on {}",
+            cut.frames, cut.reth, cut.aeth
+        );
     }
     for k in &s.skipped_inputs {
         let _ = writeln!(out, "  skipped {}: {}", k.path.display(), k.why);

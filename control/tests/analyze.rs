@@ -449,3 +449,35 @@ rig: {seed: 1}
     assert_eq!((g.messages, g.completed), (2, 1), "{}", r.render());
     assert_eq!(r.problems(), 0, "{}", r.render());
 }
+
+/// Review F2: a snap length of 64 bytes cuts the RETH of WRITE First and READ request
+/// copies. Their BTH went with it (opcode 0, "not RoCE", counted nowhere) and analyze
+/// flagged dozens of violations (READ: 1720) and no goodput. Now the BTH is kept, the cut
+/// is counted, a READ request's length is read from its responses, and a run cut at 64
+/// analyzes exactly as the same run cut at 128.
+#[test]
+fn a_snap_length_inside_the_reth_analyzes_as_a_longer_one() {
+    for verb in [Verb::Write, Verb::Read] {
+        let knobs = |snap: u32| Knobs {
+            verb,
+            msgs: 6,
+            events: vec![ev(1, 3, EventKind::Drop, 1), ev(1, 20, EventKind::Drop, 1)],
+            extra_rig: format!("  snaplen: {snap}\n"),
+            ..Knobs::default()
+        };
+        let longer = analysis(&rig_run(&format!("snap-128-{}", verb.name()), &knobs(128)));
+        let cut = analysis(&rig_run(&format!("snap-64-{}", verb.name()), &knobs(64)));
+        let c = cut.rec.summary.headers_cut;
+        assert!(c.reth > 0 && c.frames == c.reth && c.aeth == 0, "{c:?}");
+        assert_eq!(longer.rec.summary.headers_cut.frames, 0);
+        let json = |a: &control::analyze::Analysis| {
+            let mut v = serde_json::to_value(a.run()).unwrap();
+            v["trace"] = Value::Null;
+            v
+        };
+        let (cut, longer) = (json(&cut), json(&longer));
+        assert_eq!(cut["gbn"]["violations"], serde_json::json!([]), "{verb:?}");
+        assert!(cut["goodput"]["connections"][0]["bytes"].as_u64() > Some(0), "{verb:?}: {}", cut["goodput"]);
+        assert_eq!(cut, longer, "{verb:?}");
+    }
+}

@@ -109,6 +109,8 @@ pub struct Connections {
     /// largest, a data packet the other way, would make every missing copy a long queue.
     #[serde(skip)]
     pub max_frame_len: [u16; 2],
+    /// Acknowledges whose AETH the snap length cut, analyzed as missing copies.
+    pub cut_acknowledges: u64,
     /// The copies the trace lacks, which may hide any connection's packets.
     #[serde(skip)]
     pub unseen: Unseen,
@@ -127,7 +129,7 @@ impl Connections {
             by_end.insert(c.requester, (c.id, Role::Requester));
             by_end.insert(c.responder, (c.id, Role::Responder));
         }
-        let (mut unassigned, mut unmirrored, mut copies) = (0, 0, 0);
+        let (mut unassigned, mut unmirrored, mut copies, mut cut_acknowledges) = (0, 0, 0, 0);
         let mut gaps = crate::reconstruct::Gaps::default();
         let (mut late, mut max_frame_len) = (Vec::new(), [0; 2]);
         for (i, r) in view.records.iter().enumerate() {
@@ -135,6 +137,12 @@ impl Connections {
             let behind = r.seq() != 0 && gaps.last.is_some_and(|last| r.seq() <= last);
             if behind && gaps.any_within(r.seq(), r.seq() + 1) {
                 late.push(i as u32);
+                continue;
+            }
+            // An acknowledge whose AETH the snap length cut: whether it was an ACK or a NAK,
+            // and of what, is unknown — as of a copy that is missing (formats §6.2 flag 11).
+            if r.aeth_cut() && matches!(r.opcode() & 0x1f, 0x11 | 0x12) {
+                cut_acknowledges += 1;
                 continue;
             }
             if r.seq() != 0 {
@@ -161,7 +169,7 @@ impl Connections {
             c.verb = verb.or_else(|| verb_of(requests.filter_map(|&(i, _)| view.records.get(i as usize))));
         }
         let unseen = Unseen::of_gaps(gaps);
-        Connections { list, unassigned, unmirrored, copies, late, max_frame_len, unseen }
+        Connections { list, unassigned, unmirrored, copies, late, max_frame_len, unseen, cut_acknowledges }
     }
 
     /// Whether record `i` came later than its seq (see `late`): analyzers that walk every
@@ -416,6 +424,21 @@ mod tests {
         let got: Vec<(u32, u32)> = conns.list.iter().map(|c| (c.responder.qpn, c.requester.qpn)).collect();
         assert_eq!(got, [(7, 5)]);
         assert_eq!(conns.unassigned, 0);
+    }
+
+    /// An ACK or NAK whose AETH was cut is neither: its copy counts as missing there, so
+    /// every analyzer takes what it may have said as unknown (review F2).
+    #[test]
+    fn an_acknowledge_whose_aeth_was_cut_is_a_missing_copy() {
+        let flows = two_way();
+        let mut cut = record(5, 0x11, Kind::Response, 9, 1).with_seq(2);
+        cut.flags |= flag::HEADERS_CUT;
+        let recs =
+            [record(5, 0x0a, Kind::Request, 7, 0).with_seq(1), cut, record(6, 0x0a, Kind::Request, 7, 0).with_seq(3)];
+        let conns = Connections::track(&RecordView { records: &recs, flows: &flows }, &[], None);
+        assert_eq!((conns.cut_acknowledges, conns.unseen.count_between(Some(1), 3)), (1, 1));
+        let packets: Vec<u32> = conns.list.iter().flat_map(|c| c.packets.iter().map(|&(i, _)| i)).collect();
+        assert_eq!(packets, [0, 2]);
     }
 
     #[test]

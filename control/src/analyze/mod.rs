@@ -29,6 +29,7 @@ pub mod cnp;
 pub mod conn;
 pub mod context;
 pub mod counters;
+pub mod cut;
 pub mod egress;
 pub mod gbn;
 pub mod goodput;
@@ -95,6 +96,9 @@ pub enum AnalyzeError {
 /// the connections.
 pub struct Analysis {
     pub rec: crate::reconstruct::Reconstruction,
+    /// The records with what a snap length cut filled in from the trace (`cut`), when any
+    /// READ request's RETH was cut; the mapped ones otherwise.
+    filled: Option<Vec<trace::record::Record>>,
     pub ctx: RunContext,
     pub conns: Connections,
     pub verb: Option<Verb>,
@@ -132,7 +136,9 @@ impl Analysis {
         // needs the run's verb, from the opcodes if no configuration gives it.
         let with_qp_info = configured.or_else(|| conn::verb_of(view.records).filter(|_| !ctx.qp_info.is_empty()));
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
-        if ends.maybe_before_first() {
+        if ends.known {
+            conns.unseen.lost_before_first_exactly(ends.before_first);
+        } else if ends.maybe_before_first() {
             conns.unseen.lost_before_first();
         }
         if ends.known {
@@ -140,11 +146,28 @@ impl Analysis {
         }
         conns.unseen.lost_after_last(ends.after_last + ends.unplaced);
         let verb = configured.or_else(|| conns.common_verb());
-        Ok(Analysis { rec, ctx, conns, verb })
+        if conns.cut_acknowledges > 0 {
+            ctx.problems.push(format!(
+                "{} ACK/NAK copies had their AETH cut by the snap length: analyzed as missing copies (ACK or NAK unknown)",
+                conns.cut_acknowledges
+            ));
+        }
+        let filled = cut::infer_read_lengths(view.records, &conns);
+        if filled.unknown > 0 {
+            ctx.problems.push(format!(
+                "{} READ requests had their RETH cut by the snap length and no response tells their DMA length: the PSNs they cover are unknown",
+                filled.unknown
+            ));
+        }
+        Ok(Analysis { filled: filled.records, rec, ctx, conns, verb })
     }
 
     pub fn view(&self) -> RecordView<'_> {
-        self.rec.view()
+        let view = self.rec.view();
+        match &self.filled {
+            Some(records) => RecordView { records, ..view },
+            None => view,
+        }
     }
 
     pub fn input(&self) -> Input<'_> {

@@ -23,7 +23,15 @@ pub struct Unseen {
     /// The switch's snapshot gives its mirror seq range: the trace spans everything it
     /// mirrored from its start, each copy in it or counted missing.
     from_start: bool,
+    /// Copies that may be missing before the trace's first: the switch's count, or
+    /// [`UNBOUNDED`]. Counted apart from the gaps: how many seqs lie below the first copy
+    /// depends on which lap the merge counts from, not on what was lost.
+    before_first: u64,
 }
+
+/// Copies lost before the trace's first, not counted: any number (more than a lap of seqs
+/// is as good as any, and sums of it do not overflow).
+pub const UNBOUNDED: u64 = 1 << 32;
 
 impl Unseen {
     pub fn of(records: &[Record]) -> Unseen {
@@ -37,13 +45,18 @@ impl Unseen {
     /// From the gaps of a pass over the copies (`Connections::track` makes it).
     pub fn of_gaps(mut gaps: Gaps) -> Unseen {
         gaps.set_aside_outlier(); // a seq-outlier of the reconstruction hides nothing
-        Unseen { total: gaps.total, gaps, from_start: false }
+        Unseen { total: gaps.total, gaps, from_start: false, before_first: 0 }
     }
 
-    /// Copies were lost before the trace's first (the switch's counters say so): any
-    /// connection may have lost packets there.
+    /// Copies were lost before the trace's first (the switch's counters say so), how many
+    /// is not known: any connection may have lost packets there.
     pub fn lost_before_first(&mut self) {
-        self.gaps.missing_from_zero();
+        self.before_first = UNBOUNDED;
+    }
+
+    /// Exactly `n` copies were lost before the trace's first (the snapshot's seq range).
+    pub fn lost_before_first_exactly(&mut self, n: u64) {
+        self.before_first = n;
     }
 
     /// `n` copies were lost after the trace's last (the switch's counters say so): any
@@ -72,13 +85,14 @@ impl Unseen {
     /// Whether a copy is missing strictly between trace orders (unwrapped seqs) `after`
     /// and `before`; `after = None` asks from the trace's start.
     pub fn between(&self, after: Option<u64>, before: u64) -> bool {
-        self.gaps.any_within(after.map_or(0, |a| a + 1), before)
+        (after.is_none() && self.before_first > 0) || self.gaps.any_within(after.map_or(0, |a| a + 1), before)
     }
 
     /// How many copies are missing strictly between `after` and `before`: at most that
     /// many packets went unseen there.
     pub fn count_between(&self, after: Option<u64>, before: u64) -> u64 {
-        self.gaps.count_within(after.map_or(0, |a| a + 1), before)
+        let head = if after.is_none() { self.before_first } else { 0 };
+        head.saturating_add(self.gaps.count_within(after.map_or(0, |a| a + 1), before))
     }
 }
 
@@ -145,6 +159,10 @@ mod tests {
         head.lost_before_first();
         assert!(head.between(None, 5) && !head.between(Some(4), 5));
         assert_eq!(head.total(), 0, "counted by the check, with the copies lost after the last");
+        // The switch's count, not the seqs below the first copy (which depend on the lap
+        // the merge counts from: review F4).
+        head.lost_before_first_exactly(300);
+        assert_eq!((head.count_between(None, 6), head.count_between(Some(5), 6)), (300, 0));
         let mut s = Since::default();
         assert_eq!([1, 2, 5, 9].map(|q| s.step(&u, &records(&[q])[0])), [0, 0, 2, 2]);
     }

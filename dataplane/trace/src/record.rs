@@ -13,7 +13,7 @@
 use std::io::{Seek, SeekFrom, Write};
 use std::net::IpAddr;
 
-use wire::bth::Opcode;
+use wire::bth::{ExtHeaders, Opcode};
 use wire::frame::FrameInfo;
 use wire::mirror::Event;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
@@ -107,6 +107,11 @@ pub mod flag {
     /// BTH carries a RETH (`dma_len` is valid) / an AETH (`syndrome`, `msn` are valid).
     pub const RETH: u16 = 1 << 9;
     pub const AETH: u16 = 1 << 10;
+    /// The capture ends inside the extension headers the opcode carries (a snap length
+    /// below the headers: RETH at 64 bytes): the BTH fields are known, what the cut headers
+    /// hold (RETH DMA length, AETH syndrome and MSN, ...) is not, and [`RETH`] / [`AETH`]
+    /// are set only for a header captured whole.
+    pub const HEADERS_CUT: u16 = 1 << 11;
 }
 
 /// One packet. 40 bytes, naturally aligned, no implicit padding. Fields narrower than
@@ -252,6 +257,18 @@ impl Record {
             0 => 0,
             seq => ((seq - 1) % u64::from(wire::mirror::SEQ_MAX) + 1) as u32,
         }
+    }
+    /// The opcode carries a RETH the capture cut: the DMA length is unknown.
+    pub fn reth_cut(&self) -> bool {
+        self.has(flag::HEADERS_CUT)
+            && !self.has(flag::RETH)
+            && Opcode(self.opcode()).ext_headers().contains(ExtHeaders::RETH)
+    }
+    /// The opcode carries an AETH the capture cut: syndrome and MSN are unknown.
+    pub fn aeth_cut(&self) -> bool {
+        self.has(flag::HEADERS_CUT)
+            && !self.has(flag::AETH)
+            && Opcode(self.opcode()).ext_headers().contains(ExtHeaders::AETH)
     }
     /// AETH syndrome is a NAK (bits 6..5 = 11).
     pub fn is_nak(&self) -> bool {
@@ -464,7 +481,18 @@ fn roce_fields(frame: &[u8], info: &FrameInfo, meta: &FrameMeta, r: &mut Record)
     let bth_at = usize::from(info.bth_offset);
     let wire_len = (meta.wire_len as usize).saturating_sub(bth_at);
     let Some(bytes) = frame.get(bth_at..) else { return };
-    let Ok(p) = wire::roce::Packet::new_trimmed(bytes, wire_len) else { return };
+    let p = match wire::roce::Packet::new_trimmed(bytes, wire_len) {
+        Ok(p) => p,
+        // Only on a cut capture: the hot path pays nothing for it.
+        Err(wire::Error::TruncatedExtHeaders { .. }) => match wire::roce::Packet::new_headers_cut(bytes, wire_len) {
+            Ok(p) => {
+                r.flags |= flag::HEADERS_CUT;
+                p
+            }
+            Err(_) => return,
+        },
+        Err(_) => return,
+    };
     let bth = p.bth();
     let opcode = bth.opcode().0;
     *r = r.with_opcode(opcode).with_kind(Kind::of(Some(opcode))).with_dest_qp(bth.dest_qp()).with_psn(bth.psn());
@@ -633,6 +661,19 @@ mod tests {
         repr(opcode, 0x12345, 0xfffffe, 64).to_vec(wire::build::Payload::Zeros).unwrap()
     }
 
+    /// A frame with every extension header its opcode calls for.
+    fn cut_sample_frame(opcode: Opcode) -> Vec<u8> {
+        let payload = if matches!(opcode, Opcode::RC_ACK | Opcode::RC_READ_REQUEST) { 0 } else { 100 };
+        let mut r = repr(opcode, 0x12345, 0x2468, payload);
+        if opcode.ext_headers().contains(ExtHeaders::AETH) {
+            r.roce.aeth = Some(wire::aeth::Repr { syndrome: wire::aeth::Syndrome::Ack { credit: 3 }, msn: 0x55 });
+        }
+        if opcode.ext_headers().contains(ExtHeaders::IMM_DT) {
+            r.roce.immdt = Some(wire::immdt::Repr { imm_data: 9 });
+        }
+        r.to_vec(wire::build::Payload::Zeros).unwrap()
+    }
+
     proptest::proptest! {
         /// Each packed field reads back what was put in it, whatever its neighbours hold.
         #[test]
@@ -657,6 +698,46 @@ mod tests {
             let plain = Record::read_from_bytes(&noise).unwrap();
             proptest::prop_assert_eq!((r.switch_ts_ns, r.flow, r.frame_len, r.payload_len), (plain.switch_ts_ns, plain.flow, plain.frame_len, plain.payload_len));
             proptest::prop_assert_eq!((r.source, r.pkey, r.bth_flags), (plain.source, plain.pkey, plain.bth_flags));
+        }
+
+        /// A capture cut anywhere keeps every field it holds whole: the BTH's once it is
+        /// captured, each extension header captured whole, and marks the cut ones unknown
+        /// (formats §6.2 flag 11) rather than dropping the BTH (review F2: snap length 64).
+        #[test]
+        fn a_cut_capture_keeps_what_it_holds(op in 0usize..5, cut in 0usize..200) {
+            let opcode = [Opcode::RC_WRITE_FIRST, Opcode::RC_READ_REQUEST, Opcode::RC_ACK,
+                Opcode::RC_WRITE_ONLY_IMM, Opcode::RC_READ_RESPONSE_FIRST][op];
+            let frame = cut_sample_frame(opcode);
+            let info = wire::frame::classify(&frame, &Default::default()).unwrap();
+            let cut = cut.min(frame.len());
+            let meta = |len: usize| FrameMeta {
+                seq: 5, switch_ts_ns: 1, wire_len: frame.len() as u32, source: 0,
+                event: Event::None, mirrored: true, trimmed: len < frame.len(),
+            };
+            let whole = Record::of(&frame, Some(&info), &meta(frame.len()));
+            let r = Record::of(&frame[..cut], Some(&info), &meta(cut));
+            let bth_at = usize::from(info.bth_offset);
+            let ext = opcode.ext_headers();
+            let ends = bth_at + wire::bth::HEADER_LEN + ext.len();
+            let captured = |one: ExtHeaders, len: usize| {
+                ext.offset_of(one).is_some_and(|o| cut >= bth_at + wire::bth::HEADER_LEN + o + len)
+            };
+            if cut < bth_at + wire::bth::HEADER_LEN {
+                proptest::prop_assert_eq!((r.kind(), r.opcode(), r.has(flag::HEADERS_CUT)), (Kind::NotRoce, 0, false));
+                return Ok(());
+            }
+            proptest::prop_assert_eq!((r.opcode(), r.psn(), r.dest_qp(), r.kind()), (whole.opcode(), whole.psn(), whole.dest_qp(), whole.kind()));
+            proptest::prop_assert_eq!((r.payload_len, r.pkey, r.bth_flags), (whole.payload_len, whole.pkey, whole.bth_flags));
+            proptest::prop_assert_eq!(r.has(flag::HEADERS_CUT), cut < ends);
+            proptest::prop_assert_eq!(r.has(flag::RETH), captured(ExtHeaders::RETH, wire::reth::HEADER_LEN));
+            proptest::prop_assert_eq!(r.has(flag::AETH), captured(ExtHeaders::AETH, wire::aeth::HEADER_LEN));
+            proptest::prop_assert_eq!(r.reth_cut(), ext.contains(ExtHeaders::RETH) && !r.has(flag::RETH));
+            proptest::prop_assert_eq!(r.aeth_cut(), ext.contains(ExtHeaders::AETH) && !r.has(flag::AETH));
+            if r.has(flag::RETH) || r.has(flag::AETH) {
+                proptest::prop_assert_eq!((r.dma_len(), r.syndrome(), r.msn()), (whole.dma_len(), whole.syndrome(), whole.msn()));
+            }
+            let icrc = flag::ICRC_OK | flag::ICRC_BAD | flag::TRIMMED | flag::HEADERS_CUT | flag::RETH | flag::AETH;
+            proptest::prop_assert_eq!(r.flags & !icrc, whole.flags & !icrc);
         }
 
         /// The IPv4 key read straight from the headers is the one packed from the Flow.

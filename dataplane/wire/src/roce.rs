@@ -14,12 +14,23 @@ pub const ICRC_LEN: usize = 4;
 
 /// Validates a packet of `wire_len` bytes of which `captured` is a prefix.
 fn check(captured: &[u8], wire_len: usize) -> Result<()> {
+    check_wire(captured, wire_len)?;
+    let opcode = captured[0];
+    if captured.len() < bth::HEADER_LEN + Opcode(opcode).ext_headers().len() {
+        return Err(Error::TruncatedExtHeaders { opcode });
+    }
+    Ok(())
+}
+
+/// Validates a packet of `wire_len` bytes whose capture, `captured`, holds at least the
+/// BTH: the lengths on the wire must hold what the opcode calls for.
+fn check_wire(captured: &[u8], wire_len: usize) -> Result<()> {
     if wire_len < bth::HEADER_LEN || captured.len() < bth::HEADER_LEN {
         return Err(Error::TruncatedBth);
     }
     let opcode = captured[0];
     let header_len = bth::HEADER_LEN + Opcode(opcode).ext_headers().len();
-    if wire_len < header_len || captured.len() < header_len {
+    if wire_len < header_len {
         return Err(Error::TruncatedExtHeaders { opcode });
     }
     if wire_len < header_len + ICRC_LEN {
@@ -62,6 +73,21 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let d = buffer.as_ref();
         check(&d[..d.len().min(wire_len)], wire_len)?;
         Ok(Packet { buffer, wire_len })
+    }
+
+    /// Wraps a capture cut by its snap length anywhere after the BTH — possibly inside the
+    /// extension headers — of a packet that was `wire_len` bytes on the wire, which must
+    /// hold the headers its opcode calls for. An extension header not captured whole reads
+    /// as `None`; [`Packet::headers_cut`] says whether any is.
+    pub fn new_headers_cut(buffer: T, wire_len: usize) -> Result<Packet<T>> {
+        let d = buffer.as_ref();
+        check_wire(&d[..d.len().min(wire_len)], wire_len)?;
+        Ok(Packet { buffer, wire_len })
+    }
+
+    /// Whether the capture ends before the extension headers the opcode calls for.
+    pub fn headers_cut(&self) -> bool {
+        self.captured_len() < self.header_len()
     }
 
     pub fn into_inner(self) -> T {
@@ -457,6 +483,23 @@ mod tests {
         let p = Packet::new_trimmed(&padded[..], wire).unwrap();
         assert!(!p.is_trimmed());
         assert_eq!(p.icrc(), Some(0xabab_abab));
+    }
+
+    #[test]
+    fn a_capture_cut_inside_the_extension_headers_keeps_the_bth() {
+        let mut r = Repr::new(bth(Opcode::RC_WRITE_FIRST), 100);
+        r.reth = Some(reth::Repr { va: 1, rkey: 2, dma_len: 4096 });
+        let mut buf = vec![0u8; r.buffer_len()];
+        r.emit(&mut Packet::new_unchecked(&mut buf[..]));
+        let wire = buf.len();
+        assert_eq!(Packet::new_trimmed(&buf[..22], wire).unwrap_err(), Error::TruncatedExtHeaders { opcode: 0x06 });
+        let p = Packet::new_headers_cut(&buf[..22], wire).unwrap();
+        assert!(p.headers_cut());
+        assert_eq!((p.bth().psn(), p.reth().map(|x| x.dma_len()), p.payload_len()), (r.bth.psn, None, 100));
+        assert!(!Packet::new_headers_cut(&buf[..28], wire).unwrap().headers_cut());
+        // What the wire length cannot hold is malformed, captured or not.
+        assert_eq!(Packet::new_headers_cut(&buf[..22], 22).unwrap_err(), Error::TruncatedExtHeaders { opcode: 0x06 });
+        assert_eq!(Packet::new_headers_cut(&buf[..11], wire).unwrap_err(), Error::TruncatedBth);
     }
 
     #[test]

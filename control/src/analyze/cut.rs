@@ -1,0 +1,114 @@
+//! Fields a snap length cut, read from the packets that answer them. A capture that ends
+//! inside the extension headers (RETH at a 64-byte snap length) keeps a READ request's
+//! BTH but not its DMA length (`flag::HEADERS_CUT`), and every analyzer needs that length
+//! for the PSNs the request covers. The responses that answer the request tell it
+//! exactly: a First response carries one path MTU at the request's PSN, and the Last
+//! response of that message carries the rest (IBA 9.7.2; its PadCnt pad bytes are not
+//! data). A request no First (or Only) and Last answer keeps its length unknown.
+
+use rustc_hash::FxHashMap;
+use trace::record::Record;
+use wire::bth::Opcode;
+use wire::psn;
+
+use super::conn::{Connections, Role};
+use super::transport::is_read_request;
+
+/// What inferring cut READ lengths found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Inferred {
+    /// The records with the lengths filled in; `None` when no READ request was cut.
+    pub records: Option<Vec<Record>>,
+    /// Cut READ requests whose length no response told.
+    pub unknown: u64,
+}
+
+/// Fills in the DMA length of every READ request whose RETH was cut and whose responses
+/// tell it. O(n): one pass over each connection's packets.
+pub fn infer_read_lengths(records: &[Record], conns: &Connections) -> Inferred {
+    if !records.iter().any(|r| r.reth_cut() && is_read_request(r)) {
+        return Inferred::default();
+    }
+    let mut out = records.to_vec();
+    let mut unknown = 0;
+    for c in &conns.list {
+        unknown += fill_connection(&mut out, c.packets.iter().map(|&(i, to)| (i as usize, to)));
+    }
+    Inferred { records: Some(out), unknown }
+}
+
+/// One connection's packets in trace order: requests waiting for their answer by PSN,
+/// answered by the next response message starting at that PSN. Returns how many cut
+/// requests stayed unknown.
+fn fill_connection(records: &mut [Record], packets: impl Iterator<Item = (usize, Role)>) -> u64 {
+    let mut waiting: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
+    // The response message being received: its first PSN and the First's payload (the MTU).
+    let mut open: Option<(u32, u32)> = None;
+    for (i, to) in packets {
+        let r = records[i];
+        if to == Role::Responder {
+            if r.reth_cut() && is_read_request(&r) {
+                waiting.entry(r.psn()).or_default().push(i);
+            }
+            continue;
+        }
+        let (first, mtu) = match Opcode(r.opcode()) {
+            Opcode::RC_READ_RESPONSE_FIRST => {
+                open = Some((r.psn(), u32::from(r.payload_len)));
+                continue;
+            }
+            Opcode::RC_READ_RESPONSE_ONLY => (r.psn(), 0),
+            Opcode::RC_READ_RESPONSE_LAST => match open.take() {
+                Some(o) => o,
+                None => continue,
+            },
+            _ => continue,
+        };
+        let data = u32::from(r.payload_len).saturating_sub(u32::from(r.bth_flags >> 4 & 0b11));
+        let len = psn::distance(first, r.psn()) * mtu + data;
+        for j in waiting.remove(&first).unwrap_or_default() {
+            records[j] = records[j].with_reth(len);
+        }
+    }
+    waiting.values().map(|v| v.len() as u64).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use trace::record::{flag, Kind};
+
+    fn rec(opcode: Opcode, psn: u32, payload: u16) -> Record {
+        let mut r = Record::default().with_opcode(opcode.0).with_psn(psn).with_kind(Kind::of(Some(opcode.0)));
+        r.payload_len = payload;
+        r
+    }
+
+    fn cut(mut r: Record) -> Record {
+        r.flags |= flag::HEADERS_CUT;
+        r
+    }
+
+    #[test]
+    fn a_cut_read_request_takes_its_length_from_its_responses() {
+        let mut last = rec(Opcode::RC_READ_RESPONSE_LAST, 12, 100);
+        last.bth_flags = 2 << 4; // 2 pad bytes: 98 bytes of data
+        let mut records = vec![
+            cut(rec(Opcode::RC_READ_REQUEST, 10, 0)),
+            cut(rec(Opcode::RC_READ_REQUEST, 13, 0)),
+            rec(Opcode::RC_READ_RESPONSE_FIRST, 10, 1024),
+            rec(Opcode::RC_READ_RESPONSE_MIDDLE, 11, 1024),
+            last,
+            rec(Opcode::RC_READ_RESPONSE_ONLY, 13, 7),
+            cut(rec(Opcode::RC_READ_REQUEST, 14, 0)),
+            // Its First is missing: the Last alone does not tell.
+            rec(Opcode::RC_READ_RESPONSE_LAST, 15, 9),
+        ];
+        let roles = [Role::Responder, Role::Responder, Role::Requester, Role::Requester, Role::Requester];
+        let roles = roles.into_iter().chain([Role::Requester, Role::Responder, Role::Requester]);
+        let unknown = fill_connection(&mut records, roles.enumerate());
+        assert_eq!((records[0].dma_len(), records[0].reth_cut()), (2 * 1024 + 98, false));
+        assert_eq!(records[1].dma_len(), 7);
+        assert!(records[6].reth_cut() && unknown == 1);
+    }
+}
