@@ -289,6 +289,22 @@ fn a_slower_requester_completes_after_the_queue_toward_it() {
     let _ = std::fs::remove_dir_all(scratch("goodput-read-40g"));
 }
 
+/// Review (session 23): with the emulator's `rig.link-gbps` setting the hosts' links
+/// below their NICs' speed, completions were timed through the requester's port at the
+/// NIC's 100 Gb/s: MCTs off by most of a response's serialization at 10 Gb/s.
+#[test]
+fn completions_drain_at_the_configured_link_rate() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 1, ip-list: [10.9.0.1]}}
+responder: {nic: {type: cx5, switch-port: 2, ip-list: [10.9.0.2]}}
+traffic: {num-connections: 2, rdma-verb: read, num-msgs-per-qp: 8, mtu: 1024, message-size: 4096, tx-depth: 2}
+rig: {seed: 3, link-gbps: 10}
+";
+    let run = rig_run_yaml("goodput-link-10g", yaml);
+    compare_with_generator("link-10g", &run, 0.03);
+    check_later_mcts_exact("link-10g", &run, 2);
+    let _ = std::fs::remove_dir_all(scratch("goodput-link-10g"));
+}
+
 /// CX4 Lx both ends (40 Gb/s), WRITE with 4096-byte packets: the run's first packet takes
 /// 0.85 µs to leave the requester, which the first posts' estimate takes off (review,
 /// session d, generated seed 2: the first MCTs were 1.28 µs short).

@@ -44,8 +44,8 @@
 //! One scope hypothesis covers both NPs: with two different NICs both at work as NPs
 //! (CE-marked ACKs reaching an E810 requester of a CX5 responder), no one scope may explain
 //! the trace, and the documented scope and interval shown are the first active NP's.
-//! The arrival model uses the NIC's default link rate (a rig `link-gbps` override is not in
-//! the configuration the analyzers read); only queueing differences depend on it.
+//! The arrival model uses the host's link rate: the configuration's (the emulator's
+//! `rig.link-gbps`), else its NIC's port speed; only queueing differences depend on it.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::io;
@@ -146,7 +146,7 @@ impl NpHost {
             Some("e810") => Some(Scope::Qp),
             _ => None,
         };
-        let link_gbps = egress::link_gbps(nic.as_deref());
+        let link_gbps = egress::host_link_gbps(cfg);
         let nak_triggers = slow_restart && np_enabled && matches!(nic.as_deref(), Some("cx5" | "cx6"));
         NpHost { role, nic, np_enabled, interval_ns, interval_source, nak_triggers, documented_scope, link_gbps }
     }

@@ -48,6 +48,9 @@ pub struct HostConfig {
     pub min_time_between_cnps_us: Option<u64>,
     pub slow_restart: Option<bool>,
     pub adaptive_retrans: Option<bool>,
+    /// The host's link rate, Gb/s, when the run configuration says it (the emulator's
+    /// `rig.link-gbps`, a port run below its NIC's speed); else its NIC's port speed.
+    pub link_gbps: Option<f64>,
 }
 
 /// The test configuration, as far as the analyzers need it.
@@ -191,8 +194,8 @@ impl TestConfig {
             _ => None,
         };
         TestConfig {
-            requester: host_config(&v["requester"]),
-            responder: host_config(&v["responder"]),
+            requester: host_config(&v["requester"], &v["rig"]),
+            responder: host_config(&v["responder"], &v["rig"]),
             verb,
             mtu: traffic["mtu"].as_u64().and_then(|m| u32::try_from(m).ok()),
             message_size: traffic["message-size"].as_u64(),
@@ -207,7 +210,8 @@ impl TestConfig {
     }
 }
 
-fn host_config(h: &serde_yaml_ng::Value) -> HostConfig {
+/// `rig`: the emulator's section, with what a real rig gets from its hardware.
+fn host_config(h: &serde_yaml_ng::Value, rig: &serde_yaml_ng::Value) -> HostConfig {
     let nic = &h["nic"];
     let roce = &h["roce-parameters"];
     let ips = nic["ip-list"]
@@ -232,6 +236,7 @@ fn host_config(h: &serde_yaml_ng::Value) -> HostConfig {
         min_time_between_cnps_us: roce["min-time-between-cnps"].as_u64(),
         slow_restart: roce["slow-restart"].as_bool(),
         adaptive_retrans: roce["adaptive-retrans"].as_bool(),
+        link_gbps: rig["link-gbps"].as_f64().filter(|g| g.is_finite() && *g > 0.0),
     }
 }
 

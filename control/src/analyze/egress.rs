@@ -17,6 +17,7 @@ use trace::record::{flag, Kind, Record};
 use wire::mirror::Event;
 
 use super::conn::{Connection, End, Role};
+use super::context::HostConfig;
 use super::transport::SwitchClock;
 use super::unseen::{Since, Unseen};
 use super::Input;
@@ -27,9 +28,13 @@ pub const TOLERANCE_PS: u64 = 1_000;
 /// Ethernet bytes on the wire besides the frame: FCS, preamble + SFD, inter-frame gap.
 const WIRE_OVERHEAD: u64 = 24;
 
-/// The link rate of a host's NIC (Lumina §6), Gb/s; None when the NIC is not known. The
-/// model uses the NIC's default rate: a rig `link-gbps` override is not in the
-/// configuration the analyzers read.
+/// A host's link rate, Gb/s: the configuration's, else its NIC's port speed; None when
+/// neither is known.
+pub fn host_link_gbps(host: Option<&HostConfig>) -> Option<f64> {
+    host.and_then(|h| h.link_gbps).or_else(|| link_gbps(host.and_then(|h| h.nic.as_deref())))
+}
+
+/// The port speed of a host's NIC (Lumina §6), Gb/s; None when the NIC is not known.
 pub fn link_gbps(nic: Option<&str>) -> Option<f64> {
     match nic {
         Some("cx4") => Some(40.0),

@@ -284,9 +284,9 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let mtu = path_mtu(config, input.view.records);
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
     // Lumina §6: the requester's NIC sets the rate its switch port drains at.
-    let gbps = egress::link_gbps(config.and_then(|c| c.requester.nic.as_deref()));
+    let gbps = egress::host_link_gbps(config.map(|c| &c.requester));
     // Lumina's rig has two hosts: only the responder's link feeds the requester's port.
-    let feed = egress::link_gbps(config.and_then(|c| c.responder.nic.as_deref()));
+    let feed = egress::host_link_gbps(config.map(|c| &c.responder));
     let arrivals = Arrivals::at_host(input, Role::Requester, gbps, feed);
     let mut per_conn: Vec<(u32, Vec<Message>)> =
         known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu, &arrivals))).collect();
