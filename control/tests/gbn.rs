@@ -711,3 +711,20 @@ fn a_read_gap_arriving_after_the_timers_repeat_left_is_no_episode() {
         assert_eq!(report.connections[0].ooo_episodes, episodes, "seed {seed}");
     }
 }
+
+/// An ACK crossing the requester's timer expiry on the wire (review session 23), CX6 SEND
+/// with three QPs on one link: the go-back resumes past what the ACK acknowledged (it
+/// arrived before the go-back left), and the first transmission after the ACK's copy, taken
+/// as arming the timer (nothing outstanding by the trace), had left before the ACK arrived:
+/// the timeout's go-back 1 µs later was counted NAK-triggered, with no NAK.
+#[test]
+fn an_ack_crossing_the_timer_expiry_leaves_a_timeout() {
+    let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}}
+traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
+rig: {seed: 37385}
+";
+    let run = rig_run_yaml("gbn-ack-crossing-cx6", yaml);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_compliant("gbn-ack-crossing-cx6", &run, &report);
+}

@@ -463,12 +463,14 @@ impl Start {
 }
 
 /// Progress heard: its copy's timestamp, what it acknowledged (everything before `una`),
-/// and the copy of a go-back that left before it arrived.
+/// the copy of a go-back that left before it arrived, and of a send that found nothing
+/// outstanding by the trace after it, but may have left before it arrived.
 #[derive(Debug, Clone, Copy)]
 struct Heard {
     at: u64,
     una: u32,
     missed_by: Option<u64>,
+    then_sent: Option<u64>,
 }
 
 /// How far after progress's copy the requester's sends show it ([`Checker::return_ns`]):
@@ -490,7 +492,20 @@ impl Timer {
         if self.heard.len() == MAX_PENDING {
             self.heard.pop_front();
         }
-        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None });
+        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None, then_sent: None });
+    }
+
+    /// A send `r` with nothing outstanding by the trace (all before `una` acknowledged)
+    /// arms the timer; unless the progress that acknowledged it all passed less than
+    /// `delivery_ns` before: the send may have left before it arrived, the timer running on
+    /// (and expiring before it, an ACK crossing the expiry). Then the send's start counts
+    /// once that progress is heard, if it found the timer running.
+    fn arm(&mut self, r: &Record, una: u32, delivery_ns: u64) {
+        let now = r.switch_ts_ns;
+        match self.heard.back_mut().filter(|h| h.una == una && elapsed(h.at, now) < delivery_ns) {
+            Some(h) => h.then_sent = Some(now),
+            None => self.restart(r),
+        }
     }
 
     /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
@@ -530,9 +545,10 @@ impl Timer {
     /// Progress `h` reached the requester: it restarts the timer, unless the timer restarted
     /// later by a send, or expired before it arrived.
     fn hear(&mut self, h: Heard, timeout_ns: Option<u64>, way: Return) {
-        let start = match h.missed_by {
-            Some(g) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
-            None => Start::Heard(h.at),
+        let start = match (h.missed_by, h.then_sent) {
+            (Some(g), _) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
+            (None, Some(s)) => Start::Sent(s),
+            (None, None) => Start::Heard(h.at),
         };
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
@@ -1011,7 +1027,7 @@ impl<'u> Checker<'u> {
             return;
         }
         if self.tx.ack_una.is_none_or(|u| u == next_new) && p == next_new {
-            self.timer.restart(r); // nothing was outstanding: the send arms the timer
+            self.timer.arm(r, next_new, self.delivery_ns()); // nothing was outstanding
         }
         if psn::le(p, last) {
             self.go_back_past_unacknowledged(r);
@@ -1177,7 +1193,11 @@ impl<'u> Checker<'u> {
             }
         } else {
             if self.rx.epsn() == self.read.sent_end {
-                self.timer.restart(r); // nothing was outstanding: the request arms the timer
+                // Nothing was outstanding: the request arms the timer.
+                match self.read.sent_end {
+                    Some(end) => self.timer.arm(r, end, self.delivery_ns()),
+                    None => self.timer.restart(r),
+                }
             }
             if let Some(n) = count {
                 self.read.sent_end = Some(psn::add(q, n));

@@ -20,6 +20,8 @@
 //! - a go-back that comes a whole configured timeout or more after the retransmission
 //!   timer (re)started (IBA: at a send with none outstanding, at each acknowledgement that
 //!   makes progress) is a timeout whatever NAK is pending: the timer fired first;
+//!   progress that crossed the expiry on the wire (a go-back resends PSNs it acknowledged)
+//!   reached the requester after it and restarted nothing;
 //! - gaps, NAKs and go-backs pair up in order (first come, first served): each gap gets
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
 //!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
@@ -57,6 +59,7 @@ use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
+use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
     is_seq_nak, is_transport, path_mtu, Arrival, GbnReceiver,
@@ -476,7 +479,7 @@ impl Sent {
 /// The retransmission timer as IBA runs it: started by a send when none is running,
 /// restarted by progress with data still outstanding, stopped when all is acknowledged
 /// and when it expires.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Timer {
     start: Option<u64>,
     /// Trace order (unwrapped mirror seq) of the packet that (re)started it: a copy
@@ -500,6 +503,20 @@ impl Timer {
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
     }
+}
+
+/// Progress to `una` (its copy at `at`, from `before`), with the requester's timer and
+/// attempt count as they were before it: progress may reach the requester only after its
+/// timer expired (it crossed the go-back on the wire), restarting nothing.
+#[derive(Debug, Clone, Copy)]
+struct Unheard {
+    una: u64,
+    before: u64,
+    at: u64,
+    timer: Timer,
+    attempts: u32,
+    timed_out: Option<u64>,
+    attempts_doubt: bool,
 }
 
 /// A gap the data receiver saw: `expected` was missing when `cause` arrived.
@@ -627,6 +644,8 @@ struct Tracker<'u> {
     retransmitted_packets: u64,
     /// PSNs of the last packets of messages (data direction), from `una` on.
     msg_ends: BTreeSet<u64>,
+    /// The last message end acknowledged.
+    acked_end: Option<u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
@@ -635,6 +654,8 @@ struct Tracker<'u> {
     timed_out: Option<u64>,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
+    /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
+    unheard: VecDeque<Unheard>,
     gaps: Vec<Gap>,
     /// WRITE/SEND gaps before `una` no NAK had answered yet, latest last: out-of-order data
     /// fills one in order after its NAK went out, and that NAK comes after the ACK.
@@ -689,11 +710,13 @@ impl<'u> Tracker<'u> {
             lost_packets: Vec::new(),
             retransmitted_packets: 0,
             msg_ends: BTreeSet::new(),
+            acked_end: None,
             una: 1,
             timer: Timer::default(),
             attempts: 0,
             timed_out: None,
             attempts_doubt: false,
+            unheard: VecDeque::new(),
             gaps: Vec::new(),
             closed: Vec::new(),
             naks: Vec::new(),
@@ -907,12 +930,20 @@ impl<'u> Tracker<'u> {
         if una <= self.una {
             return;
         }
+        if self.unheard.len() >= PENDING_CAP {
+            self.unheard.pop_front();
+        }
+        let (timer, attempts, timed_out, attempts_doubt) =
+            (self.timer, self.attempts, self.timed_out, self.attempts_doubt);
+        let before = self.una;
+        self.unheard.push_back(Unheard { una, before, at: ts, timer, attempts, timed_out, attempts_doubt });
         self.una = una;
         if self.timed_out.is_some_and(|t| una > t) {
             (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
         }
-        while self.msg_ends.first().is_some_and(|&e| e < una) {
+        while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
+            self.acked_end = Some(e);
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -985,6 +1016,29 @@ impl<'u> Tracker<'u> {
         self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
+    /// Whether the timer had fired by go-back `first`, as the requester ran it.
+    fn expired_going_back(&self, first: PacketRef) -> bool {
+        let timer = self.crossed(first, false).map_or(self.timer, |u| u.timer);
+        self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
+    }
+
+    /// The first progress seen that had not reached the requester when its timer expired
+    /// before go-back `first`, with the state before it (the rest came later still). Proven
+    /// for progress past the PSN the go-back resends (the requester resends from its oldest
+    /// PSN unacknowledged). With `lapse`, also progress whose copy passed when the timer
+    /// before it had run out, within the way to the requester and back ([`DELIVERY_NS`]),
+    /// and run out by `first`: it may have arrived after the expiry, restarting nothing.
+    fn crossed(&self, first: PacketRef, lapse: bool) -> Option<Unheard> {
+        let (psn, una, ts) = (first.psn, self.una, first.switch_ts_ns);
+        let behind = |u: &Unheard| psn < una && u.una > psn;
+        let ran_out = |u: &Unheard| {
+            let by =
+                |at: u64, slack: u64| u.timer.elapsed(at).zip(self.s.fixed_ns).is_some_and(|(e, t)| e + slack >= t);
+            lapse && by(u.at, DELIVERY_NS) && by(ts, 0)
+        };
+        self.unheard.iter().find(|u| behind(u) || ran_out(u)).copied()
+    }
+
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
     /// requester schedules one go-back per NAK, from the PSN it names or the oldest one
     /// unacknowledged if later: the oldest pending NAK resuming there is this one's, else
@@ -1005,7 +1059,7 @@ impl<'u> Tracker<'u> {
         let exact = self.naks.iter().position(from).or_else(|| self.naks.iter().position(|n| n.nak.psn == first.psn));
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
-            Some(i) if !self.timer_expired(first.switch_ts_ns) => {
+            Some(i) if !self.expired_going_back(first) => {
                 // Lumina §4 (Figure 5): with several NAKs resuming where this one does (here,
                 // or before an unseen first copy), the NIC may answer the later one first:
                 // which is this go-back's the trace cannot tell.
@@ -1177,7 +1231,7 @@ impl<'u> Tracker<'u> {
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).
         let i = match self.gaps.first().copied() {
-            Some(g) if !self.timer_expired(req.switch_ts_ns) => {
+            Some(g) if !self.expired_going_back(req) => {
                 self.gaps.remove(0);
                 let lost = self.losses.get(&g.expected).copied();
                 // Not from the missing PSN: the first repeat may be unseen, and then the
@@ -1221,7 +1275,7 @@ impl<'u> Tracker<'u> {
     fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
         let &(i, psn, _) = self.awaiting_data.back()?;
         let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
-        (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
+        (nack && psn == req.psn && !self.expired_going_back(req)).then_some(i)
     }
 
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
@@ -1301,8 +1355,18 @@ impl<'u> Tracker<'u> {
 
     /// A go-back with no NAK: the retransmission timer expired.
     fn timeout(&mut self, first: PacketRef, data: Option<PacketRef>) -> usize {
+        // IBA: the timer and count as the requester ran them, without progress that reached
+        // it after the expiry; its oldest PSN unacknowledged then is the one timed out.
+        let short = !self.timer_expired(first.switch_ts_ns);
+        let mut from = first.psn;
+        if let Some(u) = self.crossed(first, short) {
+            (self.timer, self.attempts, self.timed_out, self.attempts_doubt) =
+                (u.timer, u.attempts, u.timed_out, u.attempts_doubt);
+            from = from.min(u.before);
+        }
+        self.unheard.clear();
         self.attempts += 1;
-        self.timed_out = Some(self.msg_ends.range(first.psn..).next().copied().unwrap_or(first.psn));
+        self.timed_out = Some(self.msg_ends.range(from..).next().copied().unwrap_or(from));
         // The requester's last packet before the go-back may be unseen: then so is the
         // observed timeout (the recovery itself stands).
         let last_tx = self.last_tx[Role::Requester.index()].filter(|l| !self.unseen.between(Some(l.order), self.order));
@@ -1334,6 +1398,11 @@ impl<'u> Tracker<'u> {
             }
         }
         self.attempts_doubt |= doubt;
+        if self.acked_end.is_some_and(|e| e >= from) {
+            // Progress that arrives after the expiry acknowledged its message: the count
+            // starts over then.
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+        }
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order, None);
         self.draft(Draft {
