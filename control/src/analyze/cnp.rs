@@ -284,6 +284,9 @@ struct NakReplay {
     highest: Option<u32>,
     /// The arrival past the gap, until its NAK is seen or the gap closes.
     gap: Option<Gap>,
+    /// The latest gap closed before its NAK was seen: out-of-order data (a GBN fault) fills
+    /// a gap in order right after the arrival past it, before the NAK leaves the responder.
+    filled: Option<Gap>,
     /// The latest arrival past PSNs taken as received unseen: if a NAK names the first of
     /// them, one was lost instead (its copy missing too), and this arrival was past it.
     caught_up: Option<Gap>,
@@ -306,6 +309,7 @@ impl NakReplay {
             before_latest: None,
             highest: None,
             gap: None,
+            filled: None,
             caught_up: None,
         }
     }
@@ -337,6 +341,9 @@ impl NakReplay {
         }
         let arrived = self.rx.arrive(p);
         let closed = self.gap.take_if(|g| self.rx.expected().is_some_and(|e| psn::gt(e, g.names)));
+        if closed.is_some() {
+            self.filled.clone_from(&closed);
+        }
         if let Arrival::Gap { missing: names } = arrived {
             let arrival = Trig { cause: Cause::Nak, ..t.clone() };
             let replaced = self.gap.replace(Gap { names, arrival, after: self.before_latest });
@@ -345,13 +352,18 @@ impl NakReplay {
         closed
     }
 
-    /// The arrival that made the responder send `nak`: past the gap it names; past another
-    /// gap when no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer
-    /// reports); else past a PSN lost unseen. Without one: whether the NAK is doubtful, a
-    /// copy missing since the data copy before the latest (the replay may have missed its
-    /// cause, or opened a gap an unseen packet filled).
+    /// The arrival that made the responder send `nak`: past the gap it names, open or
+    /// filled since (Lumina §4: the responder NAKs an out-of-sequence arrival, and out-of-
+    /// order data may fill the gap before the NAK passes the switch); past another gap when
+    /// no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer reports);
+    /// else past a PSN lost unseen. Without one: whether the NAK is doubtful, a copy missing
+    /// since the data copy before the latest (the replay may have missed its cause, or
+    /// opened a gap an unseen packet filled).
     fn cause_of(&mut self, nak: &Record, unseen: &Unseen) -> Result<Trig, bool> {
-        let gap = self.gap.take().filter(|g| g.names == nak.psn() || !unseen.between(g.after, nak.seq()));
+        let names = |g: &mut Gap| g.names == nak.psn();
+        let named = self.gap.take_if(names).or_else(|| self.filled.take_if(names));
+        let other = || self.gap.take().filter(|g| !unseen.between(g.after, nak.seq()));
+        let gap = named.or_else(other);
         let cause = gap.or_else(|| self.lost_unseen(nak)).map(|g| g.arrival);
         cause.ok_or_else(|| unseen.between(self.before_latest, nak.seq()))
     }
