@@ -728,3 +728,36 @@ rig: {seed: 37385}
     let report = gbn::analyze(&analysis(&run).input());
     assert_compliant("gbn-ack-crossing-cx6", &run, &report);
 }
+
+/// Per connection, (NAK-triggered, timeout) go-backs as the emulator did them.
+fn assert_go_backs_by_trigger(what: &str, run: &RigRun, report: &gbn::Report) {
+    let truth = &run.result.truth;
+    for s in &report.connections {
+        let kinds = truth.recoveries.iter().filter(|r| r.conn == s.conn).map(|r| r.kind);
+        let timeouts = kinds.clone().filter(|&k| k == RecoveryKind::Timeout).count();
+        let want = (kinds.count() - timeouts, timeouts);
+        let got = (s.nak_retransmissions as usize, s.timeout_retransmissions as usize);
+        assert_eq!(got, want, "{what}: conn {} (NAK-triggered, timeout) go-backs\n{}", s.conn, render(report));
+    }
+}
+
+/// Review, session 23: after out-of-order data (`ooo-data`, PSN p + 1 before p) the
+/// responder NAKs p, then p + 1 (or acknowledges p first); each NAK's go-back resumes from
+/// the oldest PSN unacknowledged as the requester knew it. With adaptive retransmission
+/// (no timer to decide) a go-back not at the PSN of the one NAK remembered was counted a
+/// timeout: a timeout retransmission that never happened, and a false
+/// `local_ack_timeout_err` inconsistency in `counters`. Every NAK pending is remembered.
+#[test]
+fn go_backs_after_out_of_order_data_are_the_naks() {
+    for (nic, verb, p) in
+        NicKind::ALL.into_iter().flat_map(|n| [(n, Verb::Write, 5), (n, Verb::Send, 20), (n, Verb::Write, 43)])
+    {
+        let what = format!("gbn-ooo-adaptive-{}-{}-{p}", nic.name(), verb_name(verb));
+        let faults = format!("    gbn-violations: [{{kind: ooo-data, qpn: 1, psn: {p}}}]\n");
+        let knobs = Knobs { nic, verb, adaptive: true, msgs: 20, msg_pkts: 3, tx_depth: 2, faults, ..Knobs::default() };
+        let (run, report) = gbn_report(&what, &knobs);
+        assert_flags_exactly_the_injected(&what, &run, &report);
+        assert!(!run.result.truth.naks.is_empty(), "{what}: the fault draws a NAK");
+        assert_go_backs_by_trigger(&what, &run, &report);
+    }
+}

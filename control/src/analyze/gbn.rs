@@ -365,8 +365,10 @@ impl Receiver {
 struct Sender {
     highest: Option<u32>,
     last: Option<u32>,
-    /// The PSN of the last NAK delivered to the sender that no go-back has answered yet.
-    nak_pending: Option<u32>,
+    /// The PSNs of the NAKs delivered to the sender that no go-back has answered yet, oldest
+    /// first: each schedules one go-back (two after out-of-order data), unless a timeout's
+    /// goes back first.
+    nak_pending: VecDeque<u32>,
     /// The same for an RNR NAK: its resend is neither a NAK's go-back nor a timeout's.
     rnr_pending: Option<u32>,
     /// Everything before this PSN has been acknowledged to the sender (ACK PSN + 1, NAK PSN).
@@ -825,7 +827,10 @@ impl<'u> Checker<'u> {
         }
         if delivered(r) {
             self.acknowledged(r, r.psn());
-            self.tx.nak_pending = Some(r.psn());
+            if self.tx.nak_pending.len() == MAX_HOLES {
+                self.tx.nak_pending.pop_front();
+            }
+            self.tx.nak_pending.push_back(r.psn());
         }
     }
 
@@ -1115,7 +1120,10 @@ impl<'u> Checker<'u> {
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), Some(una), m);
     }
 
-    /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
+    /// A go-back to `r`'s PSN: it answers the oldest pending NAK whose go-back resumes
+    /// there: at the PSN it names, or at the oldest PSN unacknowledged when an ACK
+    /// acknowledged that one (out-of-order data fills the gap before its NAK arrives) —
+    /// as the requester knew it, so not past the trace's (later ACKs may not have arrived).
     fn go_back(&mut self, r: &Record) {
         if self.tx.rnr_pending == Some(r.psn()) {
             self.tx.rnr_pending = None;
@@ -1123,11 +1131,14 @@ impl<'u> Checker<'u> {
             self.timer.restart(r);
             return;
         }
-        let answers_nak = self.tx.nak_pending == Some(r.psn());
-        if answers_nak {
-            self.tx.nak_pending = None;
+        let una = self.tx.ack_una;
+        let p = r.psn();
+        let resumes = |&n: &u32| n == p || psn::gt(p, n) && una.is_some_and(|u| psn::le(p, u));
+        let answered = self.tx.nak_pending.iter().position(resumes);
+        if let Some(i) = answered {
+            self.tx.nak_pending.remove(i);
         }
-        self.count_go_back(r, answers_nak);
+        self.count_go_back(r, answered.is_some());
     }
 
     /// Counts a go-back by what triggered it. With the timeout known, the timer decides:
@@ -1142,6 +1153,8 @@ impl<'u> Checker<'u> {
 
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
+            // It supersedes the go-backs of the NAKs pending: they are not done again.
+            self.tx.nak_pending.clear();
             self.stats.timeout_retransmissions += 1;
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
             self.first_retry.get_or_insert(r.seq());
@@ -1163,7 +1176,7 @@ impl<'u> Checker<'u> {
         if n - before > 1 {
             self.tx.holes.push((psn::add(p, 1), n - before - 1));
         }
-        if self.tx.nak_pending == Some(p) {
+        if self.tx.nak_pending.contains(&p) {
             return false;
         }
         true
