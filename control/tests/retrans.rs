@@ -1093,14 +1093,34 @@ responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/2
 traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
 rig: {seed: 37385}
 ";
+    // CX6 SEND, three timeouts on PSN 1, then an ACK crossing a timeout's go-back much
+    // later: the timer before the ACK right after those timeouts had all but run out when
+    // that ACK passed, but new data went out long after it would have expired.
+    let cx6_retries = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 9, mtu: 1024, message-size: 23962, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 3, data-pkt-events: [{qpn: 1, psn: 1, type: corrupt, iter: 1}, {qpn: 1, psn: 1, type: corrupt, iter: 2}, {qpn: 1, psn: 1, type: drop, iter: 3}, {qpn: 1, psn: 110, type: corrupt, iter: 2}, {qpn: 1, psn: 110, type: drop, iter: 3}, {qpn: 1, psn: 216, type: drop, iter: 1}]}
+rig: {seed: 1}
+";
+    // CX6 WRITE on 25 Gb/s links: a NAK's go-back crossing an ACK (it resends PSNs the ACK
+    // acknowledged) is still the NAK's: that ACK did not restart the timer, and the one
+    // before it did, later than its copy shows, so by the go-back's copy the timer seems to
+    // have run out. A NAK pending explains the go-back unless the timer as the trace shows
+    // it ran out.
+    let slow = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 15, mtu: 1024, message-size: 11169, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 3, type: corrupt}]}
+rig: {seed: 178752, link-gbps: 25}
+";
     let cases = [
+        ("retrans-ack-crossing-cx6-retries", cx6_retries.to_string()),
+        ("retrans-ack-crossing-nak-slow", slow.to_string()),
         ("retrans-ack-crossing-e810", e810(0, 500)),
         ("retrans-ack-crossing-e810-long", e810(1, 3000)),
         ("retrans-ack-crossing-cx6", cx6.to_string()),
     ];
     for (name, yaml) in cases {
         let run = rig_run_yaml(name, &yaml);
-        assert!(run.result.truth.timeouts.len() >= 8, "{name}: timeouts");
+        assert!(run.result.truth.timeouts.len() >= 4, "{name}: timeouts");
         let report = retrans::analyze(&analysis(&run).input());
         compare_timeouts(name, &run, &report);
     }

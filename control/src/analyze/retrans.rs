@@ -62,7 +62,7 @@ use super::context::Verb;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, path_mtu, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, later, path_mtu, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -656,6 +656,8 @@ struct Tracker<'u> {
     attempts_doubt: bool,
     /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
     unheard: VecDeque<Unheard>,
+    /// Switch time of the requester's last first transmission (data, READ: a request).
+    fresh_ns: Option<u64>,
     gaps: Vec<Gap>,
     /// WRITE/SEND gaps before `una` no NAK had answered yet, latest last: out-of-order data
     /// fills one in order after its NAK went out, and that NAK comes after the ACK.
@@ -717,6 +719,7 @@ impl<'u> Tracker<'u> {
             timed_out: None,
             attempts_doubt: false,
             unheard: VecDeque::new(),
+            fresh_ns: None,
             gaps: Vec::new(),
             closed: Vec::new(),
             naks: Vec::new(),
@@ -781,6 +784,9 @@ impl<'u> Tracker<'u> {
     fn data(&mut self, p: PacketRef, r: &Record) {
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
         self.retransmitted_packets += u64::from(retx);
+        if !retx && self.s.verb != Verb::Read {
+            self.fresh_ns = Some(p.switch_ts_ns);
+        }
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
@@ -1016,9 +1022,13 @@ impl<'u> Tracker<'u> {
         self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
-    /// Whether the timer had fired by go-back `first`, as the requester ran it.
-    fn expired_going_back(&self, first: PacketRef) -> bool {
-        let timer = self.crossed(first, false).map_or(self.timer, |u| u.timer);
+    /// Whether the timer had fired by go-back `first`, for pending NAK `n`: as the trace
+    /// shows it; for a NAK a timeout's go-back went back over already, as the requester ran
+    /// it (without progress the go-back had not heard, `crossed`): that NAK's own go-back
+    /// comes only if it arrived after that expiry, and a later go-back from before its PSN
+    /// is another timeout's once the timer ran out again.
+    fn expired_for(&self, n: &PendingNak, first: PacketRef) -> bool {
+        let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |u| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
     }
 
@@ -1027,14 +1037,16 @@ impl<'u> Tracker<'u> {
     /// for progress past the PSN the go-back resends (the requester resends from its oldest
     /// PSN unacknowledged). With `lapse`, also progress whose copy passed when the timer
     /// before it had run out, within the way to the requester and back ([`DELIVERY_NS`]),
-    /// and run out by `first`: it may have arrived after the expiry, restarting nothing.
+    /// and run out by `first`: it may have arrived after the expiry, restarting nothing —
+    /// unless the requester sent new data that long after the expiry (it had not fired).
     fn crossed(&self, first: PacketRef, lapse: bool) -> Option<Unheard> {
         let (psn, una, ts) = (first.psn, self.una, first.switch_ts_ns);
         let behind = |u: &Unheard| psn < una && u.una > psn;
         let ran_out = |u: &Unheard| {
-            let by =
-                |at: u64, slack: u64| u.timer.elapsed(at).zip(self.s.fixed_ns).is_some_and(|(e, t)| e + slack >= t);
-            lapse && by(u.at, DELIVERY_NS) && by(ts, 0)
+            let Some((start, t)) = u.timer.start.zip(self.s.fixed_ns) else { return false };
+            let by = |at: u64, slack: u64| elapsed(start, at) + slack >= t;
+            let fresh_after = self.fresh_ns.is_some_and(|f| later(f, start) && elapsed(start, f) >= t + DELIVERY_NS);
+            lapse && by(u.at, DELIVERY_NS) && by(ts, 0) && !fresh_after
         };
         self.unheard.iter().find(|u| behind(u) || ran_out(u)).copied()
     }
@@ -1059,7 +1071,7 @@ impl<'u> Tracker<'u> {
         let exact = self.naks.iter().position(from).or_else(|| self.naks.iter().position(|n| n.nak.psn == first.psn));
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
-            Some(i) if !self.expired_going_back(first) => {
+            Some(i) if !self.expired_for(&self.naks[i], first) => {
                 // Lumina §4 (Figure 5): with several NAKs resuming where this one does (here,
                 // or before an unseen first copy), the NIC may answer the later one first:
                 // which is this go-back's the trace cannot tell.
@@ -1174,6 +1186,9 @@ impl<'u> Tracker<'u> {
         if go_back {
             self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
         }
+        if !repeat {
+            self.fresh_ns = Some(p.switch_ts_ns);
+        }
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
@@ -1231,7 +1246,7 @@ impl<'u> Tracker<'u> {
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).
         let i = match self.gaps.first().copied() {
-            Some(g) if !self.expired_going_back(req) => {
+            Some(g) if !self.timer_expired(req.switch_ts_ns) => {
                 self.gaps.remove(0);
                 let lost = self.losses.get(&g.expected).copied();
                 // Not from the missing PSN: the first repeat may be unseen, and then the
@@ -1275,7 +1290,7 @@ impl<'u> Tracker<'u> {
     fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
         let &(i, psn, _) = self.awaiting_data.back()?;
         let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
-        (nack && psn == req.psn && !self.expired_going_back(req)).then_some(i)
+        (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
     }
 
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
