@@ -518,10 +518,13 @@ impl Timer {
     }
 
     /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown); progress
-    /// heard less than `delivery_ns` before it may not have reached the requester in time.
+    /// heard less than `delivery_ns` before it may not have reached the requester in time —
+    /// but progress a send armed the timer after counts either way: it found the timer
+    /// expired, or it restarted it and the send armed it later still.
     fn expired(&mut self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64, way: Return) -> Option<bool> {
         let now = r.switch_ts_ns;
-        while let Some(&h) = self.heard.front().filter(|h| elapsed(h.at, now) >= delivery_ns && !later(h.at, now)) {
+        let heard = |h: &&Heard| (h.then_sent.is_some() || elapsed(h.at, now) >= delivery_ns) && !later(h.at, now);
+        while let Some(&h) = self.heard.front().filter(heard) {
             self.heard.pop_front();
             self.hear(h, timeout_ns, way);
         }
