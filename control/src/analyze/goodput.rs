@@ -397,7 +397,7 @@ fn estimate_posts(
     unseen: &Unseen,
     gbps: Option<f64>,
 ) -> Vec<Vec<Post>> {
-    let start = run_start(lists, gbps).unwrap_or(0);
+    let start = run_start(lists, gbps);
     let merged = first_merges(lists);
     let all_merged = merged.iter().copied().min().unwrap_or(0);
     let mut posts = Vec::with_capacity(lists.len());
@@ -406,7 +406,9 @@ fn estimate_posts(
             let post = if k < depth {
                 // The run's start only if the trace saw it: with a copy missing before this
                 // message, the capture may have begun after the run did.
-                Some(Post { ps: start, known: !unseen.between(None, msgs[k].first_order) })
+                // None seen begun: no start known.
+                let known = start.is_some() && !unseen.between(None, msgs[k].first_order);
+                Some(Post { ps: start.unwrap_or(0), known })
             } else {
                 match posting {
                     Posting::PerQp => completion(&msgs[k - depth]),
