@@ -471,3 +471,49 @@ fn a_cnp_lost_after_the_traces_last_copy_is_unverifiable() {
     assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
     assert_eq!(unverifiable(&r), [(cnp::FindingKind::MissingCnp, u64::from(cnp.cause_seq))], "{text}");
 }
+
+/// Review, session 23: out-of-order data (gbn's `ooo-data`, PSN p + 1 sent before p) makes
+/// the responder NAK p, and p, arriving next, fills the gap before the NAK passes the
+/// switch. The NAK-cause replay had closed the gap and found no arrival for the NAK: it was
+/// dated by the NAK itself (`naks_without_cause`), a false `missing-cnp`, no scope
+/// explaining the trace, or on a CX6 a per-QP scope inferred against the documented
+/// per-port one. The arrival past the gap is the cause, as the emulator's NP has it.
+#[test]
+fn a_nak_after_out_of_order_data_is_dated_by_the_arrival_past_its_gap() {
+    let missing = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, min-time-between-cnps: 4, adaptive-retrans: true, slow-restart: true}}
+traffic: {num-connections: 2, rdma-verb: write, num-msgs-per-qp: 4, mtu: 2048, message-size: 2377, tx-depth: 1, min-retransmit-timeout: 2, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 1, type: ecn, iter: 2}, {qpn: 1, psn: 1, type: drop, iter: 1}, {qpn: 1, psn: 1, type: drop, iter: 2}, {qpn: 1, psn: 1, type: drop, iter: 3}]}
+rig: {seed: 415728, switch-clock-start-ns: 281474974160782, faults: {gbn-violations: [{kind: ooo-data, qpn: 2, psn: 3}]}}
+";
+    let scope = |nic: &str| {
+        format!(
+            "requester: {{nic: {{type: {nic}, switch-port: 144, ip-list: [10.1.0.2/24]}}, roce-parameters: {{dcqcn-rp-enable: true, dcqcn-np-enable: true, min-time-between-cnps: 0, slow-restart: true}}}}
+responder: {{nic: {{type: {nic}, switch-port: 152, ip-list: [10.2.0.2/24]}}, roce-parameters: {{dcqcn-np-enable: true, min-time-between-cnps: 4, slow-restart: true}}}}
+traffic: {{num-connections: 2, rdma-verb: write, num-msgs-per-qp: 6, mtu: 512, message-size: 18644, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 10, max-retransmit-retry: 7, data-pkt-events: [{{qpn: 2, psn: 94, type: ecn}}, {{qpn: 1, psn: 222, type: ecn}}, {{qpn: 1, psn: 1, type: ecn}}, {{qpn: 2, psn: 111, type: corrupt}}, {{qpn: 1, psn: 74, type: ecn}}, {{qpn: 1, psn: 61, type: ecn}}, {{qpn: 2, psn: 69, type: ecn}}, {{qpn: 1, psn: 98, type: ecn}}]}}
+rig: {{seed: 404130, faults: {{gbn-violations: [{{kind: ooo-data, qpn: 1, psn: 59}}]}}}}
+"
+        )
+    };
+    // E810: the gap after the late packet is filled by a timeout's go-back before its slow
+    // NAK comes, and that NAK comes after the first one: two gaps closed awaiting their NAK.
+    let two = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, slow-restart: true}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 30, mtu: 4096, message-size: 1411, tx-depth: 4, min-retransmit-timeout: 1, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 1, type: corrupt}, {qpn: 1, psn: 11, type: drop}, {qpn: 1, psn: 11, type: drop, iter: 2}, {qpn: 1, psn: 16, type: drop}]}
+rig: {seed: 674394, faults: {gbn-violations: [{kind: ooo-data, qpn: 1, psn: 7}]}}
+";
+    let mut cases = vec![("cnp-ooo-data-missing".to_string(), missing.to_string())];
+    cases.push(("cnp-ooo-data-two-filled".to_string(), two.to_string()));
+    cases.extend(NicKind::ALL.map(|nic| (format!("cnp-ooo-data-scope-{}", nic.name()), scope(nic.name()))));
+    for (name, yaml) in cases {
+        let run = rig_run_yaml(&name, &yaml);
+        assert_eq!(run.result.truth.faults.gbn_violations.len(), 1, "{name}: the fault fired");
+        let r = cnp::analyze(&support::analysis(&run).input());
+        let mut text = String::new();
+        r.render(&mut text);
+        assert_eq!(report_sets(&r), truth_sets(&run), "{name}\n{text}");
+        assert_eq!((r.problems(), r.naks_without_cause), (0, 0), "{name}: {:#?}\n{text}", r.findings);
+        let documented = r.scope.documented.expect("a known NIC");
+        assert!(r.scope.consistent.contains(&documented), "{name}: {:#?}\n{text}", r.hypotheses);
+        assert!(r.scope.inferred.is_none_or(|s| s == documented), "{name}: {:#?}\n{text}", r.scope);
+    }
+}

@@ -729,3 +729,64 @@ traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 4, mtu: 1024, me
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// An ACK crossing the requester's timer expiry on the wire (review session 23), CX6 SEND
+/// with three QPs on one link: the go-back resumes past what the ACK acknowledged (it
+/// arrived before the go-back left), and the first transmission after the ACK's copy, taken
+/// as arming the timer (nothing outstanding by the trace), had left before the ACK arrived:
+/// the timeout's go-back 1 µs later was counted NAK-triggered, with no NAK.
+#[test]
+fn an_ack_crossing_the_timer_expiry_leaves_a_timeout() {
+    let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}}
+traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
+rig: {seed: 37385}
+";
+    // Not every send after progress acknowledging everything left before it arrived: CX6
+    // WRITE on 25 Gb/s links, a NAK's late go-back right after the next message's first
+    // packet (which armed the timer) was taken for a timeout when that send's start was
+    // held back with the ACK before it.
+    let slow = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {slow-restart: true}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 15, mtu: 1024, message-size: 11169, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 3, type: corrupt}]}
+rig: {seed: 178752, link-gbps: 25}
+";
+    for (name, yaml) in [("gbn-ack-crossing-cx6", yaml), ("gbn-ack-crossing-cx6-slow", slow)] {
+        let run = rig_run_yaml(name, yaml);
+        let report = gbn::analyze(&analysis(&run).input());
+        assert_compliant(name, &run, &report);
+    }
+}
+
+/// Per connection, (NAK-triggered, timeout) go-backs as the emulator did them.
+fn assert_go_backs_by_trigger(what: &str, run: &RigRun, report: &gbn::Report) {
+    let truth = &run.result.truth;
+    for s in &report.connections {
+        let kinds = truth.recoveries.iter().filter(|r| r.conn == s.conn).map(|r| r.kind);
+        let timeouts = kinds.clone().filter(|&k| k == RecoveryKind::Timeout).count();
+        let want = (kinds.count() - timeouts, timeouts);
+        let got = (s.nak_retransmissions as usize, s.timeout_retransmissions as usize);
+        assert_eq!(got, want, "{what}: conn {} (NAK-triggered, timeout) go-backs\n{}", s.conn, render(report));
+    }
+}
+
+/// Review, session 23: after out-of-order data (`ooo-data`, PSN p + 1 before p) the
+/// responder NAKs p, then p + 1 (or acknowledges p first); each NAK's go-back resumes from
+/// the oldest PSN unacknowledged as the requester knew it. With adaptive retransmission
+/// (no timer to decide) a go-back not at the PSN of the one NAK remembered was counted a
+/// timeout: a timeout retransmission that never happened, and a false
+/// `local_ack_timeout_err` inconsistency in `counters`. Every NAK pending is remembered.
+#[test]
+fn go_backs_after_out_of_order_data_are_the_naks() {
+    for (nic, verb, p) in
+        NicKind::ALL.into_iter().flat_map(|n| [(n, Verb::Write, 5), (n, Verb::Send, 20), (n, Verb::Write, 43)])
+    {
+        let what = format!("gbn-ooo-adaptive-{}-{}-{p}", nic.name(), verb_name(verb));
+        let faults = format!("    gbn-violations: [{{kind: ooo-data, qpn: 1, psn: {p}}}]\n");
+        let knobs = Knobs { nic, verb, adaptive: true, msgs: 20, msg_pkts: 3, tx_depth: 2, faults, ..Knobs::default() };
+        let (run, report) = gbn_report(&what, &knobs);
+        assert_flags_exactly_the_injected(&what, &run, &report);
+        assert!(!run.result.truth.naks.is_empty(), "{what}: the fault draws a NAK");
+        assert_go_backs_by_trigger(&what, &run, &report);
+    }
+}

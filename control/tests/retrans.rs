@@ -1105,3 +1105,82 @@ fn out_of_order_data_with_a_nak_copy_missing_is_unverifiable() {
         assert!(!report.unverifiable.is_empty(), "{name}: {:#?}", report.recoveries);
     }
 }
+
+/// Timeouts against the truth: the attempt, and no early one (the IBA timer never fires
+/// early).
+fn compare_timeouts(name: &str, run: &RigRun, report: &retrans::Report) {
+    let truth = &run.result.truth;
+    let mut text = String::new();
+    report.render(&mut text);
+    assert_eq!(report.problems(), 0, "{name}\n{text}");
+    let want: Vec<_> = truth
+        .recoveries
+        .iter()
+        .filter_map(|r| match r.trigger {
+            Trigger::Timeout(i) => Some((r.conn, r.first_retransmission_seq, truth.timeouts[i as usize].attempt)),
+            _ => None,
+        })
+        .collect();
+    let got: Vec<_> = report
+        .recoveries
+        .iter()
+        .filter_map(|r| Some((r.conn, r.first_retransmission?.seq, r.timeout.as_ref()?.attempt)))
+        .collect();
+    assert_eq!(got, want, "{name}: timeouts (conn, first retransmission seq, attempt)");
+}
+
+/// An ACK crossing a timer's expiry on the wire (review session 23) restarted the timer in
+/// the analyzer only: a false early timeout. E810 WRITE (4.096 µs timer, 500 ns links): the
+/// go-back resends PSNs the ACK, seen before it, acknowledged; with 3 µs links and an
+/// 8.192 µs timer that is the only sign. CX6 SEND, three QPs on one link: the go-back
+/// comes after the ACK arrived (it resumes past what the ACK acknowledged), but the ACK's
+/// copy passed when the timer before it had all but run out; the ACK also reset the
+/// attempt count before the timeout instead of after (the next one was attempt 2).
+#[test]
+fn an_ack_crossing_a_timeout_restarts_neither_its_timer_nor_its_count() {
+    let e810 = |t: u8, delay: u32| {
+        format!(
+            "requester: {{nic: {{type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}}}}
+responder: {{nic: {{type: e810, switch-port: 152, ip-list: [10.2.0.2/24]}}}}
+traffic: {{num-connections: 2, rdma-verb: write, num-msgs-per-qp: 6, mtu: 1024, message-size: 35586, tx-depth: 4, min-retransmit-timeout: {t}, max-retransmit-retry: 7}}
+rig: {{seed: 1, link-delay-ns: {delay}}}
+"
+        )
+    };
+    let cx6 = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}}
+traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
+rig: {seed: 37385}
+";
+    // CX6 SEND, three timeouts on PSN 1, then an ACK crossing a timeout's go-back much
+    // later: the timer before the ACK right after those timeouts had all but run out when
+    // that ACK passed, but new data went out long after it would have expired.
+    let cx6_retries = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 9, mtu: 1024, message-size: 23962, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 3, data-pkt-events: [{qpn: 1, psn: 1, type: corrupt, iter: 1}, {qpn: 1, psn: 1, type: corrupt, iter: 2}, {qpn: 1, psn: 1, type: drop, iter: 3}, {qpn: 1, psn: 110, type: corrupt, iter: 2}, {qpn: 1, psn: 110, type: drop, iter: 3}, {qpn: 1, psn: 216, type: drop, iter: 1}]}
+rig: {seed: 1}
+";
+    // CX6 WRITE on 25 Gb/s links: a NAK's go-back crossing an ACK (it resends PSNs the ACK
+    // acknowledged) is still the NAK's: that ACK did not restart the timer, and the one
+    // before it did, later than its copy shows, so by the go-back's copy the timer seems to
+    // have run out. A NAK pending explains the go-back unless the timer as the trace shows
+    // it ran out.
+    let slow = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 15, mtu: 1024, message-size: 11169, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 3, type: corrupt}]}
+rig: {seed: 178752, link-gbps: 25}
+";
+    let cases = [
+        ("retrans-ack-crossing-cx6-retries", cx6_retries.to_string()),
+        ("retrans-ack-crossing-nak-slow", slow.to_string()),
+        ("retrans-ack-crossing-e810", e810(0, 500)),
+        ("retrans-ack-crossing-e810-long", e810(1, 3000)),
+        ("retrans-ack-crossing-cx6", cx6.to_string()),
+    ];
+    for (name, yaml) in cases {
+        let run = rig_run_yaml(name, &yaml);
+        assert!(run.result.truth.timeouts.len() >= 4, "{name}: timeouts");
+        let report = retrans::analyze(&analysis(&run).input());
+        compare_timeouts(name, &run, &report);
+    }
+}

@@ -78,6 +78,8 @@ const WINDOW_SLACK_NS: u64 = 2_000;
 const MAX_SEARCHED_AMBIGUOUS: u32 = 6;
 /// Beyond, at most this many decisions are flipped, one per round.
 const MAX_REPAIR_ROUNDS: u32 = 8;
+/// Gaps closed before their NAK came, kept per connection for the NAK (`NakReplay::filled`).
+const MAX_FILLED: usize = 16;
 
 /// Which CNPs share one rate limiter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -284,6 +286,10 @@ struct NakReplay {
     highest: Option<u32>,
     /// The arrival past the gap, until its NAK is seen or the gap closes.
     gap: Option<Gap>,
+    /// Gaps closed before their NAK was seen, latest last: out-of-order data (a GBN fault)
+    /// fills a gap in order right after the arrival past it, before the NAK leaves the
+    /// responder, and a timeout's go-back may fill the next one before its (slow) NAK.
+    filled: VecDeque<Gap>,
     /// The latest arrival past PSNs taken as received unseen: if a NAK names the first of
     /// them, one was lost instead (its copy missing too), and this arrival was past it.
     caught_up: Option<Gap>,
@@ -306,6 +312,7 @@ impl NakReplay {
             before_latest: None,
             highest: None,
             gap: None,
+            filled: VecDeque::new(),
             caught_up: None,
         }
     }
@@ -337,6 +344,12 @@ impl NakReplay {
         }
         let arrived = self.rx.arrive(p);
         let closed = self.gap.take_if(|g| self.rx.expected().is_some_and(|e| psn::gt(e, g.names)));
+        if let Some(g) = &closed {
+            if self.filled.len() == MAX_FILLED {
+                self.filled.pop_front();
+            }
+            self.filled.push_back(g.clone());
+        }
         if let Arrival::Gap { missing: names } = arrived {
             let arrival = Trig { cause: Cause::Nak, ..t.clone() };
             let replaced = self.gap.replace(Gap { names, arrival, after: self.before_latest });
@@ -345,13 +358,19 @@ impl NakReplay {
         closed
     }
 
-    /// The arrival that made the responder send `nak`: past the gap it names; past another
-    /// gap when no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer
-    /// reports); else past a PSN lost unseen. Without one: whether the NAK is doubtful, a
-    /// copy missing since the data copy before the latest (the replay may have missed its
-    /// cause, or opened a gap an unseen packet filled).
+    /// The arrival that made the responder send `nak`: past the gap it names, open or
+    /// filled since (Lumina §4: the responder NAKs an out-of-sequence arrival, and out-of-
+    /// order data may fill the gap before the NAK passes the switch); past another gap when
+    /// no copy is missing since (the NIC named a wrong PSN, which the GBN analyzer reports);
+    /// else past a PSN lost unseen. Without one: whether the NAK is doubtful, a copy missing
+    /// since the data copy before the latest (the replay may have missed its cause, or
+    /// opened a gap an unseen packet filled).
     fn cause_of(&mut self, nak: &Record, unseen: &Unseen) -> Result<Trig, bool> {
-        let gap = self.gap.take().filter(|g| g.names == nak.psn() || !unseen.between(g.after, nak.seq()));
+        let names = |g: &mut Gap| g.names == nak.psn();
+        let filled = |f: &mut VecDeque<Gap>| f.iter().rposition(|g| g.names == nak.psn()).and_then(|i| f.remove(i));
+        let named = self.gap.take_if(names).or_else(|| filled(&mut self.filled));
+        let other = || self.gap.take().filter(|g| !unseen.between(g.after, nak.seq()));
+        let gap = named.or_else(other);
         let cause = gap.or_else(|| self.lost_unseen(nak)).map(|g| g.arrival);
         cause.ok_or_else(|| unseen.between(self.before_latest, nak.seq()))
     }

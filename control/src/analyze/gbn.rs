@@ -365,8 +365,10 @@ impl Receiver {
 struct Sender {
     highest: Option<u32>,
     last: Option<u32>,
-    /// The PSN of the last NAK delivered to the sender that no go-back has answered yet.
-    nak_pending: Option<u32>,
+    /// The PSNs of the NAKs delivered to the sender that no go-back has answered yet, oldest
+    /// first: each schedules one go-back (two after out-of-order data), unless a timeout's
+    /// goes back first.
+    nak_pending: VecDeque<u32>,
     /// The same for an RNR NAK: its resend is neither a NAK's go-back nor a timeout's.
     rnr_pending: Option<u32>,
     /// Everything before this PSN has been acknowledged to the sender (ACK PSN + 1, NAK PSN).
@@ -463,12 +465,14 @@ impl Start {
 }
 
 /// Progress heard: its copy's timestamp, what it acknowledged (everything before `una`),
-/// and the copy of a go-back that left before it arrived.
+/// the copy of a go-back that left before it arrived, and of a send that found nothing
+/// outstanding by the trace after it, but may have left before it arrived.
 #[derive(Debug, Clone, Copy)]
 struct Heard {
     at: u64,
     una: u32,
     missed_by: Option<u64>,
+    then_sent: Option<u64>,
 }
 
 /// How far after progress's copy the requester's sends show it ([`Checker::return_ns`]):
@@ -490,7 +494,20 @@ impl Timer {
         if self.heard.len() == MAX_PENDING {
             self.heard.pop_front();
         }
-        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None });
+        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None, then_sent: None });
+    }
+
+    /// A send `r` with nothing outstanding by the trace (all before `una` acknowledged)
+    /// arms the timer; unless the progress that acknowledged it all passed less than
+    /// `delivery_ns` before: the send may have left before it arrived, the timer running on
+    /// (and expiring before it, an ACK crossing the expiry). Then the send's start counts
+    /// once that progress is heard, if it found the timer running.
+    fn arm(&mut self, r: &Record, una: u32, delivery_ns: u64) {
+        let now = r.switch_ts_ns;
+        match self.heard.back_mut().filter(|h| h.una == una && elapsed(h.at, now) < delivery_ns) {
+            Some(h) => h.then_sent = Some(now),
+            None => self.restart(r),
+        }
     }
 
     /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
@@ -501,10 +518,13 @@ impl Timer {
     }
 
     /// Whether a go-back at `r` can be a timeout (`None`: the timeout is unknown); progress
-    /// heard less than `delivery_ns` before it may not have reached the requester in time.
+    /// heard less than `delivery_ns` before it may not have reached the requester in time —
+    /// but progress a send armed the timer after counts either way: it found the timer
+    /// expired, or it restarted it and the send armed it later still.
     fn expired(&mut self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64, way: Return) -> Option<bool> {
         let now = r.switch_ts_ns;
-        while let Some(&h) = self.heard.front().filter(|h| elapsed(h.at, now) >= delivery_ns && !later(h.at, now)) {
+        let heard = |h: &&Heard| (h.then_sent.is_some() || elapsed(h.at, now) >= delivery_ns) && !later(h.at, now);
+        while let Some(&h) = self.heard.front().filter(heard) {
             self.heard.pop_front();
             self.hear(h, timeout_ns, way);
         }
@@ -530,9 +550,10 @@ impl Timer {
     /// Progress `h` reached the requester: it restarts the timer, unless the timer restarted
     /// later by a send, or expired before it arrived.
     fn hear(&mut self, h: Heard, timeout_ns: Option<u64>, way: Return) {
-        let start = match h.missed_by {
-            Some(g) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
-            None => Start::Heard(h.at),
+        let start = match (h.missed_by, h.then_sent) {
+            (Some(g), _) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
+            (None, Some(s)) => Start::Sent(s),
+            (None, None) => Start::Heard(h.at),
         };
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
@@ -809,7 +830,10 @@ impl<'u> Checker<'u> {
         }
         if delivered(r) {
             self.acknowledged(r, r.psn());
-            self.tx.nak_pending = Some(r.psn());
+            if self.tx.nak_pending.len() == MAX_HOLES {
+                self.tx.nak_pending.pop_front();
+            }
+            self.tx.nak_pending.push_back(r.psn());
         }
     }
 
@@ -1011,7 +1035,7 @@ impl<'u> Checker<'u> {
             return;
         }
         if self.tx.ack_una.is_none_or(|u| u == next_new) && p == next_new {
-            self.timer.restart(r); // nothing was outstanding: the send arms the timer
+            self.timer.arm(r, next_new, self.delivery_ns()); // nothing was outstanding
         }
         if psn::le(p, last) {
             self.go_back_past_unacknowledged(r);
@@ -1099,7 +1123,10 @@ impl<'u> Checker<'u> {
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), Some(una), m);
     }
 
-    /// A go-back to `r`'s PSN: it answers the pending NAK if it names that PSN.
+    /// A go-back to `r`'s PSN: it answers the oldest pending NAK whose go-back resumes
+    /// there: at the PSN it names, or at the oldest PSN unacknowledged when an ACK
+    /// acknowledged that one (out-of-order data fills the gap before its NAK arrives) —
+    /// as the requester knew it, so not past the trace's (later ACKs may not have arrived).
     fn go_back(&mut self, r: &Record) {
         if self.tx.rnr_pending == Some(r.psn()) {
             self.tx.rnr_pending = None;
@@ -1107,11 +1134,14 @@ impl<'u> Checker<'u> {
             self.timer.restart(r);
             return;
         }
-        let answers_nak = self.tx.nak_pending == Some(r.psn());
-        if answers_nak {
-            self.tx.nak_pending = None;
+        let una = self.tx.ack_una;
+        let p = r.psn();
+        let resumes = |&n: &u32| n == p || psn::gt(p, n) && una.is_some_and(|u| psn::le(p, u));
+        let answered = self.tx.nak_pending.iter().position(resumes);
+        if let Some(i) = answered {
+            self.tx.nak_pending.remove(i);
         }
-        self.count_go_back(r, answers_nak);
+        self.count_go_back(r, answered.is_some());
     }
 
     /// Counts a go-back by what triggered it. With the timeout known, the timer decides:
@@ -1126,6 +1156,8 @@ impl<'u> Checker<'u> {
 
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
+            // It supersedes the go-backs of the NAKs pending: they are not done again.
+            self.tx.nak_pending.clear();
             self.stats.timeout_retransmissions += 1;
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
             self.first_retry.get_or_insert(r.seq());
@@ -1147,7 +1179,7 @@ impl<'u> Checker<'u> {
         if n - before > 1 {
             self.tx.holes.push((psn::add(p, 1), n - before - 1));
         }
-        if self.tx.nak_pending == Some(p) {
+        if self.tx.nak_pending.contains(&p) {
             return false;
         }
         true
@@ -1177,7 +1209,11 @@ impl<'u> Checker<'u> {
             }
         } else {
             if self.rx.epsn() == self.read.sent_end {
-                self.timer.restart(r); // nothing was outstanding: the request arms the timer
+                // Nothing was outstanding: the request arms the timer.
+                match self.read.sent_end {
+                    Some(end) => self.timer.arm(r, end, self.delivery_ns()),
+                    None => self.timer.restart(r),
+                }
             }
             if let Some(n) = count {
                 self.read.sent_end = Some(psn::add(q, n));

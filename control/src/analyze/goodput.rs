@@ -339,7 +339,8 @@ fn lists_of(per_conn: &[(u32, Vec<Message>)]) -> Vec<&[Message]> {
 /// (one whose first copy is missing may have begun before it).
 fn run_start(lists: &[&[Message]], gbps: Option<f64>) -> Option<u64> {
     let sent = |m: &Message| first_packet_ps(m).saturating_sub(egress::wire_time_ps(gbps, m.first_frame_len));
-    lists.iter().filter_map(|m| m.iter().find(|m| m.begun_in_trace)).map(sent).min()
+    // Any message's: after out-of-order data a QP's second message may go out first.
+    lists.iter().flat_map(|m| m.iter().filter(|m| m.begun_in_trace)).map(sent).min()
 }
 
 /// A message's first packet at the switch, ps (the middle of its timestamp's nanosecond).
@@ -396,7 +397,7 @@ fn estimate_posts(
     unseen: &Unseen,
     gbps: Option<f64>,
 ) -> Vec<Vec<Post>> {
-    let start = run_start(lists, gbps).unwrap_or(0);
+    let start = run_start(lists, gbps);
     let merged = first_merges(lists);
     let all_merged = merged.iter().copied().min().unwrap_or(0);
     let mut posts = Vec::with_capacity(lists.len());
@@ -405,7 +406,9 @@ fn estimate_posts(
             let post = if k < depth {
                 // The run's start only if the trace saw it: with a copy missing before this
                 // message, the capture may have begun after the run did.
-                Some(Post { ps: start, known: !unseen.between(None, msgs[k].first_order) })
+                // None seen begun: no start known.
+                let known = start.is_some() && !unseen.between(None, msgs[k].first_order);
+                Some(Post { ps: start.unwrap_or(0), known })
             } else {
                 match posting {
                     Posting::PerQp => completion(&msgs[k - depth]),
@@ -779,7 +782,10 @@ impl<'u> Tracker<'u> {
             self.on_request(&h);
             self.missed = missed;
         }
-        if data && !self.missed && !self.msgs.is_empty() && psn::distance(self.hi, r.psn()) == 1 {
+        // Not at the trace's start, unless it starts at the QP's first PSN (the swap's PSN p
+        // may be that one).
+        let followed = !self.msgs.is_empty() || self.ipsn_seen;
+        if data && !self.missed && followed && psn::distance(self.hi, r.psn()) == 1 {
             self.ooo = Some(*r);
             return;
         }

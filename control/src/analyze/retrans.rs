@@ -20,6 +20,8 @@
 //! - a go-back that comes a whole configured timeout or more after the retransmission
 //!   timer (re)started (IBA: at a send with none outstanding, at each acknowledgement that
 //!   makes progress) is a timeout whatever NAK is pending: the timer fired first;
+//!   progress that crossed the expiry on the wire (a go-back resends PSNs it acknowledged)
+//!   reached the requester after it and restarted nothing;
 //! - gaps, NAKs and go-backs pair up in order (first come, first served): each gap gets
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
 //!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
@@ -57,9 +59,10 @@ use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
+use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, path_mtu, starts_message, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, later, path_mtu, starts_message, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -488,7 +491,7 @@ impl Sent {
 /// The retransmission timer as IBA runs it: started by a send when none is running,
 /// restarted by progress with data still outstanding, stopped when all is acknowledged
 /// and when it expires.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone, Copy)]
 struct Timer {
     start: Option<u64>,
     /// Trace order (unwrapped mirror seq) of the packet that (re)started it: a copy
@@ -512,6 +515,20 @@ impl Timer {
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
     }
+}
+
+/// Progress to `una` (its copy at `at`, from `before`), with the requester's timer and
+/// attempt count as they were before it: progress may reach the requester only after its
+/// timer expired (it crossed the go-back on the wire), restarting nothing.
+#[derive(Debug, Clone, Copy)]
+struct Unheard {
+    una: u64,
+    before: u64,
+    at: u64,
+    timer: Timer,
+    attempts: u32,
+    timed_out: Option<u64>,
+    attempts_doubt: bool,
 }
 
 /// A gap the data receiver saw: `expected` was missing when `cause` arrived.
@@ -643,6 +660,8 @@ struct Tracker<'u> {
     /// repeated), with the trace order they were first seen at: where a recovery's packet
     /// lies within its message (`Recovery::psn_in_message`).
     msg_starts: BTreeMap<u64, u64>,
+    /// The last message end acknowledged.
+    acked_end: Option<u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
@@ -651,6 +670,10 @@ struct Tracker<'u> {
     timed_out: Option<u64>,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
+    /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
+    unheard: VecDeque<Unheard>,
+    /// Switch time of the requester's last first transmission (data, READ: a request).
+    fresh_ns: Option<u64>,
     gaps: Vec<Gap>,
     /// WRITE/SEND gaps before `una` no NAK had answered yet, latest last: out-of-order data
     /// fills one in order after its NAK went out, and that NAK comes after the ACK.
@@ -706,11 +729,14 @@ impl<'u> Tracker<'u> {
             retransmitted_packets: 0,
             msg_ends: BTreeSet::new(),
             msg_starts: BTreeMap::new(),
+            acked_end: None,
             una: 1,
             timer: Timer::default(),
             attempts: 0,
             timed_out: None,
             attempts_doubt: false,
+            unheard: VecDeque::new(),
+            fresh_ns: None,
             gaps: Vec::new(),
             closed: Vec::new(),
             naks: Vec::new(),
@@ -775,6 +801,9 @@ impl<'u> Tracker<'u> {
     fn data(&mut self, p: PacketRef, r: &Record) {
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
         self.retransmitted_packets += u64::from(retx);
+        if !retx && self.s.verb != Verb::Read {
+            self.fresh_ns = Some(p.switch_ts_ns);
+        }
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
@@ -927,12 +956,20 @@ impl<'u> Tracker<'u> {
         if una <= self.una {
             return;
         }
+        if self.unheard.len() >= PENDING_CAP {
+            self.unheard.pop_front();
+        }
+        let (timer, attempts, timed_out, attempts_doubt) =
+            (self.timer, self.attempts, self.timed_out, self.attempts_doubt);
+        let before = self.una;
+        self.unheard.push_back(Unheard { una, before, at: ts, timer, attempts, timed_out, attempts_doubt });
         self.una = una;
         if self.timed_out.is_some_and(|t| una > t) {
             (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
         }
-        while self.msg_ends.first().is_some_and(|&e| e < una) {
+        while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
+            self.acked_end = Some(e);
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -1005,6 +1042,35 @@ impl<'u> Tracker<'u> {
         self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
+    /// Whether the timer had fired by go-back `first`, for pending NAK `n`: as the trace
+    /// shows it; for a NAK a timeout's go-back went back over already, as the requester ran
+    /// it (without progress the go-back had not heard, `crossed`): that NAK's own go-back
+    /// comes only if it arrived after that expiry, and a later go-back from before its PSN
+    /// is another timeout's once the timer ran out again.
+    fn expired_for(&self, n: &PendingNak, first: PacketRef) -> bool {
+        let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |u| u.timer);
+        self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
+    }
+
+    /// The first progress seen that had not reached the requester when its timer expired
+    /// before go-back `first`, with the state before it (the rest came later still). Proven
+    /// for progress past the PSN the go-back resends (the requester resends from its oldest
+    /// PSN unacknowledged). With `lapse`, also progress whose copy passed when the timer
+    /// before it had run out, within the way to the requester and back ([`DELIVERY_NS`]),
+    /// and run out by `first`: it may have arrived after the expiry, restarting nothing —
+    /// unless the requester sent new data that long after the expiry (it had not fired).
+    fn crossed(&self, first: PacketRef, lapse: bool) -> Option<Unheard> {
+        let (psn, una, ts) = (first.psn, self.una, first.switch_ts_ns);
+        let behind = |u: &Unheard| psn < una && u.una > psn;
+        let ran_out = |u: &Unheard| {
+            let Some((start, t)) = u.timer.start.zip(self.s.fixed_ns) else { return false };
+            let by = |at: u64, slack: u64| elapsed(start, at) + slack >= t;
+            let fresh_after = self.fresh_ns.is_some_and(|f| later(f, start) && elapsed(start, f) >= t + DELIVERY_NS);
+            lapse && by(u.at, DELIVERY_NS) && by(ts, 0) && !fresh_after
+        };
+        self.unheard.iter().find(|u| behind(u) || ran_out(u)).copied()
+    }
+
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
     /// requester schedules one go-back per NAK, from the PSN it names or the oldest one
     /// unacknowledged if later: the oldest pending NAK resuming there is this one's, else
@@ -1025,7 +1091,7 @@ impl<'u> Tracker<'u> {
         let exact = self.naks.iter().position(from).or_else(|| self.naks.iter().position(|n| n.nak.psn == first.psn));
         let nak = exact.or_else(|| self.naks.iter().position(|n| n.nak.psn <= first.psn));
         match nak {
-            Some(i) if !self.timer_expired(first.switch_ts_ns) => {
+            Some(i) if !self.expired_for(&self.naks[i], first) => {
                 // Lumina §4 (Figure 5): with several NAKs resuming where this one does (here,
                 // or before an unseen first copy), the NIC may answer the later one first:
                 // which is this go-back's the trace cannot tell.
@@ -1142,6 +1208,7 @@ impl<'u> Tracker<'u> {
         }
         if !repeat {
             self.msg_starts.entry(p.psn).or_insert(self.order);
+            self.fresh_ns = Some(p.switch_ts_ns);
         }
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
@@ -1324,8 +1391,18 @@ impl<'u> Tracker<'u> {
 
     /// A go-back with no NAK: the retransmission timer expired.
     fn timeout(&mut self, first: PacketRef, data: Option<PacketRef>) -> usize {
+        // IBA: the timer and count as the requester ran them, without progress that reached
+        // it after the expiry; its oldest PSN unacknowledged then is the one timed out.
+        let short = !self.timer_expired(first.switch_ts_ns);
+        let mut from = first.psn;
+        if let Some(u) = self.crossed(first, short) {
+            (self.timer, self.attempts, self.timed_out, self.attempts_doubt) =
+                (u.timer, u.attempts, u.timed_out, u.attempts_doubt);
+            from = from.min(u.before);
+        }
+        self.unheard.clear();
         self.attempts += 1;
-        self.timed_out = Some(self.msg_ends.range(first.psn..).next().copied().unwrap_or(first.psn));
+        self.timed_out = Some(self.msg_ends.range(from..).next().copied().unwrap_or(from));
         // The requester's last packet before the go-back may be unseen: then so is the
         // observed timeout (the recovery itself stands).
         let last_tx = self.last_tx[Role::Requester.index()].filter(|l| !self.unseen.between(Some(l.order), self.order));
@@ -1357,6 +1434,11 @@ impl<'u> Tracker<'u> {
             }
         }
         self.attempts_doubt |= doubt;
+        if self.acked_end.is_some_and(|e| e >= from) {
+            // Progress that arrives after the expiry acknowledged its message: the count
+            // starts over then.
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+        }
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order, None);
         self.draft(Draft {
