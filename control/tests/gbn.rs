@@ -927,4 +927,16 @@ rig: {{{rig}}}
     let report = gbn::analyze(&analysis(&run).input());
     assert_compliant("cx5 NAK after the timer's repeat", &run, &report);
     assert_eq!(report.unverifiable, [], "{}", render(&report));
+
+    // CX5, 8 µs cables, 33 µs timer, retry count 0: the QP failed before any response
+    // reached it; the requester's last sign of life is older than the gap the trace shows,
+    // and the negative time between wrapped into "overdue" (a false `missing-nak`): the
+    // NAK was never due, unverifiable.
+    let unseen_gap = yaml("cx5", 3, 0, "{qpn: 1, psn: 3, type: corrupt, iter: 1}", "seed: 179, link-delay-ns: 8000")
+        .replace("num-msgs-per-qp: 4, tx-depth: 2", "num-msgs-per-qp: 4, tx-depth: 1")
+        .replace("message-size: 2048", "message-size: 8192");
+    let run = rig_run_yaml("gbn-read-gap-after-failure", &unseen_gap);
+    assert_eq!(run.result.truth.qp_errors.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
 }

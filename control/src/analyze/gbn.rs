@@ -1606,7 +1606,8 @@ impl<'u> Checker<'u> {
             Start::Heard(a) => ts_add(a, t),
         });
         let alive = [self.last_request_ts, expiry].into_iter().flatten().reduce(latest);
-        alive.is_none_or(|a| !read_nak_overdue(e.cause.switch_ts_ns, a, bound, path))
+        let cause = e.cause.switch_ts_ns;
+        alive.is_none_or(|a| !later(a, cause) || !read_nak_overdue(cause, a, bound, path))
     }
 
     /// End of trace: episodes still waiting for their NAK never got one.
