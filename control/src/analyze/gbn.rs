@@ -23,9 +23,13 @@
 //! - **READ requester**: its NAK is a repeated READ request, from the first missing PSN as
 //!   it knew it (responses still on their way do not count). A gap that a request sent
 //!   before it fills needs none; while a repeat is outstanding, a new gap needs none, and
-//!   a second repeat the timer does not explain is a second NAK. A repeat the timer sent
-//!   after the NAK was due is no NAK. A gap whose response reached the requester after its
-//!   timer's repeat left (nothing in order between) came while it was going back: no episode.
+//!   a second repeat the timer does not explain is a second NAK. A repeat the timer may
+//!   have sent after the NAK was due (the NIC's READ NAK bound, `transport::read_nak_ns`)
+//!   is no NAK, whatever the timer. The timer's repeat before the NAK was due leaves the
+//!   gap waiting; if no NAK follows, whether one would have the trace cannot tell
+//!   (unverifiable), nor when the QP failed first. A gap whose response reached the
+//!   requester after its timer's repeat left (nothing in order between) came while it was
+//!   going back: no episode. A failed requester (retries exhausted) takes nothing.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
