@@ -139,9 +139,9 @@ fn write_faults_do_not_fire_on_read() {
 
 /// The retransmission timeout (IBA exponent) under which the READ NAK faults are flagged
 /// on `nic`. `read-no-nak` is told from the NIC's own (slow) READ NAK only when the timer's
-/// repeat comes later than the NIC's READ NAK bound (gbn's READ_NAK_NS, twice Lumina
-/// §6.1's figures): 300 µs on CX4 Lx, CX5 and CX6 Dx, below timeout 8 (1.07 ms); 166 ms on
-/// E810, below timeout 16 (275 ms) only. `read-double-nak` needs the first repeat to come
+/// repeat comes later than the NIC's READ NAK bound (`transport::read_nak_ns`): 300 µs on
+/// CX4 Lx and 20 µs on CX5 and CX6 Dx, below timeout 8 (1.07 ms); 166 ms on E810, below
+/// timeout 16 (275 ms) only. `read-double-nak` needs the first repeat to come
 /// before the timer: E810's takes ≈83 ms, so the same timeouts do.
 fn read_fault_timeout(nic: NicKind) -> u8 {
     match nic {
@@ -201,9 +201,10 @@ fn a_double_nak_the_timer_overtook_is_no_fault() {
 
 #[test]
 fn read_no_nak_within_the_nics_bound_is_not_flagged() {
-    // E810 takes up to READ_NAK_NS (166 ms) to repeat a READ request; with timeout 8 the
-    // timer's repeat (≈1 ms after the gap) may as well be that repeat: the fault fires,
-    // but the trace cannot prove it, so nothing is flagged (no false flag either).
+    // E810 takes up to its READ NAK bound (166 ms) to repeat a READ request; with timeout
+    // 8 the timer's repeat (≈1 ms after the gap) comes first: the fault fires, but the
+    // trace cannot prove it, so nothing is flagged (no false flag either), and the gap is
+    // listed unverifiable (it passed silently before).
     let faults = "    gbn-violations:
     - {kind: read-no-nak, qpn: 1, psn: 3}
 "
@@ -211,8 +212,11 @@ fn read_no_nak_within_the_nics_bound_is_not_flagged() {
     let events = vec![ev(1, 3, Drop, 1)];
     let knobs = Knobs { verb: Verb::Read, nic: NicKind::E810, timeout: 8, faults, events, ..Knobs::default() };
     let (run, report) = gbn_report("gbn-read-no-nak-e810-timeout-8", &knobs);
-    assert_eq!(run.result.truth.faults.gbn_violations.len(), 1);
+    let fired = &run.result.truth.faults.gbn_violations;
+    assert_eq!(fired.len(), 1);
     assert!(report.violations.is_empty(), "{}", render(&report));
+    let listed: Vec<_> = report.unverifiable.iter().map(|v| (v.kind, v.seq)).collect();
+    assert_eq!(listed, [(ViolationKind::MissingNak, fired[0].seq)]);
 }
 
 /// The event patterns of a compliant run. ITER counts go-back rounds per connection
@@ -789,4 +793,211 @@ fn go_backs_after_out_of_order_data_are_the_naks() {
         assert!(!run.result.truth.naks.is_empty(), "{what}: the fault draws a NAK");
         assert_go_backs_by_trigger(&what, &run, &report);
     }
+}
+
+/// Review session 23 (`qp-fail-before-ack`): with `max-retransmit-retry` 0 the QP fails at
+/// its first expiry, started by its first send; the ACK that passed the switch just before
+/// that expiry (by the sends' clock) reached it after, and completed nothing. The analyzer
+/// looked for the expiry only after a retry, so it took the ACK: goodput counted the
+/// message and `req_transport_retries_exceeded` 1 was flagged inconsistent.
+#[test]
+fn a_qp_with_no_retries_fails_at_its_first_expiry() {
+    let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 1024, message-size: 30000, min-retransmit-timeout: 0, max-retransmit-retry: 0}
+rig: {seed: 1}
+";
+    let run = rig_run_yaml("gbn-retry-0-fails", yaml);
+    let truth = &run.result.truth;
+    assert_eq!(truth.qp_errors.len(), 1, "the QP failed at its first expiry");
+    assert!(truth.timeouts.iter().all(|t| !t.retried));
+    let r = analysis(&run).run();
+    assert!(r.gbn.connections[0].retries_exhausted_by_ns.is_some(), "{:?}", r.gbn.connections);
+    assert_eq!(r.counters.inconsistent(), []);
+    assert_eq!(r.goodput.connections[0].totals.completed, 0, "the late ACK completed nothing");
+}
+
+/// Review session 23 (seed 2090): retry count 0, 5 µs cables; the NAK for a corrupted
+/// first packet reached the requester after its timer had expired: its QP had failed and
+/// did not count the NAK (`packet_seq_err` 0, flagged inconsistent with the trace's 1).
+#[test]
+fn a_nak_reaching_a_failed_qp_is_not_counted() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, adaptive-retrans: true}}
+traffic: {num-connections: 1, rdma-verb: send, num-msgs-per-qp: 7, mtu: 4096, message-size: 8261, tx-depth: 1, barrier-sync: true, min-retransmit-timeout: 2, max-retransmit-retry: 0, data-pkt-events: [{qpn: 1, psn: 1, type: corrupt, iter: 1}]}
+rig: {seed: 577041, link-delay-ns: 5000, switch-latency-ns: 400, faults: {paper-counter-bugs: true}}
+";
+    let run = rig_run_yaml("gbn-retry-0-late-nak", yaml);
+    let truth = &run.result.truth;
+    assert_eq!(truth.qp_errors.len(), 1);
+    assert!(truth.naks.iter().any(|n| n.seq != 0), "the NAK went out");
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[0];
+    assert_eq!((c.naks, c.naks_ignored), (1, 1), "{c:?}");
+    assert!(c.retries_exhausted_by_ns.is_some());
+    assert_eq!(r.counters.inconsistent(), []);
+}
+
+fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
+    use control::analyze::retrans::RecoveryKind as Found;
+    match k {
+        RecoveryKind::Nack => Found::Nack,
+        RecoveryKind::ReadNack => Found::ReadNack,
+        RecoveryKind::Timeout => Found::Timeout,
+    }
+}
+
+/// Review session 23: with adaptive retransmission the timer's timeout is not known, and
+/// the READ NAK faults went unflagged: a repeat 5.6 ms after the gap (the timer's) was
+/// taken for its NAK, and a second repeat 1 µs after the first for the timer's. A NAK
+/// bound does not depend on the timer; the adaptive timer runs no shorter than Lumina
+/// §6.3's shortest (4.1 ms) or the configured timeout. Every NVIDIA NIC.
+#[test]
+fn read_nak_faults_are_flagged_under_adaptive_retransmission() {
+    for nic in [NicKind::Cx4Lx, NicKind::Cx5, NicKind::Cx6Dx] {
+        for kind in ["read-no-nak", "read-double-nak"] {
+            let faults = format!("    gbn-violations:\n    - {{kind: {kind}, qpn: 1, psn: 2}}\n");
+            let events = vec![ev(1, 2, Drop, 1)];
+            let knobs = Knobs {
+                verb: Verb::Read,
+                nic,
+                msgs: 2,
+                msg_pkts: 4,
+                adaptive: true,
+                faults,
+                events,
+                ..Knobs::default()
+            };
+            let what = format!("{kind} {nic:?} adaptive");
+            let run = rig_run(&format!("gbn-adaptive-{kind}-{nic:?}"), &knobs);
+            assert_eq!(run.result.truth.faults.gbn_violations.len(), 1, "{what}: the fault fires");
+            let r = analysis(&run).run();
+            assert_flags_exactly_the_injected(&what, &run, &r.gbn);
+            assert_eq!(r.counters.inconsistent(), [], "{what}");
+            let found: Vec<_> = r.retransmission.recoveries.iter().map(|x| x.kind).collect();
+            let truth: Vec<_> = run.result.truth.recoveries.iter().map(|x| found_kind(x.kind)).collect();
+            assert_eq!(found, truth, "{what}: recoveries as the emulator's");
+        }
+    }
+}
+
+/// Review session 23 (`read-no-nak-missed`): CX5 and CX6 Dx repeat a READ request within
+/// µs (Lumina §6.1), but the analyzer allowed every NVIDIA NIC CX4 Lx's 300 µs, so a timer
+/// of 131 or 262 µs repeated the request first and an injected `read-no-nak` passed. Their
+/// bound is 20 µs now; with a timer shorter than that (16 µs) the trace cannot tell, and
+/// the gap is listed unverifiable, not passed silently.
+#[test]
+fn read_no_nak_is_judged_against_the_nics_own_bound() {
+    let faults = "    gbn-violations:\n    - {kind: read-no-nak, qpn: 1, psn: 2}\n".to_string();
+    for (nic, timeout) in [NicKind::Cx5, NicKind::Cx6Dx].into_iter().flat_map(|n| [2, 3, 5, 6].map(|t| (n, t))) {
+        let events = vec![ev(1, 2, Drop, 1)];
+        let knobs = Knobs {
+            verb: Verb::Read,
+            nic,
+            msgs: 2,
+            msg_pkts: 4,
+            timeout,
+            faults: faults.clone(),
+            events,
+            ..Knobs::default()
+        };
+        let what = format!("{nic:?} timeout {timeout}");
+        let (run, report) = gbn_report(&format!("gbn-read-no-nak-{nic:?}-{timeout}"), &knobs);
+        assert_eq!(run.result.truth.faults.gbn_violations.len(), 1, "{what}: the fault fires");
+        if timeout >= 3 {
+            assert_flags_exactly_the_injected(&what, &run, &report);
+        } else {
+            assert_eq!(report.violations, [], "{what}");
+            let seq = run.result.truth.faults.gbn_violations[0].seq;
+            let listed: Vec<_> = report.unverifiable.iter().map(|v| (v.kind, v.seq)).collect();
+            assert_eq!(listed, [(ViolationKind::MissingNak, seq)], "{what}");
+        }
+    }
+}
+
+/// Review session 23 (`e810-read-missing-nak`): E810 READ, retry count 0, 67 ms timer: the
+/// QP failed at its first expiry, before the E810's ≈83 ms READ NAK was due, and the open
+/// gap was flagged `missing-nak` at the end of the trace. Whether a NAK would have come
+/// the trace cannot tell: unverifiable, no violation.
+#[test]
+fn a_read_gap_open_when_the_qp_failed_before_its_nak_was_due_is_unverifiable() {
+    let events = vec![ev(1, 2, Drop, 1)];
+    let knobs = Knobs { verb: Verb::Read, nic: NicKind::E810, msgs: 1, msg_pkts: 4, events, ..Knobs::default() };
+    let yaml = knobs.yaml().replace("max-retransmit-retry: 7", "max-retransmit-retry: 0");
+    let run = rig_run_yaml("gbn-e810-read-qp-failed", &yaml);
+    assert_eq!(run.result.truth.qp_errors.len(), 1, "the QP failed");
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+    let listed: Vec<_> = report.unverifiable.iter().map(|v| v.kind).collect();
+    assert_eq!(listed, [ViolationKind::MissingNak]);
+}
+
+/// Random READ fault runs (session 23), three findings:
+/// - CX4 Lx, retry count 1: the QP failed at its second expiry, and the responses that
+///   still reached it, one out of sequence, were taken for a gap it owed a NAK
+///   (`missing-nak`, and `implied_nak_seq_err` 1 flagged against the trace's 2);
+/// - CX5, 2 µs cables, 33 µs timer: the `read-no-nak` gap stayed pending in `retrans`
+///   through the timer's go-back, and the next gap's NACK was paired with it (generation
+///   latency 64.7 µs instead of 8.8 µs);
+/// - CX5, 8 µs cables, 33 µs timer: the timer repeated the request before the gap's NAK,
+///   which came 6 µs later: that NAK answers the gap (nothing unverifiable).
+#[test]
+fn read_gaps_around_short_timers_and_failed_qps() {
+    let yaml = |nic: &str, t: u8, retry: u8, events: &str, rig: &str| {
+        format!(
+            "requester: {{nic: {{type: {nic}, switch-port: 144, ip-list: [10.1.0.2/24]}}, roce-parameters: {{adaptive-retrans: false}}}}
+responder: {{nic: {{type: {nic}, switch-port: 152, ip-list: [10.2.0.2/24]}}}}
+traffic: {{num-connections: 1, rdma-verb: read, num-msgs-per-qp: 4, tx-depth: 2, mtu: 1024, message-size: 2048, min-retransmit-timeout: {t}, max-retransmit-retry: {retry}, data-pkt-events: [{events}]}}
+rig: {{{rig}}}
+"
+        )
+    };
+    let no_nak = "faults: {gbn-violations: [{kind: read-no-nak, qpn: 1, psn: 2}]}";
+    let failed = yaml(
+        "cx4",
+        4,
+        1,
+        "{qpn: 1, psn: 2, type: drop, iter: 1}, {qpn: 1, psn: 3, type: drop, iter: 2}",
+        &format!("seed: 28, {no_nak}"),
+    );
+    let run = rig_run_yaml("gbn-read-failed-qp", &failed);
+    assert_eq!(run.result.truth.qp_errors.len(), 1);
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.violations, [], "{}", render(&r.gbn));
+    assert_eq!(r.counters.inconsistent(), []);
+
+    let paired = yaml(
+        "cx5",
+        3,
+        2,
+        "{qpn: 1, psn: 2, type: corrupt, iter: 1}, {qpn: 1, psn: 5, type: drop, iter: 2}",
+        &format!("seed: 18, link-delay-ns: 2000, {no_nak}"),
+    );
+    let run = rig_run_yaml("gbn-read-no-nak-pairing", &paired);
+    let r = analysis(&run).run();
+    assert_flags_exactly_the_injected("cx5 no-nak pairing", &run, &r.gbn);
+    let truth: Vec<_> =
+        run.result.truth.recoveries.iter().map(|x| (found_kind(x.kind), x.observed_generation_ns)).collect();
+    let found: Vec<_> = r.retransmission.recoveries.iter().map(|x| (x.kind, x.generation_ns)).collect();
+    assert_eq!(found, truth);
+
+    let late_nak = yaml("cx5", 3, 2, "{qpn: 1, psn: 4, type: corrupt, iter: 1}", "seed: 78, link-delay-ns: 8000")
+        .replace("num-msgs-per-qp: 4, tx-depth: 2", "num-msgs-per-qp: 1, tx-depth: 1")
+        .replace("message-size: 2048", "message-size: 8192");
+    let run = rig_run_yaml("gbn-read-nak-after-timer", &late_nak);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_compliant("cx5 NAK after the timer's repeat", &run, &report);
+    assert_eq!(report.unverifiable, [], "{}", render(&report));
+
+    // CX5, 8 µs cables, 33 µs timer, retry count 0: the QP failed before any response
+    // reached it; the requester's last sign of life is older than the gap the trace shows,
+    // and the negative time between wrapped into "overdue" (a false `missing-nak`): the
+    // NAK was never due, unverifiable.
+    let unseen_gap = yaml("cx5", 3, 0, "{qpn: 1, psn: 3, type: corrupt, iter: 1}", "seed: 179, link-delay-ns: 8000")
+        .replace("num-msgs-per-qp: 4, tx-depth: 2", "num-msgs-per-qp: 4, tx-depth: 1")
+        .replace("message-size: 2048", "message-size: 8192");
+    let run = rig_run_yaml("gbn-read-gap-after-failure", &unseen_gap);
+    assert_eq!(run.result.truth.qp_errors.len(), 1);
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
 }

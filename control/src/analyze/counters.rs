@@ -556,6 +556,12 @@ impl Derived {
     fn add(&mut self, role: Role, q: Quantity, n: u64) {
         *self.values.entry((role as u8, q, IpScope::Any)).or_insert(0) += n;
     }
+    /// Takes `n` back from a count of all frames (not per IP version).
+    fn remove(&mut self, role: Role, q: Quantity, n: u64) {
+        if let Some(v) = self.values.get_mut(&(role as u8, q, IpScope::Any)) {
+            *v = v.saturating_sub(n);
+        }
+    }
     /// A count of frames of one IP version (`scope`), counted in all as well.
     fn add_frames(&mut self, role: Role, q: Quantity, scope: IpScope) {
         self.add(role, q, 1);
@@ -634,6 +640,8 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
         }
         d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
         d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
+        // NAKs that reached the requester after its QP failed: it counted none of them.
+        d.remove(Role::Requester, Quantity::NaksReceived, c.naks_ignored);
         unfinished += retries_exceeded(c);
     }
     (unfinished > 0).then(|| {

@@ -23,9 +23,13 @@
 //! - **READ requester**: its NAK is a repeated READ request, from the first missing PSN as
 //!   it knew it (responses still on their way do not count). A gap that a request sent
 //!   before it fills needs none; while a repeat is outstanding, a new gap needs none, and
-//!   a second repeat the timer does not explain is a second NAK. A repeat the timer sent
-//!   after the NAK was due is no NAK. A gap whose response reached the requester after its
-//!   timer's repeat left (nothing in order between) came while it was going back: no episode.
+//!   a second repeat the timer does not explain is a second NAK. A repeat the timer may
+//!   have sent after the NAK was due (the NIC's READ NAK bound, `transport::read_nak_ns`)
+//!   is no NAK, whatever the timer. The timer's repeat before the NAK was due leaves the
+//!   gap waiting; if no NAK follows, whether one would have the trace cannot tell
+//!   (unverifiable), nor when the QP failed first. A gap whose response reached the
+//!   requester after its timer's repeat left (nothing in order between) came while it was
+//!   going back: no episode. A failed requester (retries exhausted) takes nothing.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
@@ -43,7 +47,7 @@ use super::conn::{is_data, Connection, Role};
 use super::context::{TestConfig, Verb};
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
-    path_mtu, Arrival, GbnReceiver,
+    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, Arrival, GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
 use super::{plural, render_capped, Input};
@@ -57,10 +61,6 @@ const MAX_HOLES: usize = 64;
 /// requester may not have reached the requester when it sent the request (switch and link
 /// latencies, NIC processing), so the request may not reflect it.
 pub const IN_FLIGHT_NS: u64 = 10_000;
-/// READ: the longest a requester takes from an out-of-sequence response to its repeated
-/// request, per NIC, twice Lumina §6.1's figures (Fig. 8: CX4 Lx ≈150 µs, E810 ≈83 ms;
-/// CX5/CX6 Dx READ is not given, so the slowest NVIDIA NIC's).
-const READ_NAK_NS: [(&str, u64); 4] = [("cx4", 300_000), ("cx5", 300_000), ("cx6", 300_000), ("e810", 166_000_000)];
 /// WRITE/SEND: the longest a responder takes from an out-of-sequence packet to its NAK,
 /// per NIC, twice Lumina §6.1's figures (Fig. 8: CX5, CX6 Dx ≈2 µs, E810 ≈10 µs; CX4 Lx's
 /// is "consistently low" too, so the NVIDIA figure).
@@ -136,6 +136,9 @@ pub struct ConnStats {
     /// PSN-sequence-error NAKs sent by the data receiver (READ: by the responder, for lost
     /// requests), including copies an event then dropped.
     pub naks: u64,
+    /// Of those, delivered ones that reached the requester after its QP had failed
+    /// (`retries_exhausted_by_ns`): it ignored them, and its NAK counter did not count them.
+    pub naks_ignored: u64,
     /// Repeated READ requests: go-backs (the READ "NAK" of Lumina §6.1, timeouts) and the
     /// repeats of the other outstanding requests that follow them.
     pub read_reissues: u64,
@@ -164,9 +167,10 @@ pub struct ConnStats {
     /// expires once more at the end (the expiry that exhausts the retry count), unseen.
     pub unacknowledged_at_end: bool,
     /// The requester's timer expired once more after the last retry its retry count
-    /// allows, before the acknowledgement or response that came next could reach it: the
-    /// QP went to the error state (IBA: its retry count exhausted), by this switch time.
-    /// What arrived later, the requester did not take.
+    /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
+    /// response that came next could reach it: the QP went to the error state (IBA: its
+    /// retry count exhausted). What passed the switch toward it from this switch time on
+    /// reached it after that expiry: the requester did not take it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries_exhausted_by_ns: Option<u64>,
     /// Times the checker took packets whose copies are missing from the trace as sent and
@@ -184,7 +188,9 @@ pub struct Report {
     pub violations: Vec<Violation>,
     /// What would have been violations but for mirror copies missing from the trace
     /// since the connection's previous packet, which may hold what explains them
-    /// (`analyze::unseen`). Not counted as violations.
+    /// (`analyze::unseen`), or but for the requester's timer: a READ gap whose repeat (its
+    /// NAK) was not due yet when the timer's repeat came or the QP failed, so the trace
+    /// cannot tell whether the NIC would have sent it. Not counted as violations.
     pub unverifiable: Vec<Violation>,
 }
 
@@ -210,19 +216,18 @@ pub struct Params {
     /// answer a NAK, and one later than that is counted as the timeout that overtook it;
     /// without it, a go-back a NAK explains is counted as NAK-triggered (Lumina's rule).
     pub timeout_ns: Option<u64>,
+    /// The shortest the timer may run (`transport::shortest_timeout_ns`): the fixed
+    /// timeout, or a floor under adaptive retransmission's. A repeat sooner than this
+    /// after the timer's start is no timeout's.
+    pub shortest_timeout_ns: Option<u64>,
     /// READ: the longest the requester may take to repeat its request after an
-    /// out-of-sequence response ([`READ_NAK_NS`] for its NIC); `None` when unknown.
+    /// out-of-sequence response (`transport::read_nak_ns` for its NIC); `None` when unknown.
     pub read_nak_ns: Option<u64>,
     /// WRITE/SEND: the longest the responder may take to NAK ([`WRITE_NAK_NS`] for its
     /// NIC); `None` when unknown.
     pub write_nak_ns: Option<u64>,
     /// The requester's retry count (`max-retransmit-retry`), with `timeout_ns` fixed.
     pub retry_cnt: Option<u8>,
-}
-
-/// The requester NIC's READ NAK bound, when the configuration names a NIC Lumina measured.
-pub fn read_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
-    nic_bound(&READ_NAK_NS, config?.requester.nic.as_deref()?)
 }
 
 /// The responder NIC's WRITE/SEND NAK bound, when the configuration names a NIC Lumina
@@ -237,7 +242,7 @@ fn nic_bound(table: &[(&str, u64)], nic: &str) -> Option<u64> {
 
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
-    let timeout_ns = fixed_timeout_ns(config);
+    let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
     let retry_cnt = config.and_then(|c| c.max_retransmit_retry).filter(|_| timeout_ns.is_some());
     let mut report = Report::default();
@@ -249,7 +254,17 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let records = input.view.records;
         let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
-        let params = Params { conn: c.id, verb, ipsn: c.ipsn, mtu, timeout_ns, read_nak_ns, write_nak_ns, retry_cnt };
+        let params = Params {
+            conn: c.id,
+            verb,
+            ipsn: c.ipsn,
+            mtu,
+            timeout_ns,
+            shortest_timeout_ns,
+            read_nak_ns,
+            write_nak_ns,
+            retry_cnt,
+        };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
         report.violations.extend(checked.violations);
@@ -308,6 +323,9 @@ struct Episode {
     /// The last in-order arrival before the cause (READ: whether the requester was going
     /// back when the cause arrived).
     after: Option<Evidence>,
+    /// READ: the timer's repeat that came before its NAK was due. A NAK may still come;
+    /// failing that, whether one would have, the trace cannot tell.
+    overtaken: Option<Evidence>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -547,6 +565,19 @@ impl Timer {
         (!later(expiry, r.switch_ts_ns)).then_some(expiry)
     }
 
+    /// The latest the timer may have (re)started: its start, or the progress still queued
+    /// to restart it, dated as [`Self::hear`] would.
+    fn latest_start(&self, way: Return) -> Option<Start> {
+        let queued = self.heard.back().map(|h| match h.missed_by {
+            Some(g) => Start::Sent(latest(g, ts_add(h.at, way.return_ns))),
+            None => Start::Heard(h.at),
+        });
+        match (self.started, queued) {
+            (Some(s), Some(q)) if later(s.ts(), q.ts()) => Some(s),
+            (s, q) => q.or(s),
+        }
+    }
+
     /// Progress `h` reached the requester: it restarts the timer, unless the timer restarted
     /// later by a send, or expired before it arrived.
     fn hear(&mut self, h: Heard, timeout_ns: Option<u64>, way: Return) {
@@ -572,6 +603,11 @@ fn expired_before(s: Start, t: u64, at: u64, lapse_ns: u64) -> bool {
         Start::Heard(x) => (ts_add(x, t), at),
     };
     !later(expiry, arrival)
+}
+
+/// `ns` in µs, for messages.
+fn micros(ns: u64) -> String {
+    format!("{}.{:03} µs", ns / 1000, ns % 1000)
 }
 
 fn ts_add(ts: u64, ns: u64) -> u64 {
@@ -632,6 +668,8 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
+    /// READ: the copy of the requester's last request: its QP was alive then.
+    last_request_ts: Option<u64>,
 }
 
 impl<'u> Checker<'u> {
@@ -659,25 +697,53 @@ impl<'u> Checker<'u> {
             retries: 0,
             first_retry: None,
             last_retry_ts: None,
+            last_request_ts: None,
         }
     }
 
     /// Progress `r` (an acknowledgement, READ: a response in order) reaches the requester,
-    /// whose retry count starts over — unless its timer, restarted by the last retry the
-    /// count allows, had expired before `r` passed the switch (the timer started no later
-    /// than that retry's copy did, and `r` reaches the requester after its own): the QP
-    /// had failed. Returns whether the requester took it. A copy missing since the first
-    /// of those retries may have been progress that started the count over: no failure
-    /// is claimed then.
+    /// whose retry count starts over — unless its QP had failed ([`Self::failed_before`]).
+    /// Returns whether the requester took it.
     fn progress_heard(&mut self, r: &Record) -> bool {
-        let counted = !self.unseen.between(self.first_retry, r.seq());
-        let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
-        let expiry = self.last_retry_ts.zip(self.p.timeout_ns).map(|(ts, t)| ts_add(ts, t));
-        if let Some(by) = expiry.filter(|&by| used_up && !later(by, r.switch_ts_ns)) {
-            self.stats.retries_exhausted_by_ns.get_or_insert(by);
+        if self.failed_before(r) {
             return false;
         }
         (self.retries, self.first_retry) = (0, None);
+        true
+    }
+
+    /// Whether the requester's QP had failed before `r` reached it (recorded in
+    /// `retries_exhausted_by_ns`: what passed the switch from then on came too late).
+    ///
+    /// After the last retry the count allows: its timer, restarted by that retry, had
+    /// expired before `r` passed the switch (it started no later than the retry's copy, and
+    /// `r` reaches the requester after its own) — only a certain expiry, as the count may
+    /// include a go-back that crossed progress on its way (review 252).
+    /// With `retry_cnt` 0 the QP fails at the first expiry of the timer started by the send
+    /// or progress that last started it (it was never considered), timed as [`Timer::hear`]
+    /// times a lapse: the count cannot be off there.
+    /// A copy missing since the first of those retries (with none, since the trace's start)
+    /// may have been progress that started the count over: no failure is claimed then.
+    fn failed_before(&mut self, r: &Record) -> bool {
+        if self.stats.retries_exhausted_by_ns.is_some() {
+            return true;
+        }
+        let counted = !self.unseen.between(self.first_retry, r.seq());
+        let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
+        let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
+        let by = match self.retries {
+            0 => self.timer.latest_start(self.way_back()).map(|s| match s {
+                // The first copy time of what reached the requester after the expiry.
+                Start::Sent(x) => ts_add(x, t).wrapping_sub(self.way_back().lapse_ns) & wire::mirror::TIMESTAMP_MAX,
+                Start::Heard(a) => ts_add(a, t),
+            }),
+            _ => self.last_retry_ts.map(|ts| ts_add(ts, t)),
+        };
+        let Some(by) = by else { return false };
+        if later(by, r.switch_ts_ns) {
+            return false;
+        }
+        self.stats.retries_exhausted_by_ns = Some(by);
         true
     }
 
@@ -828,7 +894,9 @@ impl<'u> Checker<'u> {
                 self.flag_unless(excused, ViolationKind::UnexpectedNak, at, self.rx.epsn(), m);
             }
         }
-        if delivered(r) {
+        if delivered(r) && self.failed_before(r) {
+            self.stats.naks_ignored += 1; // a failed QP takes nothing, nor counts it
+        } else if delivered(r) {
             self.acknowledged(r, r.psn());
             if self.tx.nak_pending.len() == MAX_HOLES {
                 self.tx.nak_pending.pop_front();
@@ -916,6 +984,9 @@ impl<'u> Checker<'u> {
             Some(epsn) if self.p.verb != Verb::Read => self.count_request(p, epsn),
             _ => {}
         }
+        if self.p.verb == Verb::Read && self.failed_before(r) {
+            return; // a failed requester takes no response, nor finds a gap
+        }
         match self.rx.gbn.arrive(p) {
             Arrival::InOrder => {
                 self.rx.last_in_order = Some(Evidence::of(r));
@@ -943,6 +1014,11 @@ impl<'u> Checker<'u> {
         let asked_before = |e: &Episode| self.read.answering.is_some_and(|asked| asked < e.cause.order);
         if self.p.verb == Verb::Read && asked_before(&self.rx.awaiting[i]) {
             self.rx.awaiting.remove(i);
+        } else if self.rx.awaiting[i].overtaken.is_some() {
+            // The timer's go-back filled it: no NAK will come.
+            if let Some(e) = self.rx.awaiting.remove(i) {
+                self.nak_overtaken(&e);
+            }
         } else {
             (self.rx.awaiting[i].closed, self.rx.awaiting[i].closed_at) = (true, Some(at));
         }
@@ -1019,7 +1095,16 @@ impl<'u> Checker<'u> {
         }
         let (unseen_before, after) = (self.unseen_since_in_order(r), self.rx.last_in_order);
         let cause = Evidence::of(r);
-        self.rx.awaiting.push_back(Episode { id, lost, cause, closed: false, closed_at: None, unseen_before, after });
+        self.rx.awaiting.push_back(Episode {
+            id,
+            lost,
+            cause,
+            closed: false,
+            closed_at: None,
+            unseen_before,
+            after,
+            overtaken: None,
+        });
     }
 
     /// WRITE/SEND: a data packet as the requester sent it.
@@ -1198,6 +1283,7 @@ impl<'u> Checker<'u> {
     fn read_request(&mut self, r: &Record) {
         let count = self.read_count(r);
         let q = r.psn();
+        self.last_request_ts = Some(r.switch_ts_ns);
         let repeat = self.read.sent_end.is_some_and(|end| psn::lt(q, end));
         // Request PSNs never seen, right after a copy went missing: requests whose copies
         // are missing asked for them.
@@ -1264,18 +1350,29 @@ impl<'u> Checker<'u> {
     /// [`IN_FLIGHT_NS`] before the request may not have reached it yet.
     fn read_reissue(&mut self, r: &Record) {
         let timer = self.timer.expired(r, self.p.timeout_ns, self.delivery_ns(), self.way_back());
+        // Adaptive retransmission: not the timer's if sooner than its shortest.
+        let timer = timer.or_else(|| (!self.timer_may_have_sent(r)).then_some(false));
         if let Some(expiry) = self.timer.certainly_expired(r, self.p.timeout_ns, self.delivery_ns()) {
             self.drop_gaps_found_going_back(expiry);
         }
         self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat.
         self.rx.gbn.recovering();
-        if timer != Some(true) {
+        if timer != Some(false) {
+            self.flag_overdue_naks(r);
+        }
+        let answered = match timer {
+            Some(true) => {
+                if let Some(e) = self.rx.awaiting.front_mut() {
+                    e.overtaken.get_or_insert(Evidence::of(r));
+                }
+                None
+            }
+            _ => self.rx.awaiting.pop_front(),
+        };
+        if timer == Some(false) || answered.is_some() {
             self.rx.repeat_for = self.rx.epsn(); // a NAK (the timer's repeats are no NAKs)
         }
-        // Lumina §6.1: the READ NAK is the requester's prompt repeat; the timer's, after it was due, is none.
-        let no_nak = timer == Some(true) && self.read_nak_overdue(r);
-        let answered = if no_nak { None } else { self.rx.awaiting.pop_front() };
         if let (Some(e), Some((id, seen))) = (answered, self.rx.open.as_mut()) {
             *seen |= *id == e.id;
         }
@@ -1313,17 +1410,51 @@ impl<'u> Checker<'u> {
         self.stats.ooo_episodes -= (before - self.rx.awaiting.len()) as u64;
     }
 
-    /// READ: the requester's NAK for the oldest gap still waiting for one was due before
-    /// `r`: the gap showed longer ago than its NIC takes to repeat a request.
-    fn read_nak_overdue(&self, r: &Record) -> bool {
-        let (Some(bound), Some(e)) = (self.p.read_nak_ns, self.rx.awaiting.front()) else { return false };
-        elapsed(e.cause.switch_ts_ns, r.switch_ts_ns) > bound
+    /// READ: a repeat `r` the timer may have sent comes after the NAK of the oldest gaps
+    /// still waiting for one was due (Lumina §6.1: the READ NAK is the requester's repeat
+    /// within its NIC's time, [`read_nak_overdue`]): they got none, whatever the timer.
+    fn flag_overdue_naks(&mut self, r: &Record) {
+        let Some(bound) = self.p.read_nak_ns else { return };
+        let path = self.delivery_ns();
+        let overdue = |e: &Episode| read_nak_overdue(e.cause.switch_ts_ns, r.switch_ts_ns, bound, path);
+        while let Some(e) = self.rx.awaiting.front().copied().filter(overdue) {
+            self.rx.awaiting.pop_front();
+            if e.overtaken.is_some() {
+                self.nak_overtaken(&e);
+                continue;
+            }
+            let late = elapsed(e.cause.switch_ts_ns, r.switch_ts_ns);
+            let why = format!(
+                "the repeat at seq {} came {} later, past the NIC's READ NAK bound ({} + {} to the requester and back)",
+                r.wire_seq(),
+                micros(late),
+                micros(bound),
+                micros(path)
+            );
+            self.missing_nak(&e, &why);
+        }
+    }
+
+    /// READ: the timer's repeat came before the NAK of gap `e` was due, and none came after
+    /// (the gap filled, or the NAK's time ran out): whether the NIC would have sent it in
+    /// time the trace cannot tell (the timer's go-back made it moot): unverifiable.
+    fn nak_overtaken(&mut self, e: &Episode) {
+        let Some(t) = e.overtaken else { return };
+        let m = format!(
+            "out-of-sequence PSN {} (expected {}) got no repeated READ request; the timer's, at seq {}, came {} \
+             later, within the NIC's READ NAK bound: the trace cannot tell whether one would have come",
+            e.cause.psn,
+            e.lost,
+            t.seq,
+            micros(elapsed(e.cause.switch_ts_ns, t.switch_ts_ns))
+        );
+        self.flag_unless(true, ViolationKind::MissingNak, e.cause, Some(e.lost), m);
     }
 
     /// READ: a repeat the timer cannot have sent while an earlier NAK (a repeat the timer
     /// did not send either) for the same first missing PSN is outstanding (no response
     /// arrived in order since): a second NAK in one loss episode, as
-    /// `Answer::AlreadyAnswered` for WRITE/SEND. Without the timeout it may be the
+    /// `Answer::AlreadyAnswered` for WRITE/SEND. Without any timeout it may be the
     /// timer's: not judged.
     fn second_repeat(&mut self, r: &Record, timer: Option<bool>) {
         let outstanding = self.rx.repeat_for.filter(|&p| Some(p) == self.rx.epsn());
@@ -1337,9 +1468,10 @@ impl<'u> Checker<'u> {
     }
 
     /// Whether the timer may have sent `r` after all: it restarts at the requester's own
-    /// sends, which the trace dates by their copies, up to a path's delay late.
+    /// sends, which the trace dates by their copies, up to a path's delay late; it runs at
+    /// least its shortest timeout (adaptive retransmission's floor, Lumina §6.3).
     fn timer_may_have_sent(&self, r: &Record) -> bool {
-        let (Some(t), Some(start)) = (self.p.timeout_ns, self.timer.started) else { return true };
+        let (Some(t), Some(start)) = (self.p.shortest_timeout_ns, self.timer.started) else { return true };
         elapsed(start.ts(), r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
     }
 
@@ -1501,6 +1633,23 @@ impl<'u> Checker<'u> {
         }
     }
 
+    /// READ, end of trace: gap `e` still waits for its repeat, and the requester's QP failed
+    /// (its retries exhausted) maybe before that NAK was due: the trace shows it alive only
+    /// until its last request and its timer's earliest expiry (a shortest timeout after
+    /// its start), and the NIC may take up to its READ NAK bound (Lumina §6.1).
+    fn failed_before_nak_due(&self, e: &Episode) -> bool {
+        let failed = self.stats.unacknowledged_at_end || self.stats.retries_exhausted_by_ns.is_some();
+        let Some(bound) = self.p.read_nak_ns.filter(|_| failed && self.p.verb == Verb::Read) else { return false };
+        let path = self.delivery_ns();
+        let expiry = self.timer.started.zip(self.p.shortest_timeout_ns).map(|(s, t)| match s {
+            Start::Sent(x) => ts_add(x, t).wrapping_sub(path) & wire::mirror::TIMESTAMP_MAX,
+            Start::Heard(a) => ts_add(a, t),
+        });
+        let alive = [self.last_request_ts, expiry].into_iter().flatten().reduce(latest);
+        let cause = e.cause.switch_ts_ns;
+        alive.is_none_or(|a| !later(a, cause) || !read_nak_overdue(cause, a, bound, path))
+    }
+
     /// End of trace: episodes still waiting for their NAK never got one.
     fn finish(&mut self) {
         self.stats.unacknowledged_at_end = match self.p.verb {
@@ -1508,7 +1657,18 @@ impl<'u> Checker<'u> {
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
         for e in std::mem::take(&mut self.rx.awaiting) {
-            self.missing_nak(&e, "none by the end of the trace");
+            if e.overtaken.is_some() {
+                self.nak_overtaken(&e);
+            } else if self.failed_before_nak_due(&e) {
+                let m = format!(
+                    "out-of-sequence PSN {} (expected {}) got no repeated READ request: the QP failed (retries \
+                     exhausted) possibly before the NIC's READ NAK bound: the trace cannot tell whether one would have come",
+                    e.cause.psn, e.lost
+                );
+                self.flag_unless(true, ViolationKind::MissingNak, e.cause, Some(e.lost), m);
+            } else {
+                self.missing_nak(&e, "none by the end of the trace");
+            }
         }
         self.out.sort_by_key(|(order, _)| *order);
         self.unverifiable.sort_by_key(|(order, _)| *order);
@@ -1563,7 +1723,7 @@ impl Report {
         if !self.unverifiable.is_empty() {
             let _ = writeln!(
                 out,
-                "  {} more unverifiable: a mirror copy missing just before each may explain it (report.json: gbn.unverifiable)",
+                "  {} more unverifiable: a mirror copy missing just before each, or a READ NAK not yet due when the timer went back or the QP failed, may explain it (report.json: gbn.unverifiable)",
                 self.unverifiable.len()
             );
         }
@@ -1688,8 +1848,18 @@ mod tests {
             let (timeout_ns, read_nak_ns) = (self.timeout_ns, self.read_nak_ns);
             let (mtu, write_nak_ns) = (Some(1024), None);
             let retry_cnt = None;
-            let params =
-                Params { conn: 3, verb, ipsn: Some(ipsn), mtu, timeout_ns, read_nak_ns, write_nak_ns, retry_cnt };
+            let shortest_timeout_ns = timeout_ns;
+            let params = Params {
+                conn: 3,
+                verb,
+                ipsn: Some(ipsn),
+                mtu,
+                timeout_ns,
+                shortest_timeout_ns,
+                read_nak_ns,
+                write_nak_ns,
+                retry_cnt,
+            };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
             if records.first().is_some_and(|r| r.seq() > 1) {

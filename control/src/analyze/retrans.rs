@@ -62,7 +62,7 @@ use super::context::Verb;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, later, path_mtu, starts_message, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -348,6 +348,8 @@ struct Settings {
     adaptive: Option<bool>,
     /// The connection's path MTU (`transport::path_mtu`): how many PSNs a READ spans.
     mtu: Option<u32>,
+    /// READ: the requester NIC's NAK bound (`transport::read_nak_ns`, as `gbn`'s).
+    read_nak_ns: Option<u64>,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -380,6 +382,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
             mtu: path_mtu(config, c.packets.iter().filter_map(|&(i, _)| input.view.records.get(i as usize))),
+            read_nak_ns: read_nak_ns(config),
         };
         let mut t = Tracker::new(c, settings, &input.conns.unseen);
         for &(i, role) in &c.packets {
@@ -583,6 +586,8 @@ struct Requests {
     end: u64,
     /// The previous request: its PSN, the PSN after its range (MTU known), a repeat?
     prev: Option<(u64, Option<u64>, bool)>,
+    /// The last new request: its PSN and copy's time, to time the path by its first response.
+    asked: Option<(u64, u64)>,
 }
 
 /// A recovery being assembled; it is reported once it has a first retransmission.
@@ -713,6 +718,9 @@ struct Tracker<'u> {
     rx_since: Option<u64>,
     /// Trace order and time of the last acknowledgement (READ: response in order) seen.
     acked_at: Option<(u64, u64)>,
+    /// READ: the shortest from a new request's copy to its first response's: the path
+    /// between the switch and a host and back, as `gbn` times it.
+    path_ns: Option<u64>,
 }
 
 impl<'u> Tracker<'u> {
@@ -755,6 +763,7 @@ impl<'u> Tracker<'u> {
             assumed: BTreeMap::new(),
             rx_since: None,
             acked_at: None,
+            path_ns: None,
         }
     }
 
@@ -800,6 +809,10 @@ impl<'u> Tracker<'u> {
     /// A data packet from the data sender.
     fn data(&mut self, p: PacketRef, r: &Record) {
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
+        if let Some((_, asked)) = self.requests.asked.filter(|&(q, _)| q == p.psn && !retx) {
+            let t = elapsed(asked, p.switch_ts_ns);
+            self.path_ns = Some(self.path_ns.map_or(t, |x| x.min(t)));
+        }
         self.retransmitted_packets += u64::from(retx);
         if !retx && self.s.verb != Verb::Read {
             self.fresh_ns = Some(p.switch_ts_ns);
@@ -1209,6 +1222,7 @@ impl<'u> Tracker<'u> {
         if !repeat {
             self.msg_starts.entry(p.psn).or_insert(self.order);
             self.fresh_ns = Some(p.switch_ts_ns);
+            self.requests.asked = Some((p.psn, p.switch_ts_ns));
         }
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
@@ -1230,6 +1244,7 @@ impl<'u> Tracker<'u> {
             self.rx.expect(req.psn);
         }
         self.rx.recovering();
+        self.drop_overdue_gaps(req.switch_ts_ns);
         // A lost READ request: the responder NAKed its PSN, the requester asks again.
         if let Some(k) = self.naks.iter().position(|n| n.nak.psn == req.psn) {
             let n = self.naks.remove(k);
@@ -1301,6 +1316,17 @@ impl<'u> Tracker<'u> {
         if self.awaiting_data.len() > PENDING_CAP {
             self.awaiting_data.pop_front();
         }
+    }
+
+    /// READ: a repeat the timer may have sent (adaptive retransmission: its timeout is not
+    /// known; else it expired) later than the NIC's READ NAK bound after a gap is no NACK
+    /// of it (Lumina §6.1, `transport::read_nak_overdue`, as `gbn` judges), and none will
+    /// come: the gap is dropped (a later gap's NACK is not its), the repeat is the timer's.
+    fn drop_overdue_gaps(&mut self, ts: u64) {
+        let timer_may = self.s.fixed_ns.is_none() || self.timer_expired(ts);
+        let Some(bound) = self.s.read_nak_ns.filter(|_| timer_may) else { return };
+        let path = super::gbn::DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        self.gaps.retain(|g| !read_nak_overdue(g.cause.switch_ts_ns, ts, bound, path));
     }
 
     /// READ: the requester repeats its request from the PSN of a READ NACK not answered
@@ -2003,7 +2029,15 @@ mod tests {
     fn write(adaptive: Option<bool>) -> Settings {
         let configured_ns = Some(iba_timeout_ns(14));
         let fixed_ns = configured_ns.filter(|_| adaptive != Some(true));
-        Settings { verb: Verb::Write, configured_ns, fixed_ns, retry_cnt: Some(7), adaptive, mtu: None }
+        Settings {
+            verb: Verb::Write,
+            configured_ns,
+            fixed_ns,
+            retry_cnt: Some(7),
+            adaptive,
+            mtu: None,
+            read_nak_ns: None,
+        }
     }
 
     #[test]

@@ -113,6 +113,42 @@ pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
     c.min_retransmit_timeout.filter(|_| !adaptive).map(iba_timeout_ns)
 }
 
+/// The shortest adaptive retransmission timeout Lumina §6.3 saw (CX6 Dx, `timeout` 14:
+/// 5.6, 4.1, 8.4, ... ms, below the configured 67 ms): with adaptive retransmission on, the
+/// timer is taken to run at least this long, whatever is configured (the only figure there
+/// is; the emulator's adaptive timeouts are the paper's).
+pub const ADAPTIVE_SHORTEST_NS: u64 = 4_100_000;
+
+/// The shortest the requester's timer may run: the fixed timeout, or with NVIDIA's
+/// adaptive retransmission [`ADAPTIVE_SHORTEST_NS`]; `None` when no timeout is configured.
+pub fn shortest_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
+    let adaptive = config?.min_retransmit_timeout.map(|_| ADAPTIVE_SHORTEST_NS);
+    fixed_timeout_ns(config).or(adaptive)
+}
+
+/// READ: the longest a requester NIC takes from an out-of-sequence response to its
+/// repeated request (the READ "NAK", Lumina §6.1, Figure 8): twice the paper's figures for
+/// CX4 Lx (≈150 µs) and E810 (≈83 ms). CX5 and CX6 Dx: §6.1 gives them a NACK generation of
+/// ≈2 µs and a whole retransmission of 4–8 µs, READ slower than WRITE without a figure, so
+/// ten times the 2 µs. The way between the switch and the requester comes on top
+/// ([`read_nak_overdue`]).
+const READ_NAK_NS: [(&str, u64); 4] = [("cx4", 300_000), ("cx5", 20_000), ("cx6", 20_000), ("e810", 166_000_000)];
+
+/// The requester NIC's READ NAK bound ([`READ_NAK_NS`]), when the configuration names a
+/// NIC Lumina measured. One definition for `gbn` and `retrans`.
+pub fn read_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
+    let nic = config?.requester.nic.as_deref()?;
+    READ_NAK_NS.iter().find(|(n, _)| *n == nic).map(|&(_, ns)| ns)
+}
+
+/// READ: whether a repeated request whose copy passed the switch at `ts` is too late to
+/// be the NAK of a gap whose first out-of-sequence response passed at `cause_ts`: later
+/// than the NIC's `bound` plus `path_ns`, the way from the switch to the requester and
+/// back. Whatever the timer: a NAK bound does not depend on it.
+pub fn read_nak_overdue(cause_ts: u64, ts: u64, bound: u64, path_ns: u64) -> bool {
+    elapsed(cause_ts, ts) > bound.saturating_add(path_ns)
+}
+
 /// Nanoseconds from switch time `from` to `to` on the 48-bit clock (it wraps every 78 h).
 pub fn elapsed(from: u64, to: u64) -> u64 {
     to.wrapping_sub(from) & wire::mirror::TIMESTAMP_MAX
