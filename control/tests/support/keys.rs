@@ -121,49 +121,28 @@ impl ser::Serializer for &mut Recorder {
     }
 }
 
-impl ser::SerializeSeq for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Never> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
+/// The sequence-like serializers: each element recorded in turn, under no name of its own.
+macro_rules! elements {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for &mut Recorder {
+            type Ok = ();
+            type Error = Never;
+            fn $method<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Never> {
+                v.serialize(&mut **self)
+            }
+            fn end(self) -> Result<(), Never> {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_element<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Never> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Never> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, v: &T) -> Result<(), Never> {
-        v.serialize(&mut **self)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
-}
+elements!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field
+);
 
 impl ser::SerializeMap for &mut Recorder {
     type Ok = ();
