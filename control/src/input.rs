@@ -252,17 +252,24 @@ fn split_runs(spec: SourceSpec, records: PcapRecords<'_>, end: u64, cfg: &Classi
         .collect()
 }
 
+/// A step back of at most this many seqs inside a Lumina-dumper file is disorder within
+/// one lcore's stream (the network's, or a queue's), which the merge's window absorbs,
+/// not the start of the next lcore's run: an lcore's copies span the capture, so its
+/// first lies far below the last of the lcore before it.
+pub const LOCAL_DISORDER: u32 = 64;
+
 /// Where the runs of increasing seqs start in a Lumina-dumper file: one pass over its
-/// records' seqs (headers only), a new run at each seq below the one before (with the
-/// 31-bit wrap: 0x7fffffff → 1 goes on). The first run starts at the first record; a
-/// damaged record ends the pass (the last run reads on to report it).
+/// records' seqs (headers only), a new run at each seq more than [`LOCAL_DISORDER`] below
+/// the one before (with the 31-bit wrap: 0x7fffffff → 1 goes on). The first run starts at
+/// the first record; a damaged record ends the pass (the last run reads on to report it).
 pub fn dump_runs(records: PcapRecords<'_>, cfg: &ClassifyConfig) -> Vec<u64> {
     let dumped_cfg = wire::mirror::CopyForm::Dumped.classify_config(cfg);
     let mut starts = vec![records.offset()];
     let mut last: Option<u32> = None;
+    let back = |l: u32, seq: u32| -crate::merge::signed_seq_distance(l, seq) > LOCAL_DISORDER as i32;
     for r in records.map_while(Result::ok) {
         let Some(meta) = wire::frame::peek_mirror(r.data, &dumped_cfg) else { continue };
-        if last.is_some_and(|l| crate::merge::signed_seq_distance(l, meta.seq) < 0) {
+        if last.is_some_and(|l| back(l, meta.seq)) {
             starts.push(r.offset);
             if starts.len() > MAX_DUMP_RUNS {
                 break;

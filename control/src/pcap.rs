@@ -14,6 +14,8 @@ const RECORD_HEADER: usize = 16;
 /// A captured length beyond this is a damaged record header, not a frame (Wireshark's
 /// limit for Ethernet captures, 256 KiB).
 pub const MAX_CAPTURED: u32 = 262_144;
+/// The smallest Ethernet frame without its FCS: a shorter one is padded to it.
+const MIN_FRAME: u32 = 60;
 
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum PcapError {
@@ -119,9 +121,14 @@ impl<'a> PcapRecords<'a> {
         if captured > MAX_CAPTURED {
             return Err(PcapError::HugeCapture(captured));
         }
-        if captured > original {
-            return Err(PcapError::CapturedBeyondOriginal { captured, original });
-        }
+        // Lumina's dumper records a frame's length as its IP length + 14, short of the
+        // Ethernet padding it captured when the frame was under the 60-byte minimum (a
+        // zero-length SEND Only): up to that minimum the bytes are the frame as received.
+        let original = match original {
+            o if captured <= o => o,
+            _ if captured <= MIN_FRAME => captured,
+            _ => return Err(PcapError::CapturedBeyondOriginal { captured, original }),
+        };
         if u64::from(frac) * u64::from(self.frac_ns) >= 1_000_000_000 {
             return Err(PcapError::BadFraction(frac));
         }
@@ -209,11 +216,16 @@ mod tests {
             b[at..at + 4].copy_from_slice(&v.to_le_bytes());
             b
         };
+        let set2 = |a: usize, v: u32, b: usize, w: u32| {
+            let mut x = set(a, v);
+            x[b..b + 4].copy_from_slice(&w.to_le_bytes());
+            x
+        };
         let cases: Vec<(Vec<u8>, PcapError)> = vec![
             (good[..second + 10].to_vec(), PcapError::TruncatedHeader(10)),
             (good[..second + 16 + 20].to_vec(), PcapError::TruncatedData { captured: 60, left: 20 }),
             (set(second + 8, MAX_CAPTURED + 1), PcapError::HugeCapture(MAX_CAPTURED + 1)),
-            (set(second + 12, 59), PcapError::CapturedBeyondOriginal { captured: 60, original: 59 }),
+            (set2(second + 8, 61, second + 12, 59), PcapError::CapturedBeyondOriginal { captured: 61, original: 59 }),
             (set(second + 4, 1_000_000), PcapError::BadFraction(1_000_000)),
         ];
         for (bytes, want) in cases {
@@ -223,6 +235,12 @@ mod tests {
             assert_eq!(got[1].as_ref().unwrap_err(), &want);
         }
         assert_eq!(PcapRecords::new(&good[..23]).unwrap_err(), PcapError::ShortFile(23));
+        // Code review (session 23): Lumina's dumper counts a padded 58-byte frame as 58 and
+        // keeps its 60 bytes; the record was taken for damage and ended the file.
+        let bytes = set(second + 12, 58);
+        let padded: Vec<_> = PcapRecords::new(&bytes).unwrap().collect();
+        assert_eq!(padded.len(), 3);
+        assert_eq!(padded[1].as_ref().map(|r| (r.orig_len, r.data.len())), Ok((60, 60)));
         assert_eq!(PcapRecords::new(&set(20, 113)).unwrap_err(), PcapError::LinkType(113), "Linux cooked");
         assert_eq!(PcapRecords::new(&[0u8; 24]).unwrap_err(), PcapError::BadMagic(0));
     }

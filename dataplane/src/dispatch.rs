@@ -1,8 +1,8 @@
 //! Per-packet load balancing inside one host (Lumina §3.4): when the port has a single RX
 //! queue (memif, NICs without RSS) one dispatcher lcore deals packets round-robin over the
 //! workers' rings, so every worker gets an equal share regardless of flows. One ring
-//! enqueue per worker per burst; a full ring drops and counts. A pcap or ring vdev has
-//! one input per queue: the dispatcher polls each in turn.
+//! enqueue per worker per burst; a full ring drops and counts. A pcap vdev has one input
+//! per queue: the dispatcher polls each in turn.
 
 use crate::counters::{Admission, Live, Stop};
 use crate::dpdk::{MbufBurst, RingProducer, RxQueue};

@@ -4,7 +4,10 @@
 //! for the PSNs the request covers. The responses that answer the request tell it
 //! exactly: a First response carries one path MTU at the request's PSN, and the Last
 //! response of that message carries the rest (IBA 9.7.2; its PadCnt pad bytes are not
-//! data). A request no First (or Only) and Last answer keeps its length unknown.
+//! data). A request no First (or Only) and Last answer keeps its length unknown, and so
+//! does one whose First and Last have a copy missing between them: the Last of its message
+//! and the First of the next may be in it (READ responses of consecutive requests have
+//! consecutive PSNs), and the message found would be two.
 
 use rustc_hash::FxHashMap;
 use trace::record::Record;
@@ -13,6 +16,7 @@ use wire::psn;
 
 use super::conn::{Connections, Role};
 use super::transport::is_read_request;
+use super::unseen::Unseen;
 
 /// What inferring cut READ lengths found.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -32,7 +36,7 @@ pub fn infer_read_lengths(records: &[Record], conns: &Connections) -> Inferred {
     let mut out = records.to_vec();
     let mut unknown = 0;
     for c in &conns.list {
-        unknown += fill_connection(&mut out, c.packets.iter().map(|&(i, to)| (i as usize, to)));
+        unknown += fill_connection(&mut out, &conns.unseen, c.packets.iter().map(|&(i, to)| (i as usize, to)));
     }
     Inferred { records: Some(out), unknown }
 }
@@ -40,10 +44,11 @@ pub fn infer_read_lengths(records: &[Record], conns: &Connections) -> Inferred {
 /// One connection's packets in trace order: requests waiting for their answer by PSN,
 /// answered by the next response message starting at that PSN. Returns how many cut
 /// requests stayed unknown.
-fn fill_connection(records: &mut [Record], packets: impl Iterator<Item = (usize, Role)>) -> u64 {
+fn fill_connection(records: &mut [Record], unseen: &Unseen, packets: impl Iterator<Item = (usize, Role)>) -> u64 {
     let mut waiting: FxHashMap<u32, Vec<usize>> = FxHashMap::default();
-    // The response message being received: its first PSN and the First's payload (the MTU).
-    let mut open: Option<(u32, u32)> = None;
+    // The response message being received: its first PSN, the First's payload (the MTU),
+    // and the First's trace order.
+    let mut open: Option<(u32, u32, u64)> = None;
     for (i, to) in packets {
         let r = records[i];
         if to == Role::Responder {
@@ -54,18 +59,21 @@ fn fill_connection(records: &mut [Record], packets: impl Iterator<Item = (usize,
         }
         let (first, mtu) = match Opcode(r.opcode()) {
             Opcode::RC_READ_RESPONSE_FIRST => {
-                open = Some((r.psn(), u32::from(r.payload_len)));
+                open = Some((r.psn(), u32::from(r.payload_len), r.seq()));
                 continue;
             }
             Opcode::RC_READ_RESPONSE_ONLY => (r.psn(), 0),
             Opcode::RC_READ_RESPONSE_LAST => match open.take() {
-                Some(o) => o,
-                None => continue,
+                Some((first, mtu, order)) if !unseen.between(Some(order), r.seq()) => (first, mtu),
+                _ => continue,
             },
             _ => continue,
         };
-        let data = u32::from(r.payload_len).saturating_sub(u32::from(r.bth_flags >> 4 & 0b11));
-        let len = psn::distance(first, r.psn()) * mtu + data;
+        let data = u64::from(r.payload_len).saturating_sub(u64::from(r.bth_flags >> 4 & 0b11));
+        // A DMA length is 32 bits: a longer span is no message of one request.
+        let Ok(len) = u32::try_from(u64::from(psn::distance(first, r.psn())) * u64::from(mtu) + data) else {
+            continue;
+        };
         for j in waiting.remove(&first).unwrap_or_default() {
             records[j] = records[j].with_reth(len);
         }
@@ -106,9 +114,43 @@ mod tests {
         ];
         let roles = [Role::Responder, Role::Responder, Role::Requester, Role::Requester, Role::Requester];
         let roles = roles.into_iter().chain([Role::Requester, Role::Responder, Role::Requester]);
-        let unknown = fill_connection(&mut records, roles.enumerate());
+        let unknown = fill_connection(&mut records, &Unseen::default(), roles.enumerate());
         assert_eq!((records[0].dma_len(), records[0].reth_cut()), (2 * 1024 + 98, false));
         assert_eq!(records[1].dma_len(), 7);
         assert!(records[6].reth_cut() && unknown == 1);
+    }
+
+    /// Code review (session 23): a Last far past its First overflowed the length (a panic
+    /// in debug builds, a wrapped length in release); and a First and a Last with copies
+    /// missing between them (the First's message's Last and the next one's First among
+    /// them) made one message of two.
+    #[test]
+    fn a_length_no_message_can_have_stays_unknown() {
+        let far = || {
+            let mut records = vec![
+                cut(rec(Opcode::RC_READ_REQUEST, 0, 0)),
+                rec(Opcode::RC_READ_RESPONSE_FIRST, 0, 4096),
+                rec(Opcode::RC_READ_RESPONSE_LAST, 1 << 20, 100),
+            ];
+            for (i, r) in records.iter_mut().enumerate() {
+                *r = r.with_seq(i as u64 + 1);
+            }
+            records
+        };
+        let roles = || [Role::Responder, Role::Requester, Role::Requester].into_iter().enumerate();
+        let mut records = far();
+        assert_eq!(fill_connection(&mut records, &Unseen::default(), roles()), 1);
+        assert!(records[0].reth_cut());
+        // Small enough to fit, but with a copy missing between First and Last.
+        let mut records = far();
+        records[2] = rec(Opcode::RC_READ_RESPONSE_LAST, 3, 100).with_seq(5);
+        let unseen = Unseen::of(&records);
+        assert_eq!(fill_connection(&mut records, &unseen, roles()), 1, "seqs 3 and 4 are missing");
+        assert!(records[0].reth_cut());
+        let mut records = far();
+        records[2] = rec(Opcode::RC_READ_RESPONSE_LAST, 3, 100).with_seq(3);
+        let unseen = Unseen::of(&records);
+        assert_eq!(fill_connection(&mut records, &unseen, roles()), 0);
+        assert_eq!(records[0].dma_len(), 3 * 4096 + 100);
     }
 }

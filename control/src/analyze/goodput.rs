@@ -860,7 +860,11 @@ impl<'u> Tracker<'u> {
             self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, Some(end), bytes);
-            self.size_known(); // its DMA length
+            // Its DMA length, unless the snap length cut it and no response told it
+            // (`cut::infer_read_lengths`): then its size (and span) are not proven.
+            if !r.reth_cut() {
+                self.size_known();
+            }
         }
         self.hi = psn::add(end, 1);
     }
@@ -1681,6 +1685,21 @@ mod tests {
         let got = messages(Verb::Send, &records);
         assert_eq!(got, [(10, Some(13), 3572, Some(1100), false), (14, Some(17), 4096, Some(1100), true)]);
         assert!(tracked(Verb::Send, &records, None).iter().all(|m| !m.bounds_unseen));
+    }
+
+    /// Code review (session 23): a READ request whose RETH the snap length cut, its length
+    /// told by no response, counted as a proven message of 0 bytes.
+    #[test]
+    fn a_read_request_of_unknown_length_has_an_unproven_size() {
+        let mut cut = copy(0x0c, 10, 1);
+        cut.flags |= flag::HEADERS_CUT;
+        let records = [cut, copy(0x10, 10, 2)];
+        let msgs = tracked(Verb::Read, &records, None);
+        let got: Vec<(u64, bool)> = msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
+        assert_eq!(got, [(0, true)]);
+        let whole = [copy(0x0c, 10, 1).with_reth(1024), copy(0x10, 10, 2)];
+        let msgs = tracked(Verb::Read, &whole, None);
+        assert_eq!(msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect::<Vec<_>>(), [(1024, false)]);
     }
 
     #[test]

@@ -144,9 +144,11 @@ pub fn read_nak_ns(config: Option<&TestConfig>) -> Option<u64> {
 /// READ: whether a repeated request whose copy passed the switch at `ts` is too late to
 /// be the NAK of a gap whose first out-of-sequence response passed at `cause_ts`: later
 /// than the NIC's `bound` plus `path_ns`, the way from the switch to the requester and
-/// back. Whatever the timer: a NAK bound does not depend on it.
+/// back. Whatever the timer: a NAK bound does not depend on it. A request that passed
+/// before the response (they cross the switch in opposite directions) is not late: its
+/// time difference would wrap around the clock.
 pub fn read_nak_overdue(cause_ts: u64, ts: u64, bound: u64, path_ns: u64) -> bool {
-    elapsed(cause_ts, ts) > bound.saturating_add(path_ns)
+    later(ts, cause_ts) && elapsed(cause_ts, ts) > bound.saturating_add(path_ns)
 }
 
 /// Nanoseconds from switch time `from` to `to` on the 48-bit clock (it wraps every 78 h).
@@ -357,6 +359,16 @@ mod tests {
         let recs = [at(5), at(max - 10)];
         assert_eq!(SwitchClock::of(&recs).ns(&recs[1]), 0, "16 ns before 5: saturates at the clock's zero");
         assert!(later(5, max - 10) && !later(max - 10, 5) && !later(7, 7));
+    }
+
+    /// Code review (session 23): a repeat that passed the switch 1 ns before the response
+    /// it answers counted as ~2^48 ns late.
+    #[test]
+    fn a_request_before_its_cause_is_not_overdue() {
+        assert!(!read_nak_overdue(1_000, 999, 20_000, 1_000));
+        assert!(!read_nak_overdue(1_000, 22_000, 20_000, 1_000));
+        assert!(read_nak_overdue(1_000, 22_001, 20_000, 1_000));
+        assert!(read_nak_overdue(wire::mirror::TIMESTAMP_MAX - 10, 30_000, 20_000, 1_000), "across the clock's wrap");
     }
 
     #[test]
