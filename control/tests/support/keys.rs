@@ -165,30 +165,23 @@ impl ser::SerializeMap for &mut Recorder {
     }
 }
 
-impl ser::SerializeStruct for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, v: &T) -> Result<(), Never> {
-        self.field(key, Some(v))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Never> {
-        self.field::<()>(key, None)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
+/// The struct-like serializers: each field recorded under its name, a skipped one too.
+macro_rules! fields {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for &mut Recorder {
+            type Ok = ();
+            type Error = Never;
+            fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, v: &T) -> Result<(), Never> {
+                self.field(key, Some(v))
+            }
+            fn skip_field(&mut self, key: &'static str) -> Result<(), Never> {
+                self.field::<()>(key, None)
+            }
+            fn end(self) -> Result<(), Never> {
+                Ok(())
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for &mut Recorder {
-    type Ok = ();
-    type Error = Never;
-    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, v: &T) -> Result<(), Never> {
-        self.field(key, Some(v))
-    }
-    fn skip_field(&mut self, key: &'static str) -> Result<(), Never> {
-        self.field::<()>(key, None)
-    }
-    fn end(self) -> Result<(), Never> {
-        Ok(())
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
