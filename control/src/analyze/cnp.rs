@@ -263,8 +263,20 @@ impl Excuses {
     /// in-order pairing may have given its own trigger to an earlier CNP whose trigger was
     /// unseen, so the copies may be missing long before it.)
     fn explain_untriggered(&self, conn: u32, order: u64, nth: u64) -> bool {
-        self.unseen.count_between(None, order) >= nth
-            || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
+        self.shifted(order, nth) || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
+    }
+
+    /// Whether the `nth` missing CNP of a connection's NP, shown missing at trace order
+    /// `until`, may be a shifted pairing: that many copies missing before then may all have
+    /// been CNPs of its earlier triggers, each of which then took the next trigger's CNP,
+    /// leaving this one without (the mirror image of [`Self::explain_untriggered`]).
+    fn explain_missing(&self, conn: u32, order: u64, until: u64, nth: u64) -> bool {
+        self.shifted(until, nth) || self.explain(FindingKind::MissingCnp, conn, order, until)
+    }
+
+    /// At least `nth` copies are missing before trace order `before`.
+    fn shifted(&self, before: u64, nth: u64) -> bool {
+        self.unseen.count_between(None, before) >= nth
     }
 }
 
@@ -551,10 +563,11 @@ struct Outcome {
 }
 
 impl Outcome {
-    /// Counts trigger `t`'s CNP missing, shown so at trace order `until`.
-    fn missing_cnp(&mut self, scan: &Scan, t: &Trig, until: u64) {
+    /// Counts trigger `t`'s CNP missing, shown so at trace order `until`, the `nth` of its
+    /// connection's NP.
+    fn missing_cnp(&mut self, scan: &Scan, t: &Trig, until: u64, nth: u64) {
         let kind = FindingKind::MissingCnp;
-        self.count(scan.excuses.explain(kind, t.conn, t.order, until), kind);
+        self.count(scan.excuses.explain_missing(t.conn, t.order, until, nth), kind);
     }
 
     /// Counts a missing or an unexplained CNP: against the replay unless a missing copy
@@ -626,6 +639,12 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
     let mut last: FxHashMap<Group, usize> = FxHashMap::default();
     let mut pending: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
     let mut unpaired: FxHashMap<(u32, Role), u64> = FxHashMap::default();
+    let mut missed: FxHashMap<(u32, Role), u64> = FxHashMap::default();
+    let mut nth = |t: &Trig| {
+        let n = missed.entry((t.conn, t.np)).or_default();
+        *n += 1;
+        *n
+    };
     for step in steps {
         match *step {
             Step::Trigger(i) => {
@@ -664,7 +683,8 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                 while let Some(i) = queue.front().copied().filter(|&i| late(i)) {
                     queue.pop_front();
                     o.expired_by[i] = Some(k);
-                    o.missing_cnp(scan, &scan.triggers[i], c.order);
+                    let t = &scan.triggers[i];
+                    o.missing_cnp(scan, t, c.order, nth(t));
                 }
                 match queue.pop_front() {
                     Some(i) => {
@@ -682,7 +702,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
         }
     }
     for t in pending.into_values().flatten().map(|i| &scan.triggers[i]) {
-        o.missing_cnp(scan, t, u64::MAX);
+        o.missing_cnp(scan, t, u64::MAX, nth(t));
     }
     o
 }
@@ -1004,7 +1024,8 @@ pub struct Finding {
     /// by an earlier trigger), or `u64::MAX`.
     #[serde(skip)]
     until: u64,
-    /// A CNP without trigger: the how-manyth of its connection's NP (from 1), 0 otherwise.
+    /// A CNP without trigger or a missing CNP: the how-manyth of its kind of its
+    /// connection's NP (from 1); 0 otherwise.
     #[serde(skip)]
     nth: u64,
 }
@@ -1152,6 +1173,7 @@ impl Report {
     fn set_aside_unverifiable(&mut self, scan: &Scan) {
         let explained = |f: &Finding| match f.kind {
             FindingKind::CnpWithoutTrigger => scan.excuses.explain_untriggered(f.conn, f.order, f.nth),
+            FindingKind::MissingCnp => scan.excuses.explain_missing(f.conn, f.order, f.until, f.nth),
             kind => scan.excuses.explain(kind, f.conn, f.order, f.until),
         };
         (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(explained);
@@ -1244,8 +1266,11 @@ fn bracket(scan: &Scan, o: &Outcome, hosts: &[NpHost; 2], cnps: &[CnpReport]) ->
 /// explain them, CNPs from a disabled NP, and CNPs of one group closer than the interval.
 fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Vec<Finding> {
     let mut out = Vec::new();
+    let mut missed: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for (i, t) in scan.triggers.iter().enumerate() {
         if o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none() {
+            let nth = missed.entry((t.conn, t.np)).or_default();
+            *nth += 1;
             let detail = format!("{} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause.name(), t.psn);
             let until = o.expired_by[i].map_or(u64::MAX, |k| scan.cnps[k].order);
             out.push(Finding {
@@ -1255,7 +1280,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
                 detail,
                 order: t.order,
                 until,
-                nth: 0,
+                nth: *nth,
             });
         }
     }
