@@ -1001,3 +1001,22 @@ rig: {{{rig}}}
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// Review (session 23), a random lossy run (the reviewer's generator, seed 145, five copies
+/// lost): the copy of a corrupted packet (PSN 14) was lost, the receiver model took PSN 14
+/// as received unseen, and the NAK naming it put the model back to expecting it, but with
+/// no NAK outstanding: when the go-back's resend of PSN 14 was dropped too, PSN 15 was taken
+/// to owe a new NAK (`missing-nak`), though the responder's first one was still outstanding.
+#[test]
+fn a_nak_for_a_psn_taken_as_received_unseen_is_outstanding() {
+    let yaml = "requester: {nic: {type: cx6dx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 0, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx4, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 10, adaptive-retrans: true, slow-restart: false}}
+traffic: {num-connections: 4, rdma-verb: send, num-msgs-per-qp: 19, mtu: 256, message-size: 241, multi-gid: true, barrier-sync: false, tx-depth: 3, min-retransmit-timeout: 8, max-retransmit-retry: 7, data-pkt-events: [{qpn: 2, psn: 19, type: drop, iter: 1}, {qpn: 4, psn: 14, type: corrupt, iter: 1}, {qpn: 4, psn: 14, type: drop, iter: 2}, {qpn: 4, psn: 14, type: ecn, iter: 3}, {qpn: 2, psn: 19, type: ecn, iter: 1}, {qpn: 3, psn: 1, type: corrupt, iter: 1}, {qpn: 1, psn: 13, type: bit-error, iter: 1}, {qpn: 1, psn: 1, type: corrupt, iter: 1}, {qpn: 1, psn: 1, type: ecn, iter: 2}]}
+rig: {seed: 805361, first-mirror-seq: 2147483554, dump-hosts: [{name: d0, weight: 3}, {name: d1, weight: 2}], faults: {paper-counter-bugs: true, lose-mirror-copies: [{dump-host: 0, count: 5}]}}
+";
+    let run = rig_run_yaml("gbn-nak-for-assumed", yaml);
+    assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 5);
+    assert!(run.result.truth.faults.gbn_violations.is_empty());
+    let report = gbn::analyze(&analysis(&run).input());
+    assert_eq!(report.violations, [], "{}", render(&report));
+}

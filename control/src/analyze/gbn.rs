@@ -782,11 +782,14 @@ impl<'u> Checker<'u> {
     }
 
     /// The data receiver asks again for `p`, which it was taken to have received unseen:
-    /// that copy was a drop after all. It expects `p` again; true if so.
+    /// that copy was a drop after all. It expects `p` again, and this NAK (or repeated READ
+    /// request) for it is outstanding: until `p` arrives, an out-of-sequence arrival calls
+    /// for no new one. True if so.
     fn assumed_wrongly(&mut self, p: u32) -> bool {
         let Some(i) = self.assumed.iter().rposition(|&(s, n)| psn::distance(s, p) < n) else { return false };
         self.assumed.truncate(i);
         self.rx.gbn.expect(p);
+        self.rx.gbn.recovering();
         true
     }
 
