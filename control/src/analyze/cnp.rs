@@ -640,11 +640,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
     let mut pending: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
     let mut unpaired: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     let mut missed: FxHashMap<(u32, Role), u64> = FxHashMap::default();
-    let mut nth = |t: &Trig| {
-        let n = missed.entry((t.conn, t.np)).or_default();
-        *n += 1;
-        *n
-    };
+    let mut nth = |t: &Trig| one_more(&mut missed, (t.conn, t.np));
     for step in steps {
         match *step {
             Step::Trigger(i) => {
@@ -692,9 +688,8 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                         o.trigger_of[k] = Some(i);
                     }
                     None => {
-                        let nth = unpaired.entry((c.conn, c.np)).or_default();
-                        *nth += 1;
-                        let explained = scan.excuses.explain_untriggered(c.conn, c.order, *nth);
+                        let nth = one_more(&mut unpaired, (c.conn, c.np));
+                        let explained = scan.excuses.explain_untriggered(c.conn, c.order, nth);
                         o.count(explained, FindingKind::CnpWithoutTrigger);
                     }
                 }
@@ -1262,6 +1257,14 @@ fn bracket(scan: &Scan, o: &Outcome, hosts: &[NpHost; 2], cnps: &[CnpReport]) ->
     }
 }
 
+/// Counts one more finding of a connection's NP: how many so far, from 1 (what
+/// [`Excuses::shifted`] weighs against the copies missing).
+fn one_more(counts: &mut FxHashMap<(u32, Role), u64>, key: (u32, Role)) -> u64 {
+    let n = counts.entry(key).or_default();
+    *n += 1;
+    *n
+}
+
 /// Misbehaviour under the scope used: expected CNPs that never came, CNPs with nothing to
 /// explain them, CNPs from a disabled NP, and CNPs of one group closer than the interval.
 fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Vec<Finding> {
@@ -1269,8 +1272,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
     let mut missed: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for (i, t) in scan.triggers.iter().enumerate() {
         if o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none() {
-            let nth = missed.entry((t.conn, t.np)).or_default();
-            *nth += 1;
+            let nth = one_more(&mut missed, (t.conn, t.np));
             let detail = format!("{} trigger (PSN {:#x}) let through by the limiter got no CNP", t.cause.name(), t.psn);
             let until = o.expired_by[i].map_or(u64::MAX, |k| scan.cnps[k].order);
             out.push(Finding {
@@ -1280,7 +1282,7 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
                 detail,
                 order: t.order,
                 until,
-                nth: *nth,
+                nth,
             });
         }
     }
@@ -1315,10 +1317,9 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                 if *b < 0 {
                     // Flagged once: the next CNP needs a trigger of its own, not this one's.
                     *b = 0;
-                    let nth = flagged.entry((c.conn, c.np)).or_default();
-                    *nth += 1;
+                    let nth = one_more(&mut flagged, (c.conn, c.np));
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
-                    let (kind, until, nth) = (FindingKind::CnpWithoutTrigger, u64::MAX, *nth);
+                    let (kind, until) = (FindingKind::CnpWithoutTrigger, u64::MAX);
                     out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until, nth });
                 }
             }

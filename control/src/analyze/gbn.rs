@@ -1650,7 +1650,7 @@ impl<'u> Checker<'u> {
         });
         let alive = [self.last_request_ts, expiry].into_iter().flatten().reduce(latest);
         let cause = e.cause.switch_ts_ns;
-        alive.is_none_or(|a| !later(a, cause) || !read_nak_overdue(cause, a, bound, path))
+        alive.is_none_or(|a| !read_nak_overdue(cause, a, bound, path))
     }
 
     /// End of trace: episodes still waiting for their NAK never got one.
