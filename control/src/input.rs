@@ -72,6 +72,23 @@ pub struct SourceSpec {
     pub run: Option<DumpRun>,
 }
 
+impl SourceSpec {
+    /// A whole capture file of input `host`, its copies read in the mirror format until
+    /// [`find_lumina_dumps`] finds them in the dumper's.
+    fn capture(name: String, path: PathBuf, format: Format, host: usize) -> SourceSpec {
+        SourceSpec {
+            name,
+            path,
+            format,
+            host,
+            core: None,
+            blocks: Vec::new(),
+            read_as: ReadAs::MirrorFormat,
+            run: None,
+        }
+    }
+}
+
 /// The form a source's mirrored copies are in.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -163,16 +180,7 @@ pub fn discover_for(paths: &[PathBuf], cfg: &ClassifyConfig) -> Result<Inputs, I
             discover_dir(path, host, &mut inputs)?;
         } else {
             let format = sniff(path)?;
-            inputs.sources.push(SourceSpec {
-                name: display_name(path),
-                path: path.clone(),
-                format,
-                host,
-                core: None,
-                blocks: Vec::new(),
-                read_as: ReadAs::MirrorFormat,
-                run: None,
-            });
+            inputs.sources.push(SourceSpec::capture(display_name(path), path.clone(), format, host));
         }
     }
     if inputs.sources.len() > usize::from(u16::MAX) {
@@ -362,14 +370,9 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
         missing_shard(dir, &manifest)?;
         for core in &manifest.cores {
             inputs.sources.push(SourceSpec {
-                name: format!("{prefix}/{}", core.shard),
-                path: dir.join(&core.shard),
-                format: Format::Shard,
-                host,
                 core: Some(core.core),
                 blocks: core.blocks.clone(),
-                read_as: ReadAs::MirrorFormat,
-                run: None,
+                ..SourceSpec::capture(format!("{prefix}/{}", core.shard), dir.join(&core.shard), Format::Shard, host)
             });
         }
         inputs.manifests.push((dir.to_path_buf(), manifest));
@@ -398,16 +401,7 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
     }
     for (path, format) in files {
         let file = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        inputs.sources.push(SourceSpec {
-            name: format!("{prefix}/{file}"),
-            path,
-            format,
-            host,
-            core: None,
-            blocks: Vec::new(),
-            read_as: ReadAs::MirrorFormat,
-            run: None,
-        });
+        inputs.sources.push(SourceSpec::capture(format!("{prefix}/{file}"), path, format, host));
     }
     Ok(())
 }
