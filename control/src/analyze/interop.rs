@@ -5,7 +5,8 @@
 //!
 //! Fields and what counts as a problem:
 //! - MigReq: the two ends differ → problem (the §6.2.3 interop risk); one end changing
-//!   it → problem (RoCE has no path migration that would justify it).
+//!   it → problem (RoCE has no path migration that would justify it); both ends 0 → a note
+//!   (IBA's initial, migrated state sends 1; equal ends have shown no harm).
 //! - P_Key: the ends' keys differ in their low 15 bits, or neither is a full member
 //!   (bit 15) → problem (IBA 10.9.3: the receiver drops such packets); one end using
 //!   several keys → problem (a QP has one P_Key).
@@ -81,6 +82,8 @@ pub enum FindingKind {
     SenderInconsistent,
     /// A value the specification does not allow.
     Invalid,
+    /// Allowed, but not what the specification starts from (a note, never a problem).
+    Unusual,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
@@ -225,7 +228,17 @@ fn between(req: &Tally, resp: &Tally, out: &mut Vec<Finding>) {
         };
         let examples = a.examples.iter().take(1).chain(b.examples.iter().take(1)).copied().collect();
         if a.value == b.value {
-            if problem {
+            if field == "MigReq" && a.value == 0 {
+                out.push(Finding {
+                    field,
+                    kind: FindingKind::Unusual,
+                    problem: false,
+                    message: "both ends send MigReq 0, where the IBA's initial (migrated) path state sends 1 \
+                              (Lumina §6.2.3): harmless while both ends do"
+                        .to_string(),
+                    examples,
+                });
+            } else if problem {
                 let message = format!(
                     "both ends send P_Key {} as limited members: two limited members of a partition \
                      may not talk (IBA 10.9.3), the receiver drops the packets",
@@ -243,7 +256,12 @@ fn between(req: &Tally, resp: &Tally, out: &mut Vec<Finding>) {
             b.packets
         );
         if field == "MigReq" {
-            message.push_str(" — the CX5/E810 interoperability risk of Lumina §6.2.3");
+            // The NIC that discarded was a CX5 and the sender an E810 (MigReq 0), but what
+            // triggers it is not known: any pair that differs is at risk.
+            message.push_str(
+                " — an interoperability risk: Lumina §6.2.3 found a CX5 discarding an E810's packets \
+                 whose only difference was MigReq",
+            );
         } else if !problem {
             message.push_str(" — same partition, at least one full member: allowed");
         }
@@ -340,17 +358,34 @@ mod tests {
     #[test]
     fn two_limited_members_of_one_partition_are_a_problem() {
         let (mut a, mut b) = (Tally::default(), Tally::default());
-        a.add(&header(1, 0x00, 0x7fff));
-        b.add(&header(2, 0x00, 0x7fff));
+        a.add(&header(1, 0x40, 0x7fff));
+        b.add(&header(2, 0x40, 0x7fff));
         let mut out = Vec::new();
         between(&a, &b, &mut out);
         let got: Vec<_> = out.iter().map(|f| (f.field, f.kind, f.problem, f.examples.clone())).collect();
         assert_eq!(got, [("P_Key", FindingKind::Invalid, true, vec![1, 2])]);
-        b.add(&header(3, 0x00, 0xffff));
-        b.add(&header(4, 0x00, 0xffff));
+        b.add(&header(3, 0x40, 0xffff));
+        b.add(&header(4, 0x40, 0xffff));
         out.clear();
         between(&a, &b, &mut out);
         assert!(out.iter().all(|f| !f.problem), "a full member talks to a limited one: {out:?}");
+    }
+
+    #[test]
+    fn both_ends_sending_mig_req_0_is_a_note() {
+        let (mut a, mut b) = (Tally::default(), Tally::default());
+        a.add(&header(1, 0x00, 0xffff));
+        b.add(&header(2, 0x00, 0xffff));
+        let mut out = Vec::new();
+        between(&a, &b, &mut out);
+        let got: Vec<_> = out.iter().map(|f| (f.field, f.kind, f.problem)).collect();
+        assert_eq!(got, [("MigReq", FindingKind::Unusual, false)]);
+        let (mut a, mut b) = (Tally::default(), Tally::default());
+        a.add(&header(1, 0x40, 0xffff));
+        b.add(&header(2, 0x40, 0xffff));
+        out.clear();
+        between(&a, &b, &mut out);
+        assert!(out.is_empty(), "MigReq 1 on both ends is the IBA's initial state: {out:?}");
     }
 
     #[test]
