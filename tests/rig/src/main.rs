@@ -123,13 +123,18 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
         secs,
         s.packets as f64 / secs / 1e6
     );
+    // A NAK scheduled but overtaken (a timeout recovered first) has seq 0: never sent.
+    let sent_naks = t.naks.iter().filter(|n| n.seq != 0).count();
+    let rereads = t.retransmissions.iter().filter(|r| r.opcode == wire::bth::Opcode::RC_READ_REQUEST.0).count();
     println!(
-        "  events {} (unmatched {}), NAKs {}, timeouts {}, retransmissions {}, CNPs {} (+{} suppressed), QP errors {}",
+        "  events {} (unmatched {}), NAKs {} (+{} never sent), timeouts {}, retransmissions {} ({} repeated READ requests), CNPs {} (+{} suppressed), QP errors {}",
         t.events.len(),
         t.unmatched_events.len(),
-        t.naks.len(),
+        sent_naks,
+        t.naks.len() - sent_naks,
         t.timeouts.len(),
         t.retransmissions.len(),
+        rereads,
         t.cnps.len(),
         t.suppressed_cnps.len(),
         t.qp_errors.len()
