@@ -383,6 +383,30 @@ impl RigConfig {
         Self::from_yaml(&text)
     }
 
+    /// Keys given that would change the traffic on real hardware but that the emulator does
+    /// not model, each with what it does instead: a run with them is not the test they
+    /// describe, so the user must be told (unlike `if-name` and the like, which only name
+    /// hardware).
+    pub fn unmodelled(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.traffic.dscp_list.is_some() {
+            out.push("traffic.dscp-list".to_string());
+        }
+        for (name, host) in [("requester", &self.requester), ("responder", &self.responder)] {
+            if host.nic.prio_dscp_map.is_some() {
+                out.push(format!("{name}.nic.prio-dscp-map"));
+            }
+        }
+        out.into_iter()
+            .map(|key| {
+                format!(
+                    "{key} is not modelled: every packet is sent with DSCP 26 into one switch queue, \
+                     with no priorities or ETS (Lumina §6.2.1's test cannot run here)"
+                )
+            })
+            .collect()
+    }
+
     pub fn mirror_port(&self) -> u16 {
         self.rig.mirror_port.or(self.rewrite_udp_dst_port).unwrap_or(wire::udp::LUMINA_MIRROR_PORT)
     }
@@ -527,6 +551,18 @@ traffic:
   # Drop the retransmitted 5th pkt of the 2nd QP conn
   - {qpn: 2, psn: 5, type: drop, iter: 2}
 "#;
+
+    #[test]
+    fn keys_that_would_change_the_traffic_are_named_as_not_modelled() {
+        let base =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/configs/lumina-listing.yaml")).unwrap();
+        let cfg = RigConfig::from_yaml(&base).unwrap();
+        assert!(cfg.unmodelled().is_empty(), "{:?}", cfg.unmodelled());
+        let with = base.replacen("traffic:\n", "traffic:\n  dscp-list: [26, 48]\n", 1);
+        let cfg = RigConfig::from_yaml(&with).unwrap();
+        let got = cfg.unmodelled();
+        assert!(got.len() == 1 && got[0].starts_with("traffic.dscp-list is not modelled"), "{got:?}");
+    }
 
     #[test]
     fn parses_the_papers_listings() {

@@ -106,6 +106,9 @@ fn prepare(out: &Path, force: bool) -> Result<()> {
 }
 
 fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
+    for warning in cfg.unmodelled() {
+        tracing::warn!("{warning}");
+    }
     prepare(out, force)?;
     let started = Instant::now();
     let result = Rig::new(cfg, Capture::Pcap(out), false)?.run().context("writing the dump hosts' pcaps")?;
