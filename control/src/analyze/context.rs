@@ -68,6 +68,9 @@ pub struct TestConfig {
     pub tx_depth: Option<u32>,
     /// Every QP waits for every QP's round of `tx-depth` messages before the next.
     pub barrier_sync: Option<bool>,
+    /// `data-pkt-events`: the events the switch was told to inject (entries it cannot
+    /// read are left out, and said in the context problems).
+    pub events: Vec<super::events::Intent>,
 }
 
 /// Counter deltas of one host: finish − start, by vendor name.
@@ -125,7 +128,7 @@ impl RunContext {
                 if p.exists() {
                     match read_yaml::<serde_yaml_ng::Value>(&p) {
                         Ok(v) => {
-                            self.problems.extend(out_of_range(&p, &v));
+                            self.problems.extend(unusable_settings(&p, &v));
                             self.config = Some(TestConfig::from_yaml(&v));
                         }
                         Err(e) => self.problems.push(e),
@@ -206,8 +209,23 @@ impl TestConfig {
             max_retransmit_retry: iba_field(traffic, RETRY_KEY, RETRY_MAX),
             tx_depth: traffic["tx-depth"].as_u64().and_then(|t| u32::try_from(t).ok()),
             barrier_sync: traffic["barrier-sync"].as_bool(),
+            events: traffic["data-pkt-events"]
+                .as_sequence()
+                .map_or(Vec::new(), |s| s.iter().filter_map(intent).collect()),
         }
     }
+}
+
+/// One `data-pkt-events` entry (Lumina Listing 2): `qpn`, `psn`, `type`, `iter` (1 unless
+/// given); `None` when one of them is not what Lumina's switch would take.
+fn intent(v: &serde_yaml_ng::Value) -> Option<super::events::Intent> {
+    let number = |key: &str| v[key].as_u64().and_then(|n| u32::try_from(n).ok()).filter(|&n| n >= 1);
+    Some(super::events::Intent {
+        qpn: number("qpn")?,
+        psn: number("psn")?,
+        kind: super::events::EventKind::parse(v["type"].as_str()?)?,
+        iter: if v["iter"].is_null() { 1 } else { number("iter")? },
+    })
 }
 
 /// `rig`: the emulator's section, with what a real rig gets from its hardware.
@@ -264,9 +282,9 @@ fn iba_field(traffic: &serde_yaml_ng::Value, key: &str, max: u8) -> Option<u8> {
     traffic[key].as_u64().filter(|&n| n <= u64::from(max)).map(|n| n as u8)
 }
 
-/// The traffic settings [`TestConfig::from_yaml`] leaves unknown because their values are
-/// outside what the IBA allows, each said once.
-fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
+/// The traffic settings [`TestConfig::from_yaml`] leaves unknown, each said once: values
+/// outside what the IBA allows, and events it cannot read.
+fn unusable_settings(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
     [(TIMEOUT_KEY, TIMEOUT_MAX), (RETRY_KEY, RETRY_MAX)]
         .into_iter()
         .filter_map(|(key, max)| {
@@ -276,6 +294,26 @@ fn out_of_range(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
                 let shown = serde_yaml_ng::to_string(got).unwrap_or_default();
                 format!("{}: traffic.{key} {} is not in 0..={max} (IBA): ignored", path.display(), shown.trim())
             })
+        })
+        .chain(unreadable_events(path, v))
+        .collect()
+}
+
+/// `data-pkt-events` entries [`intent`] cannot read, each said.
+fn unreadable_events(path: &Path, v: &serde_yaml_ng::Value) -> Vec<String> {
+    let entries = v["traffic"]["data-pkt-events"].as_sequence().map_or(&[][..], |s| s.as_slice());
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| intent(e).is_none())
+        .map(|(i, e)| {
+            let shown = serde_yaml_ng::to_string(e).unwrap_or_default().replace('\n', " ");
+            format!(
+                "{}: traffic.data-pkt-events[{i}] {} is not an event (qpn, psn, iter from 1; type drop, ecn or \
+                 corrupt): ignored",
+                path.display(),
+                shown.trim()
+            )
         })
         .collect()
 }
@@ -483,11 +521,30 @@ mod tests {
         let v = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 300, max-retransmit-retry: 9}").unwrap();
         let c = TestConfig::from_yaml(&v);
         assert_eq!((c.min_retransmit_timeout, c.max_retransmit_retry), (None, None));
-        let said = out_of_range(Path::new("config.yaml"), &v);
+        let said = unusable_settings(Path::new("config.yaml"), &v);
         assert_eq!(said.len(), 2, "{said:?}");
         assert_eq!(said[0], "config.yaml: traffic.min-retransmit-timeout 300 is not in 0..=31 (IBA): ignored");
         let ok = serde_yaml_ng::from_str("traffic: {min-retransmit-timeout: 14}").unwrap();
-        assert_eq!(out_of_range(Path::new("config.yaml"), &ok), Vec::<String>::new());
+        assert_eq!(unusable_settings(Path::new("config.yaml"), &ok), Vec::<String>::new());
+    }
+
+    #[test]
+    fn configured_events_are_read_and_the_unreadable_said() {
+        use super::super::events::{EventKind, Intent};
+        let v = serde_yaml_ng::from_str(
+            "traffic:\n  data-pkt-events:\n  - {qpn: 1, psn: 5, type: drop, iter: 2}\n  - {qpn: 2, psn: 7, type: bit-error}\n  - {qpn: 0, psn: 7, type: ecn}\n  - {qpn: 1, psn: 7, type: reorder}\n",
+        )
+        .unwrap();
+        let c = TestConfig::from_yaml(&v);
+        let want = [
+            Intent { qpn: 1, psn: 5, kind: EventKind::Drop, iter: 2 },
+            Intent { qpn: 2, psn: 7, kind: EventKind::Corrupt, iter: 1 },
+        ];
+        assert_eq!(c.events, want);
+        let said = unusable_settings(Path::new("config.yaml"), &v);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(said[0].starts_with("config.yaml: traffic.data-pkt-events[2] "), "{said:?}");
+        assert!(said[1].starts_with("config.yaml: traffic.data-pkt-events[3] "), "{said:?}");
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod context;
 pub mod counters;
 pub mod cut;
 pub mod egress;
+pub mod events;
 pub mod gbn;
 pub mod goodput;
 pub mod interop;
@@ -188,15 +189,16 @@ pub fn missing_copies(input: &Input<'_>) -> u64 {
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
 /// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
-    let (gbn, counters, retransmission, cnp, interop, mut goodput) = std::thread::scope(|s| {
+    let (gbn, counters, retransmission, cnp, interop, mut goodput, events) = std::thread::scope(|s| {
         let retransmission = s.spawn(|| retrans::analyze(input));
         let cnp = s.spawn(|| cnp::analyze(input));
         let goodput = s.spawn(|| goodput::analyze(input));
         let interop = s.spawn(|| interop::analyze(input));
         let frames = s.spawn(|| counters::Frames::count(input));
+        let events = s.spawn(|| events::analyze(input));
         let gbn = gbn::analyze(input);
         let counters = counters::analyze_counted(input, joined(frames), &gbn);
-        (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput))
+        (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput), joined(events))
     });
     // A QP whose retries ran out took nothing that reached it after (the Go-back-N replay
     // tells when): its late acknowledgements completed no message.
@@ -222,6 +224,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         cnp,
         interop,
         goodput,
+        events,
     }
 }
 
@@ -283,6 +286,8 @@ pub struct Report {
     pub counters: counters::Report,
     pub interop: interop::Report,
     pub goodput: goodput::Report,
+    /// The injected events the trace shows, against the configured ones.
+    pub events: events::Report,
 }
 
 impl Report {
@@ -331,6 +336,7 @@ impl Report {
         for p in &self.context_problems {
             let _ = writeln!(out, "  could not read: {p}");
         }
+        self.events.render(&mut out);
         self.gbn.render(&mut out);
         self.retransmission.render(&mut out);
         self.cnp.render(&mut out);

@@ -1,0 +1,221 @@
+//! The injected events the trace shows, keyed as Lumina's test configuration names them
+//! (Lumina §3.3: relative QPN and PSN, and ITER), against the `data-pkt-events` the
+//! configuration asked for. An event that never happened (an ITER no retransmission
+//! round reached, a PSN past the last) leaves a test that silently did not test what it
+//! meant to; the rig's and the switch's tables do not tell, the trace does.
+//!
+//! ITER (§3.3 "Express retransmission behaviors") counts a connection's rounds of data
+//! transmission: 1 for the first, and each packet whose PSN is not after the one before
+//! (a go-back) starts the next. A copy missing before a packet may have been such a
+//! go-back, so from the first missing copy on a connection's ITER is a lower bound and its
+//! events are matched by QP, PSN and type alone (`iter_certain: false`).
+
+use trace::record::Record;
+use wire::mirror::Event;
+use wire::psn;
+
+use super::conn::{is_data, Connection, Iter};
+use super::unseen::Since;
+use super::{plural, render_capped, Input};
+
+/// One `data-pkt-events` entry of the configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Intent {
+    /// The connection, from 1 in QP info order.
+    pub qpn: u32,
+    /// From 1 at the connection's initial PSN.
+    pub psn: u32,
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    pub iter: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    Drop,
+    Ecn,
+    Corrupt,
+}
+
+impl EventKind {
+    /// Lumina's names (`bit-error` is its code's name for a corruption).
+    pub fn parse(name: &str) -> Option<EventKind> {
+        match name.to_ascii_lowercase().as_str() {
+            "drop" => Some(EventKind::Drop),
+            "ecn" => Some(EventKind::Ecn),
+            "corrupt" | "bit-error" => Some(EventKind::Corrupt),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Drop => "drop",
+            EventKind::Ecn => "ecn",
+            EventKind::Corrupt => "corrupt",
+        }
+    }
+
+    fn of(e: Event) -> Option<EventKind> {
+        match e {
+            Event::Drop => Some(EventKind::Drop),
+            Event::Ecn => Some(EventKind::Ecn),
+            Event::Corrupt => Some(EventKind::Corrupt),
+            Event::None => None,
+        }
+    }
+}
+
+/// A mirrored copy that carries an event.
+#[derive(Debug, Clone, Copy, serde::Serialize)]
+pub struct Seen {
+    pub seq: u32,
+    pub conn: u32,
+    /// `conn` + 1, as the configuration counts QPs; null when the connections were not
+    /// numbered from QP info (then the configuration's numbers cannot be told).
+    pub qpn: Option<u32>,
+    /// From 1 at the connection's initial PSN; null without one.
+    pub psn: Option<u32>,
+    pub wire_psn: u32,
+    #[serde(rename = "type")]
+    pub kind: EventKind,
+    /// Null on a packet that is no data packet of its connection's verb.
+    pub iter: Option<u32>,
+    /// No copy is missing before it on its connection: `iter` is exact.
+    pub iter_certain: bool,
+    /// The configured event it is, if any.
+    pub intent: Option<Intent>,
+}
+
+#[derive(Debug, Default, serde::Serialize)]
+pub struct Report {
+    pub seen: Vec<Seen>,
+    /// `data-pkt-events` in the configuration; null without one.
+    pub configured: Option<usize>,
+    /// Configured events no copy shows: they did not happen — or, when `may_be_unseen`,
+    /// their copy may be among the missing ones.
+    pub never_seen: Vec<Intent>,
+    pub may_be_unseen: bool,
+    /// Events no configured one explains (with a configuration).
+    pub unexpected: usize,
+    pub notes: Vec<String>,
+}
+
+pub fn analyze(input: &Input<'_>) -> Report {
+    let mut report = Report::default();
+    for c in &input.conns.list {
+        connection(input, c, &mut report.seen);
+    }
+    report.seen.sort_by_key(|s| s.seq);
+    let Some(intents) = input.ctx.config.as_ref().map(|c| &c.events) else {
+        return report;
+    };
+    report.configured = Some(intents.len());
+    if !input.conns.list.iter().all(|c| c.from_qp_info) {
+        report.notes.push(
+            "no QP info (switch_message_snapshot.yml): the configuration's QP numbers cannot be told, \
+             so its events are not matched"
+                .into(),
+        );
+        return report;
+    }
+    let mut matched = vec![false; intents.len()];
+    for s in &mut report.seen {
+        s.intent = find(intents, s, &matched).map(|i| {
+            matched[i] = true;
+            intents[i]
+        });
+    }
+    report.unexpected = report.seen.iter().filter(|s| s.intent.is_none()).count();
+    report.never_seen = intents.iter().zip(&matched).filter(|(_, m)| !**m).map(|(i, _)| *i).collect();
+    report.may_be_unseen = input.conns.unseen.total() + input.ctx.lost_at_ends > 0;
+    report
+}
+
+/// The first configured event not yet taken that `s` is; ITER counts only when exact.
+fn find(intents: &[Intent], s: &Seen, taken: &[bool]) -> Option<usize> {
+    let (qpn, psn) = (s.qpn?, s.psn?);
+    intents.iter().zip(taken).position(|(i, &t)| {
+        !t && i.qpn == qpn && i.psn == psn && i.kind == s.kind && (!s.iter_certain || Some(i.iter) == s.iter)
+    })
+}
+
+/// The events on one connection's packets, ITER counted over its data packets.
+fn connection(input: &Input<'_>, c: &Connection, out: &mut Vec<Seen>) {
+    let mut iter = c.ipsn.map(Iter::new);
+    let mut since = Since::default();
+    let mut certain = true;
+    for &(i, _) in &c.packets {
+        let r = &input.view.records[i as usize];
+        let data = c.verb.is_some_and(|v| is_data(r, v));
+        let round = if data {
+            certain &= since.step(&input.conns.unseen, r) == 0;
+            iter.as_mut().map(|it| it.observe(r.psn()))
+        } else {
+            None
+        };
+        if let Some(kind) = EventKind::of(r.event()) {
+            out.push(seen(c, r, kind, round, certain));
+        }
+    }
+}
+
+fn seen(c: &Connection, r: &Record, kind: EventKind, iter: Option<u32>, certain: bool) -> Seen {
+    Seen {
+        seq: r.wire_seq(),
+        conn: c.id,
+        qpn: c.from_qp_info.then_some(c.id + 1),
+        psn: c.ipsn.map(|ipsn| psn::distance(ipsn, r.psn()) + 1),
+        wire_psn: r.psn(),
+        kind,
+        iter,
+        iter_certain: certain && iter.is_some(),
+        intent: None,
+    }
+}
+
+impl Report {
+    pub fn render(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let Some(configured) = self.configured else {
+            if !self.seen.is_empty() {
+                let _ = writeln!(out, "events: {} in the trace", self.seen.len());
+            }
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "events: {} in the trace, {} configured, {} of them seen",
+            self.seen.len(),
+            configured,
+            configured - self.never_seen.len()
+        );
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
+        }
+        if !self.never_seen.is_empty() {
+            let why = if self.may_be_unseen {
+                "not in the trace (copies are missing: some may have happened unseen)"
+            } else {
+                "never happened: no packet of that QP had that PSN in that ITER round (ITER counts the QP's \
+                 rounds of transmission, Lumina §3.3: 1 for the first, each go-back the next)"
+            };
+            let _ = writeln!(
+                out,
+                "  {} {why}",
+                plural(self.never_seen.len() as u64, "configured event", "configured events")
+            );
+            render_capped(out, &self.never_seen, |out, i| {
+                let _ = writeln!(out, "    qpn {} psn {} {} iter {}", i.qpn, i.psn, i.kind.name(), i.iter);
+            });
+        }
+        if self.unexpected > 0 {
+            let _ = writeln!(
+                out,
+                "  {} in the trace that the configuration does not name",
+                plural(self.unexpected as u64, "event", "events")
+            );
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! The injected events the trace shows against the configured ones (`analyze::events`),
+//! checked with the emulator's own record of which configured events never matched a
+//! packet (`truth.unmatched_events`).
+
+mod support;
+
+use control::analyze::events::{self, EventKind as Kind, Intent};
+use rig::config::{DataPktEvent, EventKind};
+use support::*;
+
+fn intent(e: &DataPktEvent) -> Intent {
+    let kind = match e.kind {
+        EventKind::Drop => Kind::Drop,
+        EventKind::Ecn => Kind::Ecn,
+        EventKind::Corrupt => Kind::Corrupt,
+    };
+    Intent { qpn: e.qpn, psn: e.psn, kind, iter: e.iter }
+}
+
+/// Drops of one PSN in two rounds (ITER 1 and 2, the second its go-back's resend), an ECN
+/// mark in the third round, a mark and a corruption on another QP, and two events no
+/// packet meets: a round that never comes and a PSN past the last.
+fn knobs() -> Knobs {
+    let events = vec![
+        ev(1, 3, EventKind::Drop, 1),
+        ev(1, 3, EventKind::Drop, 2),
+        ev(1, 5, EventKind::Ecn, 3),
+        ev(1, 6, EventKind::Ecn, 9),
+        ev(2, 4, EventKind::Ecn, 1),
+        ev(2, 6, EventKind::Corrupt, 1),
+        ev(2, 40, EventKind::Drop, 1),
+    ];
+    Knobs { conns: 2, msgs: 4, events, ..Knobs::default() }
+}
+
+#[test]
+fn configured_events_are_found_in_their_iter_round() {
+    for verb in [rig::config::Verb::Write, rig::config::Verb::Read] {
+        let run = rig_run(&format!("events-found-{verb:?}"), &Knobs { verb, ..knobs() });
+        let a = analysis(&run);
+        let r = events::analyze(&a.input());
+        let unmatched: Vec<Intent> = run.result.truth.unmatched_events.iter().map(intent).collect();
+        assert_eq!(unmatched.len(), 2, "{verb:?}: the run meets all but the two impossible events");
+        assert_eq!(r.never_seen, unmatched, "{verb:?}");
+        assert!(!r.may_be_unseen);
+        assert_eq!((r.configured, r.unexpected), (Some(7), 0), "{verb:?}");
+        assert_eq!(r.seen.len(), 5, "{verb:?}: {:#?}", r.seen);
+        for s in &r.seen {
+            assert!(s.iter_certain && s.intent.is_some(), "{verb:?}: {s:?}");
+            let i = s.intent.unwrap();
+            assert_eq!((s.qpn, s.psn, s.iter, s.kind), (Some(i.qpn), Some(i.psn), Some(i.iter), i.kind));
+        }
+        let mut out = String::new();
+        r.render(&mut out);
+        assert!(out.contains("2 configured events never happened"), "{out}");
+    }
+}
+
+/// An event the trace shows that the configuration does not name (here: taken out of the
+/// run's config.yaml after the run) is counted as unexpected, not matched to another.
+#[test]
+fn an_event_the_configuration_does_not_name_is_unexpected() {
+    let run = rig_run("events-unexpected", &knobs());
+    let path = run.dir.join("config.yaml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut cfg: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    let list = cfg["traffic"]["data-pkt-events"].as_sequence_mut().unwrap();
+    list.remove(1); // qpn 1 psn 3 drop iter 2
+    std::fs::write(&path, serde_yaml_ng::to_string(&cfg).unwrap()).unwrap();
+    let a = analysis(&run);
+    let r = events::analyze(&a.input());
+    assert_eq!((r.configured, r.unexpected), (Some(6), 1));
+    let odd: Vec<_> = r.seen.iter().filter(|s| s.intent.is_none()).map(|s| (s.qpn, s.psn, s.iter)).collect();
+    assert_eq!(odd, [(Some(1), Some(3), Some(2))]);
+}
+
+/// With a copy missing, a configured event not in the trace may have happened unseen,
+/// and ITER after the gap is no longer exact: such events match by QP, PSN and type.
+#[test]
+fn missing_copies_make_events_uncertain() {
+    let faults = "    lose-mirror-copies:\n    - {dump-host: 0, seqs: [2]}\n".to_string();
+    let run = rig_run("events-lossy", &Knobs { faults, ..knobs() });
+    let a = analysis(&run);
+    let r = events::analyze(&a.input());
+    assert!(r.may_be_unseen);
+    assert!(r.seen.iter().any(|s| !s.iter_certain), "{:#?}", r.seen);
+    assert_eq!(r.unexpected, 0, "{:#?}", r.seen);
+    let mut out = String::new();
+    r.render(&mut out);
+    assert!(out.contains("some may have happened unseen"), "{out}");
+}
