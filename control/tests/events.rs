@@ -74,18 +74,43 @@ fn an_event_the_configuration_does_not_name_is_unexpected() {
     assert_eq!(odd, [(Some(1), Some(3), Some(2))]);
 }
 
-/// With a copy missing, a configured event not in the trace may have happened unseen,
-/// and ITER after the gap is no longer exact: such events match by QP, PSN and type.
+/// With copies missing, a configured event not in the trace may have happened unseen,
+/// and after the gap ITER is only a lower bound: an event is matched to a configured one
+/// only where that leaves one choice, and never to a wrong one. Here PSN 3 is dropped in
+/// six rounds and the copies of two of those drops are lost: the later rounds' ITERs are
+/// lower bounds (here exact, as the rounds' other packets still show each go-back), so
+/// which configured drop each is stays undetermined.
 #[test]
-fn missing_copies_make_events_uncertain() {
-    let faults = "    lose-mirror-copies:\n    - {dump-host: 0, seqs: [2]}\n".to_string();
-    let run = rig_run("events-lossy", &Knobs { faults, ..knobs() });
+fn missing_copies_never_make_a_wrong_match() {
+    let mut events: Vec<_> = (1..=6).map(|i| ev(1, 3, EventKind::Drop, i)).collect();
+    events.push(ev(1, 7, EventKind::Ecn, 1));
+    let mut seqs = Vec::new();
+    let probe = rig_run("events-lossy-probe", &Knobs { events: events.clone(), ..Knobs::default() });
+    let drops: Vec<u32> = probe.result.truth.events.iter().filter(|e| e.psn == 3).map(|e| e.seq).collect();
+    assert_eq!(drops.len(), 6, "every round of PSN 3 is dropped");
+    seqs.extend([drops[1], drops[2]]);
+    let faults = format!("    lose-mirror-copies:\n    - {{dump-host: 0, seqs: {seqs:?}}}\n");
+    let run = rig_run("events-lossy", &Knobs { events, faults, ..Knobs::default() });
     let a = analysis(&run);
     let r = events::analyze(&a.input());
     assert!(r.may_be_unseen);
-    assert!(r.seen.iter().any(|s| !s.iter_certain), "{:#?}", r.seen);
     assert_eq!(r.unexpected, 0, "{:#?}", r.seen);
+    let truth: std::collections::HashMap<u32, u32> = run.result.truth.events.iter().map(|e| (e.seq, e.iter)).collect();
+    for s in &r.seen {
+        if let Some(i) = s.intent {
+            assert_eq!(Some(&i.iter), truth.get(&s.seq), "{s:?}");
+        }
+    }
+    let after: Vec<_> = r.seen.iter().filter(|s| s.psn == Some(3) && !s.iter_certain).collect();
+    assert_eq!(after.len(), 3, "{:#?}", r.seen);
+    let got: Vec<_> = after.iter().map(|s| (s.undetermined, s.intent, s.iter, truth[&s.seq])).collect();
+    assert!(
+        after.iter().all(|s| s.undetermined && s.intent.is_none() && s.iter <= truth.get(&s.seq).copied()),
+        "{got:?}"
+    );
+    let lost: Vec<u32> = r.never_seen.iter().map(|i| i.iter).collect();
+    assert_eq!(lost, [2, 3], "the lost drops are the configured events no copy shows");
     let mut out = String::new();
     r.render(&mut out);
-    assert!(out.contains("some may have happened unseen"), "{out}");
+    assert!(out.contains("events: 5 in the trace, 7 configured, 5 of them seen"), "{out}");
 }

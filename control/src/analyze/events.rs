@@ -7,8 +7,9 @@
 //! ITER (§3.3 "Express retransmission behaviors") counts a connection's rounds of data
 //! transmission: 1 for the first, and each packet whose PSN is not after the one before
 //! (a go-back) starts the next. A copy missing before a packet may have been such a
-//! go-back, so from the first missing copy on a connection's ITER is a lower bound and its
-//! events are matched by QP, PSN and type alone (`iter_certain: false`).
+//! go-back, so from the first missing copy on a connection's ITER is a lower bound
+//! (`iter_certain: false`): each descent the trace shows stands for at least one among the
+//! packets the switch saw, since a run of packets in increasing PSN order has none.
 
 use trace::record::Record;
 use wire::mirror::Event;
@@ -84,8 +85,10 @@ pub struct Seen {
     pub iter: Option<u32>,
     /// No copy is missing before it on its connection: `iter` is exact.
     pub iter_certain: bool,
-    /// The configured event it is, if any.
+    /// The configured event it is, if the trace tells.
     pub intent: Option<Intent>,
+    /// Its ITER is a lower bound and several configured events may be it.
+    pub undetermined: bool,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -93,21 +96,23 @@ pub struct Report {
     pub seen: Vec<Seen>,
     /// `data-pkt-events` in the configuration; null without one.
     pub configured: Option<usize>,
-    /// Configured events no copy shows: they did not happen — or, when `may_be_unseen`,
-    /// their copy may be among the missing ones.
+    /// Configured events no copy shows (none is, or may be, that event): they did not
+    /// happen — or, when `may_be_unseen`, their copy may be among the missing ones.
     pub never_seen: Vec<Intent>,
     pub may_be_unseen: bool,
-    /// Events no configured one explains (with a configuration).
+    /// Events no configured one may be (with a configuration).
     pub unexpected: usize,
     pub notes: Vec<String>,
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
     let mut report = Report::default();
+    let mut seen = Vec::new();
     for c in &input.conns.list {
-        connection(input, c, &mut report.seen);
+        connection(input, c, &mut seen);
     }
-    report.seen.sort_by_key(|s| s.seq);
+    seen.sort_by_key(|&(order, _)| order);
+    report.seen = seen.into_iter().map(|(_, s)| s).collect();
     let Some(intents) = input.ctx.config.as_ref().map(|c| &c.events) else {
         return report;
     };
@@ -120,29 +125,61 @@ pub fn analyze(input: &Input<'_>) -> Report {
         );
         return report;
     }
-    let mut matched = vec![false; intents.len()];
-    for s in &mut report.seen {
-        s.intent = find(intents, s, &matched).map(|i| {
-            matched[i] = true;
-            intents[i]
-        });
-    }
-    report.unexpected = report.seen.iter().filter(|s| s.intent.is_none()).count();
-    report.never_seen = intents.iter().zip(&matched).filter(|(_, m)| !**m).map(|(i, _)| *i).collect();
+    let (taken, possible) = match_intents(intents, &mut report.seen);
+    report.unexpected = report.seen.iter().filter(|s| s.intent.is_none() && !s.undetermined).count();
+    report.never_seen = (0..intents.len()).filter(|&k| !taken[k] && !possible[k]).map(|k| intents[k]).collect();
     report.may_be_unseen = input.conns.unseen.total() + input.ctx.lost_at_ends > 0;
     report
 }
 
-/// The first configured event not yet taken that `s` is; ITER counts only when exact.
-fn find(intents: &[Intent], s: &Seen, taken: &[bool]) -> Option<usize> {
-    let (qpn, psn) = (s.qpn?, s.psn?);
-    intents.iter().zip(taken).position(|(i, &t)| {
-        !t && i.qpn == qpn && i.psn == psn && i.kind == s.kind && (!s.iter_certain || Some(i.iter) == s.iter)
+/// Gives each seen event the configured event it is, where the trace tells: an exact ITER
+/// names one; an ITER that is only a lower bound names every configured event from it on
+/// that no exact one took, and only one such candidate, shared with no other such event,
+/// is taken as its own (else it is `undetermined`). Returns which configured events were
+/// taken, and which an undetermined event may be.
+fn match_intents(intents: &[Intent], seen: &mut [Seen]) -> (Vec<bool>, Vec<bool>) {
+    let mut taken = vec![false; intents.len()];
+    for s in seen.iter_mut().filter(|s| s.iter_certain) {
+        let first = candidates(intents, s, &taken).next();
+        if let Some(k) = first {
+            taken[k] = true;
+            s.intent = Some(intents[k]);
+        }
+    }
+    let mut claims = vec![0u32; intents.len()];
+    for s in seen.iter().filter(|s| !s.iter_certain) {
+        candidates(intents, s, &taken).for_each(|k| claims[k] += 1);
+    }
+    for s in seen.iter_mut().filter(|s| !s.iter_certain) {
+        let mut all = candidates(intents, s, &taken);
+        match (all.next(), all.next()) {
+            (Some(k), None) if claims[k] == 1 => s.intent = Some(intents[k]),
+            (Some(_), _) => s.undetermined = true,
+            (None, _) => {}
+        }
+    }
+    let possible = claims.iter().map(|&n| n > 0).collect();
+    (taken, possible)
+}
+
+/// The configured events not yet taken that `s` may be: of its QP, PSN and type, and of
+/// its ITER — or, when that is a lower bound, of any ITER from it on.
+fn candidates<'i>(intents: &'i [Intent], s: &Seen, taken: &'i [bool]) -> impl Iterator<Item = usize> + 'i {
+    let key = s.qpn.zip(s.psn).map(|(qpn, psn)| (qpn, psn, s.kind, s.iter.unwrap_or(1), s.iter_certain));
+    (0..intents.len()).filter(move |&k| {
+        let i = &intents[k];
+        key.is_some_and(|(qpn, psn, kind, iter, exact)| {
+            !taken[k]
+                && i.qpn == qpn
+                && i.psn == psn
+                && i.kind == kind
+                && if exact { i.iter == iter } else { i.iter >= iter }
+        })
     })
 }
 
 /// The events on one connection's packets, ITER counted over its data packets.
-fn connection(input: &Input<'_>, c: &Connection, out: &mut Vec<Seen>) {
+fn connection(input: &Input<'_>, c: &Connection, out: &mut Vec<(u32, Seen)>) {
     let mut iter = c.ipsn.map(Iter::new);
     let mut since = Since::default();
     let mut certain = true;
@@ -156,7 +193,7 @@ fn connection(input: &Input<'_>, c: &Connection, out: &mut Vec<Seen>) {
             None
         };
         if let Some(kind) = EventKind::of(r.event()) {
-            out.push(seen(c, r, kind, round, certain));
+            out.push((i, seen(c, r, kind, round, certain)));
         }
     }
 }
@@ -172,6 +209,7 @@ fn seen(c: &Connection, r: &Record, kind: EventKind, iter: Option<u32>, certain:
         iter,
         iter_certain: certain && iter.is_some(),
         intent: None,
+        undetermined: false,
     }
 }
 
