@@ -535,3 +535,42 @@ rig: {seed: 674394, faults: {gbn-violations: [{kind: ooo-data, qpn: 1, psn: 7}]}
         assert!(r.scope.inferred.is_none_or(|s| s == documented), "{name}: {:#?}\n{text}", r.scope);
     }
 }
+
+/// Sweep seeds 1046 and 3195 (issue 4, session 24): a CX6 Dx NP with slow restart and no
+/// limiter gets an ECN mark and a NAK trigger (one packet both CE-marked and out of
+/// sequence, or two arrivals 100 ns apart) and sends two CNPs; its generation delay varies
+/// by more than the triggers' spacing, and the NAK's CNP left first. The in-order pairing
+/// gave each the other's cause. A CNP names no PSN: every cause and trigger the report
+/// gives equals the emulator's, and where another pairing is as good, the cause of CNPs
+/// whose candidate triggers differ in cause is withheld (`pairing_ambiguous`).
+#[test]
+fn a_cnp_cause_the_trace_leaves_open_is_withheld() {
+    let seed_1046 = "requester: {nic: {ip-list: [10.1.0.2/24], switch-port: 144, type: CX6}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 10, slow-restart: false}}
+responder: {nic: {ip-list: [10.2.0.2/24], switch-port: 152, type: CX6}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: true, dcqcn-rp-enable: false, min-time-between-cnps: 0, slow-restart: true}}
+rig: {faults: {gbn-violations: [{kind: nak-wrong-psn, psn: 1, qpn: 1}]}, seed: 676171, snaplen: 128, switch-latency-ns: 300}
+traffic: {barrier-sync: true, data-pkt-events: [{iter: 1, psn: 5, qpn: 2, type: drop}, {iter: 1, psn: 5, qpn: 2, type: ecn}, {iter: 1, psn: 1, qpn: 1, type: ecn}, {iter: 1, psn: 4, qpn: 2, type: ecn}, {iter: 1, psn: 3, qpn: 1, type: ecn}, {iter: 1, psn: 5, qpn: 1, type: ecn}, {iter: 1, psn: 3, qpn: 2, type: ecn}, {iter: 1, psn: 4, qpn: 1, type: ecn}, {iter: 1, psn: 2, qpn: 1, type: ecn}, {iter: 1, psn: 2, qpn: 2, type: ecn}, {iter: 1, psn: 1, qpn: 2, type: ecn}, {iter: 1, psn: 1, qpn: 1, type: drop}], max-retransmit-retry: 0, message-size: 97, min-retransmit-timeout: 8, mtu: 256, multi-gid: true, num-connections: 2, num-msgs-per-qp: 5, rdma-verb: send, tx-depth: 8}
+";
+    let seed_3195 = "requester: {nic: {ip-list: [10.1.0.2/24], switch-port: 144, type: cx6dx}, roce-parameters: {adaptive-retrans: true, dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 50, slow-restart: false}}
+responder: {nic: {ip-list: [10.2.0.2/24], switch-port: 152, type: cx6dx}, roce-parameters: {adaptive-retrans: true, dcqcn-np-enable: true, dcqcn-rp-enable: false, min-time-between-cnps: 0, slow-restart: true}}
+rig: {first-mirror-seq: 2147483628, seed: 736710, switch-latency-ns: 100}
+traffic: {barrier-sync: true, data-pkt-events: [{iter: 1, psn: 4, qpn: 1, type: corrupt}, {iter: 2, psn: 4, qpn: 1, type: ecn}, {iter: 1, psn: 12, qpn: 1, type: corrupt}, {iter: 1, psn: 7, qpn: 1, type: drop}, {iter: 1, psn: 1, qpn: 1, type: ecn}, {iter: 1, psn: 5, qpn: 1, type: ecn}, {iter: 1, psn: 2, qpn: 1, type: ecn}, {iter: 1, psn: 7, qpn: 1, type: ecn}, {iter: 1, psn: 10, qpn: 1, type: ecn}], max-retransmit-retry: 1, message-size: 296, min-retransmit-timeout: 10, mtu: 512, multi-gid: true, num-connections: 1, num-msgs-per-qp: 12, rdma-verb: write, tx-depth: 8}
+";
+    for (name, yaml) in [("cnp-cause-open-1046", seed_1046), ("cnp-cause-open-3195", seed_3195)] {
+        let run = rig_run_yaml(name, yaml);
+        let r = cnp::analyze(&support::analysis(&run).input());
+        let mut text = String::new();
+        r.render(&mut text);
+        assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
+        let truth = &run.result.truth.cnps;
+        assert_eq!(r.cnps.len(), truth.len(), "{name}: every CNP seen");
+        for c in &r.cnps {
+            let t = truth.iter().find(|t| u64::from(t.seq) == c.seq).expect("a CNP of the truth");
+            assert!(c.cause.is_none_or(|k| k == cause(t.cause)), "{name}: CNP {} {c:?}, truth {t:?}", c.seq);
+            assert!(c.trigger_seq.is_none_or(|s| s == u64::from(t.cause_seq)), "{name}: {c:?}, truth {t:?}");
+            assert!(c.cause.is_some() || c.pairing_ambiguous, "{name}: {c:?}");
+        }
+        let nak_cnps = truth.iter().filter(|t| t.cause == CnpCause::Nak).count();
+        let withheld = r.cnps.iter().filter(|c| c.cause.is_none()).count();
+        assert!(nak_cnps > 0 && withheld >= 2, "{name}: {nak_cnps} NAK CNPs, {withheld} causes withheld\n{text}");
+    }
+}

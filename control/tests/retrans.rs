@@ -618,7 +618,8 @@ fn listed_by_conn_and_psn(name: &str, run: &RigRun, report: &retrans::Report) {
 /// which go-back answers which NAK the trace cannot tell. Against the truth: the
 /// recoveries (connection, kind, first retransmission, PSN); each with the revealing packet
 /// and exact generation latency of the NAK it names; unless `nak_ambiguous`, that NAK its
-/// own and its reaction latency exact; else no reaction.
+/// own and its reaction latency exact; else no reaction, and its own NAK among the
+/// candidates listed.
 fn compare_out_of_order(name: &str, run: &RigRun, report: &retrans::Report) {
     let truth = &run.result.truth;
     let got: Vec<_> =
@@ -644,6 +645,8 @@ fn compare_out_of_order(name: &str, run: &RigRun, report: &retrans::Report) {
             let own = nak_of(t).map(|n| n.seq);
             let proven = |r: &&retrans::Recovery| !r.nak_ambiguous && r.nak.map(|n| n.seq) == own;
             assert!(own.is_some() && !report.recoveries.iter().any(|r| proven(&r)), "{at}: its NAK {own:?}");
+            let listed = own.is_some_and(|s| g.nak_candidates.contains(&s));
+            assert!(listed && g.nak.is_some_and(|n| g.nak_candidates.contains(&n.seq)), "{at}: {g:?}, own {own:?}");
         } else {
             assert_eq!(g.nak.map(|n| n.seq), nak_of(t).map(|n| n.seq), "{at}: its NAK");
             assert_eq!(g.reaction_ns, t.observed_reaction_ns, "{at}: NACK reaction");

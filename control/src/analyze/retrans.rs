@@ -31,7 +31,9 @@
 //!   it, it resumes from, of those no timeout overtook; when two or more resume there the
 //!   NIC may answer the later first (and the other's go-back, late, may find nothing left
 //!   to resend), so which is its the trace cannot tell: each is paired in NAK order, with
-//!   its NAK's generation latency, flagged `nak_ambiguous`, with no reaction latency;
+//!   its NAK's generation latency, flagged `nak_ambiguous`, with no reaction latency,
+//!   listing the NAKs it may answer (`nak_candidates`): the PSNs tell nothing, and only
+//!   a go-back seen before the later NAK is surely the earlier one's;
 //! - WRITE/SEND: a NAK answers the gap at the PSN it names, and a gap before the PSN the
 //!   requester has had acknowledged is settled (a timeout recovered it, or out-of-order
 //!   data filled it in order after its NAK went out), so a gap no NAK answered does not
@@ -162,6 +164,10 @@ pub struct Recovery {
     /// (and its `revealing`, `lost`, `generation_ns`) is one of them, paired in NAK order,
     /// and `reaction_ns` is null.
     pub nak_ambiguous: bool,
+    /// When `nak_ambiguous`: the mirror seqs of the NAKs seen whose go-back it may be,
+    /// `nak` among them (an unseen one is not listed). Absent otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub nak_candidates: Vec<u32>,
 }
 
 impl Recovery {
@@ -575,6 +581,8 @@ struct PendingNak {
     /// A go-back that could have been its own was paired with another NAK resuming from
     /// the same PSN: its own may have been that one (`Recovery::nak_ambiguous`).
     ambiguous: bool,
+    /// Those NAKs: an index into `Tracker::twins`.
+    twins: Option<usize>,
 }
 
 /// The READ requests seen: which are repeats, and where a repeated run starts.
@@ -619,6 +627,8 @@ struct Draft {
     expected: Option<u64>,
     /// Its go-back may be another pending NAK's (`Recovery::nak_ambiguous`).
     ambiguous: bool,
+    /// Which (`Tracker::twins`).
+    twins: Option<usize>,
 }
 
 impl Draft {
@@ -639,6 +649,7 @@ impl Draft {
             psn_min: None,
             expected: None,
             ambiguous: false,
+            twins: None,
         }
     }
 }
@@ -684,6 +695,9 @@ struct Tracker<'u> {
     /// fills one in order after its NAK went out, and that NAK comes after the ACK.
     closed: Vec<Gap>,
     naks: Vec<PendingNak>,
+    /// Mirror seqs of pending NAKs found resuming where one go-back did: which go-back is
+    /// whose the trace cannot tell (`Recovery::nak_candidates`).
+    twins: Vec<Vec<u32>>,
     /// A go-back was paired with a NAK whose out-of-order twin's NAK may be unseen
     /// (`unseen_twin`): one more go-back may come with no NAK seen.
     twin_go_back: bool,
@@ -748,6 +762,7 @@ impl<'u> Tracker<'u> {
             gaps: Vec::new(),
             closed: Vec::new(),
             naks: Vec::new(),
+            twins: Vec::new(),
             twin_go_back: false,
             rnr_pending: None,
             requests: Requests::default(),
@@ -795,6 +810,7 @@ impl<'u> Tracker<'u> {
                     gap: None,
                     overtaken: false,
                     ambiguous: false,
+                    twins: None,
                 };
                 push_capped(&mut self.naks, n);
             }
@@ -940,8 +956,16 @@ impl<'u> Tracker<'u> {
         if reached {
             self.progress(p.psn, p.switch_ts_ns);
             let sent_end = self.sent_end();
-            let n =
-                PendingNak { nak: p, order: self.order, sent_end, unseen_gap, gap, overtaken: false, ambiguous: false };
+            let n = PendingNak {
+                nak: p,
+                order: self.order,
+                sent_end,
+                unseen_gap,
+                gap,
+                overtaken: false,
+                ambiguous: false,
+                twins: None,
+            };
             push_capped(&mut self.naks, n);
         }
     }
@@ -1111,7 +1135,7 @@ impl<'u> Tracker<'u> {
                 let resume = self.naks[i].nak.psn.max(una);
                 let twin = |n: &PendingNak| n.nak.psn.max(una) == resume && !n.overtaken;
                 if self.naks.iter().filter(|n| twin(n)).count() > 1 {
-                    self.naks.iter_mut().filter(|n| twin(n)).for_each(|n| n.ambiguous = true);
+                    self.group_twins(twin);
                 }
                 let mut n = self.naks.remove(i);
                 if self.unseen_twin(Some(&n), first) {
@@ -1129,6 +1153,23 @@ impl<'u> Tracker<'u> {
                 self.twin_go_back = false;
                 let i = self.timeout(first, Some(first));
                 self.drafts[i].doubt |= unseen_nak;
+            }
+        }
+    }
+
+    /// Flags the pending NAKs `twin` selects `ambiguous`, and lists them together (with the
+    /// twins any of them was found with before).
+    fn group_twins(&mut self, twin: impl Fn(&PendingNak) -> bool) {
+        let known = self.naks.iter().filter(|n| twin(n)).find_map(|n| n.twins);
+        let g = known.unwrap_or_else(|| {
+            self.twins.push(Vec::new());
+            self.twins.len() - 1
+        });
+        for n in self.naks.iter_mut().filter(|n| twin(n)) {
+            n.ambiguous = true;
+            if n.twins != Some(g) {
+                n.twins = Some(g);
+                self.twins[g].push(n.nak.seq);
             }
         }
     }
@@ -1177,6 +1218,7 @@ impl<'u> Tracker<'u> {
             waiting: None,
             psn_min: None,
             ambiguous: n.ambiguous,
+            twins: n.twins,
         });
     }
 
@@ -1263,6 +1305,7 @@ impl<'u> Tracker<'u> {
                 psn_min: None,
                 expected: None,
                 ambiguous: false,
+                twins: None,
             });
             if reached {
                 self.await_data(i, req.psn, end);
@@ -1482,6 +1525,7 @@ impl<'u> Tracker<'u> {
             psn_min: None,
             expected: None,
             ambiguous: false,
+            twins: None,
         })
     }
 
@@ -1556,8 +1600,10 @@ impl<'u> Tracker<'u> {
         let (doubted, proven): (Vec<Draft>, Vec<Draft>) =
             std::mem::take(&mut self.drafts).into_iter().partition(|d| d.doubt);
         let unseen = self.unseen;
+        let twins = &self.twins;
         let recoveries = |drafts: Vec<Draft>| -> Vec<Recovery> {
-            let mut recs: Vec<Recovery> = drafts.into_iter().map(|d| d.recovery(conn, &totals, unseen)).collect();
+            let recovery = |d: Draft| d.recovery(conn, &totals, unseen, twins);
+            let mut recs: Vec<Recovery> = drafts.into_iter().map(recovery).collect();
             for r in &mut recs {
                 r.psn_in_message = r.plotted().and_then(|p| self.in_message(p));
             }
@@ -1624,7 +1670,7 @@ impl<'u> Tracker<'u> {
 impl Draft {
     /// The recovery as reported: its PSN (a range where the trace does not tell) and only
     /// the latencies whose two packets are known to be its own.
-    fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>, unseen: &Unseen) -> Recovery {
+    fn recovery(self, conn: u32, totals: &FxHashMap<u32, u64>, unseen: &Unseen, twins: &[Vec<u32>]) -> Recovery {
         let first = self.first;
         let start = if self.doubt { self.from.or(first.map(|f| f.psn)) } else { first.map(|f| f.psn) };
         let psn = start.or(self.lost.map(|l| l.psn)).unwrap_or(0);
@@ -1653,6 +1699,7 @@ impl Draft {
                 true => TimeoutDetail { last_tx: None, observed_ns: None, ratio: None, ..t },
             }),
             nak_ambiguous: self.ambiguous,
+            nak_candidates: self.twins.filter(|_| self.ambiguous).map_or_else(Vec::new, |g| twins[g].clone()),
         }
     }
 
@@ -1781,7 +1828,7 @@ impl Report {
         if ambiguous > 0 {
             let _ = writeln!(
                 out,
-                "  {} with no NACK reaction: another NAK pending resumed from the same PSN (out-of-order data), and which go-back answered which the trace cannot tell (report.json `nak_ambiguous`)",
+                "  {} with no NACK reaction: another NAK pending resumed from the same PSN (out-of-order data: the later NAK acknowledges the PSN the earlier names, so both go back to the oldest PSN unacknowledged), and the NIC may answer either first: which go-back answered which the trace cannot tell (report.json `nak_ambiguous`, `nak_candidates`)",
                 plural(ambiguous, "recovery", "recoveries")
             );
         }
@@ -2531,6 +2578,7 @@ mod tests {
             total_ns: None,
             timeout: None,
             nak_ambiguous: false,
+            nak_candidates: Vec::new(),
         };
         let loss =
             Loss { conn: 0, lost, retransmission: None, total_ns: None, recovered_by: doubted.first_retransmission };
@@ -2597,6 +2645,7 @@ mod tests {
             recs.iter().map(|r| (r.nak.map(|p| p.seq), r.revealing.map(|p| p.seq), r.generation_ns)).collect();
         assert_eq!(got, [(Some(6), Some(2), Some(1_900)), (Some(7), Some(4), Some(2_200))], "{recs:#?}");
         assert!(recs.iter().all(|r| r.nak_ambiguous && r.reaction_ns.is_none()), "{recs:#?}");
+        assert!(recs.iter().all(|r| r.nak_candidates == [6, 7]), "either NAK's: {recs:#?}");
         assert_eq!(recs.iter().map(|r| (r.kind, r.psn)).collect::<Vec<_>>(), [(RecoveryKind::Nack, 3); 2]);
         let overall = Stats::of(recs.iter(), &[], &[], 4);
         assert_eq!((overall.generation.count, overall.reaction.count), (2, 0));
@@ -2615,7 +2664,7 @@ mod tests {
         let (recs, _) = replay_all(write(Some(false)), &packets);
         let got: Vec<_> = recs.iter().map(|r| (r.nak.map(|p| p.seq), r.generation_ns, r.reaction_ns)).collect();
         assert_eq!(got, [(Some(6), Some(1_900), Some(5_000)), (Some(9), Some(7_200), Some(500))], "{recs:#?}");
-        assert!(recs.iter().all(|r| !r.nak_ambiguous), "{recs:#?}");
+        assert!(recs.iter().all(|r| !r.nak_ambiguous && r.nak_candidates.is_empty()), "{recs:#?}");
     }
 
     #[test]
