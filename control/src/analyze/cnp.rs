@@ -1600,7 +1600,7 @@ fn draw_intervals(path: &Path, points: &[(i64, f64)], expected: Option<f64>, n: 
     chart
         .configure_mesh()
         .x_desc("CNP (trace order, from 1)")
-        .y_desc("since previous CNP of its group (µs)")
+        .y_desc("since previous CNP of its group, at the switch (µs)")
         .draw()
         .map_err(|e| err(&e))?;
     chart
@@ -1612,7 +1612,9 @@ fn draw_intervals(path: &Path, points: &[(i64, f64)], expected: Option<f64>, n: 
         chart
             .draw_series(LineSeries::new([(x.start, v), (x.end, v)], RED))
             .map_err(|e| err(&e))?
-            .label("minimum interval")
+            // The limiter holds it at the NP; at the switch each CNP also carries the NP's
+            // varying delay in generating it, so a point may sit a little below the line.
+            .label("minimum interval (at the NP; switch times add its CNP delay jitter)")
             .legend(|(x, y)| PathElement::new([(x, y), (x + 20, y)], RED));
     }
     chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw().map_err(|e| err(&e))?;
