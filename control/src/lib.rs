@@ -7,12 +7,14 @@
 //!   [`spool`] writes its files from a thread of their own; [`mirror_port`] says which
 //!   UDP port the copies come on.
 //! - [`check`]: Lumina's integrity conditions over a reconstructed trace (§3.5).
-//! - [`analyze`]: connection tracking and Lumina's analyzers (§4).
+//! - [`analyze`]: connection tracking and Lumina's analyzers (§4); [`compare`]: several
+//!   analyses' NACK latencies side by side (§6.1's Figures 8–9).
 
 #![forbid(unsafe_code)]
 
 pub mod analyze;
 pub mod check;
+pub mod compare;
 pub mod input;
 pub mod merge;
 pub mod mirror_port;

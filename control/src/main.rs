@@ -86,6 +86,18 @@ enum Command {
         #[command(flatten)]
         merge: MergeArgs,
     },
+    /// NACK generation and reaction latency of several analyses side by side, one series
+    /// per analysis (Lumina §6.1's Figures 8–9 overlay NICs and verbs): writes
+    /// OUT/retrans-nack-generation.svg and OUT/retrans-nack-reaction.svg and prints each
+    /// analysis's counts and range. Reads each analysis's report.json (`analyze` first).
+    Compare {
+        /// Analysis directories (with report.json), or runs analyzed into RUN/rocescope.
+        #[arg(required = true)]
+        analyses: Vec<PathBuf>,
+        /// Where to write the plots.
+        #[arg(short, long)]
+        out: PathBuf,
+    },
 }
 
 /// What report.json holds of goodput's messages.
@@ -184,6 +196,7 @@ fn main() -> ExitCode {
             let per_message = if no_per_message { PerMessage::LeftOut } else { PerMessage::Kept };
             analyze(&runs, out, per_message, &merge)
         }
+        Command::Compare { analyses, out } => compare(&analyses, &out),
     };
     match result {
         Ok(code) => code,
@@ -214,6 +227,19 @@ fn emit(text: &str) -> anyhow::Result<()> {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }
+}
+
+fn compare(analyses: &[PathBuf], out: &std::path::Path) -> anyhow::Result<ExitCode> {
+    use control::compare;
+    let runs = analyses.iter().map(|d| compare::Run::load(d)).collect::<Result<Vec<_>, _>>()?;
+    std::fs::create_dir_all(out).map_err(|e| anyhow::anyhow!("{}: {e}", out.display()))?;
+    let written = compare::plots(&runs, out)?;
+    let mut text = compare::render(&runs);
+    for path in &written {
+        text.push_str(&format!("plot: {}\n", path.display()));
+    }
+    emit(&text)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn reconstruct(

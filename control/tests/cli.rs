@@ -111,3 +111,46 @@ fn merge_flags_given_with_a_reconstruction_are_said_to_be_ignored() {
         assert!(!err.contains("ignored"), "{command}: {err}");
     }
 }
+
+/// `compare` overlays the NACK latencies of several analyses, one series per run labelled
+/// with its NICs and verb (Lumina §6.1's Figures 8–9), and prints each one's range: the
+/// figures it prints are those of each report.json.
+#[test]
+fn compare_puts_several_analyses_side_by_side() {
+    // Each drop's go-back starts the next ITER round (Lumina §3.3).
+    let drops: Vec<_> = (0..4).map(|m| ev(1, 8 * m + 3, EventKind::Drop, m + 1)).collect();
+    let mut dirs = Vec::new();
+    for nic in [rig::profile::NicKind::Cx4Lx, rig::profile::NicKind::Cx5] {
+        let run = rig_run(&format!("cli-compare-{nic:?}"), &Knobs { nic, events: drops.clone(), ..Knobs::default() });
+        let (code, text, err) = rocescope(&["analyze", path(&run.dir)]);
+        assert_eq!(code, 0, "{text}{err}");
+        dirs.push(run.dir);
+    }
+    let out = scratch("cli-compare").join("plots");
+    let (code, text, err) = rocescope(&["compare", path(&dirs[0]), path(&dirs[1]), "-o", path(&out)]);
+    assert_eq!(code, 0, "{text}{err}");
+    for (dir, nic) in dirs.iter().zip(["cx4", "cx5"]) {
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("rocescope/report.json")).unwrap()).unwrap();
+        let reaction: Vec<u64> = report["retransmission"]["recoveries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["reaction_ns"].as_u64())
+            .collect();
+        assert_eq!(reaction.len(), 4);
+        let (lo, hi) = (reaction.iter().min().unwrap(), reaction.iter().max().unwrap());
+        let label = format!("run: {nic} → {nic} write (4 NACK recoveries)");
+        let block = text.split(&label).nth(1).unwrap_or_else(|| panic!("{label} in\n{text}"));
+        let line = block.lines().find(|l| l.contains("NACK reaction latency")).unwrap();
+        let (lo, hi) = (format!("min {:>12.3}", *lo as f64 / 1e3), format!("max {:>12.3}", *hi as f64 / 1e3));
+        assert!(line.contains("n 4") && line.contains(&lo) && line.contains(&hi), "{line}");
+    }
+    for file in control::analyze::PLOT_FILES[..2].iter() {
+        let svg = std::fs::read_to_string(out.join(file)).unwrap();
+        assert!(svg.contains("cx4 → cx4 write") && svg.contains("cx5 → cx5 write"), "{file}");
+    }
+    let (code, _, err) = rocescope(&["compare", path(&out), "-o", path(&out)]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no report.json"), "{err}");
+}
