@@ -12,8 +12,9 @@
 //!
 //! The per-record work is a streaming pass ([`Checker::push`]) over the mapped record file,
 //! cut into parts on as many threads as there are cores for a long trace ([`check_records`]).
+//! `switch.rs` reads the switch's counters and decides conditions 2 and 3; `balance.rs`
+//! learns the round robin over dump hosts that names who should have had a missing copy.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -22,51 +23,15 @@ use wire::mirror::SEQ_MAX;
 
 use crate::reconstruct::{Gaps, SeqRange, Summary, MISSING_LISTED};
 
-/// Lumina's switch dump (`switch_state_snapshot.yml`): per-port RoCE counters, plus the
-/// emulator's `rocescope:` detail when present.
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct SwitchSnapshot {
-    pub counter: PortCounters,
-    #[serde(default)]
-    pub rocescope: Option<RigPorts>,
-}
+mod balance;
+mod switch;
 
-/// A section the dump lacks is `None`: the conditions it decides cannot be checked (read
-/// as zeros it would fail them for nothing).
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct PortCounters {
-    #[serde(default)]
-    pub ingress: Option<BTreeMap<u32, u64>>,
-    #[serde(default)]
-    pub egress: Option<BTreeMap<u32, u64>>,
-}
-
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct RigPorts {
-    pub requester: Option<PortDetail>,
-    pub responder: Option<PortDetail>,
-    #[serde(default)]
-    pub mirrors: Vec<PortDetail>,
-    /// The first and last mirror seq the switch gave (its seq register), which names the
-    /// copies lost at either end of a trace; Lumina's own dump lacks it.
-    #[serde(default)]
-    pub mirror_seq: Option<SeqSpan>,
-}
-
-#[derive(Debug, Clone, Copy, Default, serde::Deserialize)]
-pub struct SeqSpan {
-    pub first: u32,
-    pub last: u32,
-}
-
-#[derive(Debug, Clone, Default, serde::Deserialize)]
-pub struct PortDetail {
-    pub switch_port: u32,
-    #[serde(default)]
-    pub buffer_drops: u64,
-}
-
-pub const SNAPSHOT_FILE: &str = "switch_state_snapshot.yml";
+#[cfg(test)]
+use balance::LEARN;
+pub use balance::NOT_AN_INPUT;
+use balance::{expected_at, BalanceInference};
+use switch::{switch_conditions, LUMINA_COUNTER_WRAP};
+pub use switch::{PortCounters, PortDetail, PortRoles, RigPorts, SeqSpan, SwitchSnapshot, SNAPSHOT_FILE};
 
 #[derive(Debug, thiserror::Error)]
 pub enum CheckError {
@@ -74,119 +39,6 @@ pub enum CheckError {
     Snapshot { path: PathBuf, what: String },
     #[error(transparent)]
     Load(#[from] crate::reconstruct::LoadError),
-}
-
-/// Lumina's switch counts each port in a 32-bit register that goes from 0x7fffffff back
-/// to 1 (`inject_switch.p4`), as the mirror seq does: a port's count is known only modulo
-/// this.
-const LUMINA_COUNTER_WRAP: u128 = SEQ_MAX as u128;
-
-impl PortCounters {
-    /// One counter summed over `ports` (absent: 0), wide enough for any values a file holds.
-    fn sum(counter: &BTreeMap<u32, u64>, ports: &[u32]) -> u128 {
-        ports.iter().map(|p| u128::from(counter.get(p).copied().unwrap_or(0))).sum()
-    }
-}
-
-impl SwitchSnapshot {
-    /// Copies the switch sent out of the mirror ports (Lumina §3.5 condition 2); `None`
-    /// without `counter.egress`.
-    fn sent(&self, roles: &PortRoles) -> Option<u128> {
-        Some(PortCounters::sum(self.counter.egress.as_ref()?, &roles.mirror_ports))
-    }
-
-    /// RoCE packets the switch received on the host ports (Lumina §3.5 condition 3);
-    /// `None` without `counter.ingress`.
-    fn received(&self, roles: &PortRoles) -> Option<u128> {
-        Some(PortCounters::sum(self.counter.ingress.as_ref()?, &roles.host_ports))
-    }
-
-    /// Copies full mirror buffers dropped (the emulator's detail; 0 without it).
-    fn buffer_drops(&self) -> u128 {
-        self.rocescope.as_ref().map_or(0, |r| r.mirrors.iter().map(|m| u128::from(m.buffer_drops)).sum())
-    }
-
-    /// Lumina's own counters (no `rocescope` section) wrap per port; the emulator's do not.
-    fn counters_wrap(&self) -> bool {
-        self.rocescope.is_none()
-    }
-
-    /// Whether a counter sum equals a count from the trace: exactly, or for Lumina's own
-    /// counters modulo their wrap (all a wrapped count can tell once it may have wrapped).
-    fn agrees(&self, counted: u128, in_trace: u64) -> bool {
-        let in_trace = u128::from(in_trace);
-        match self.counters_wrap() {
-            true => counted % LUMINA_COUNTER_WRAP == in_trace % LUMINA_COUNTER_WRAP,
-            false => counted == in_trace,
-        }
-    }
-
-    /// What the evidence adds when the comparison was modular.
-    fn modulo_note(&self, counted: u128, in_trace: u64) -> &'static str {
-        let wrapped = counted >= LUMINA_COUNTER_WRAP || u128::from(in_trace) >= LUMINA_COUNTER_WRAP;
-        match self.counters_wrap() && wrapped {
-            true => " (Lumina's port counters wrap at 0x7fffffff: compared modulo 0x7fffffff)",
-            false => "",
-        }
-    }
-
-    pub fn load(path: &Path) -> Result<SwitchSnapshot, CheckError> {
-        let err = |what: String| CheckError::Snapshot { path: path.to_path_buf(), what };
-        let text = std::fs::read_to_string(path).map_err(|e| err(e.to_string()))?;
-        serde_yaml_ng::from_str(&text).map_err(|e| err(e.to_string()))
-    }
-}
-
-/// Which switch ports face the traffic hosts and which the dump hosts.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct PortRoles {
-    pub host_ports: Vec<u32>,
-    pub mirror_ports: Vec<u32>,
-    /// How the roles were found.
-    pub from: String,
-}
-
-impl PortRoles {
-    /// From the snapshot's own detail, else the configuration (Lumina's `nic.switch-port`
-    /// of requester, responder and the `*-mirror` hosts), else "ports that received
-    /// RoCE are host ports"; `None` when nothing tells (no configuration, no
-    /// `counter.ingress` to guess from).
-    pub fn find(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> Option<PortRoles> {
-        let mut roles = PortRoles::found(snap, config)?;
-        // A port named twice (both mirror hosts on one port) is counted once.
-        for ports in [&mut roles.host_ports, &mut roles.mirror_ports] {
-            ports.sort_unstable();
-            ports.dedup();
-        }
-        Some(roles)
-    }
-
-    fn found(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> Option<PortRoles> {
-        let egress_ports = || snap.counter.egress.iter().flat_map(|e| e.keys().copied());
-        if let Some(r) = &snap.rocescope {
-            let host_ports = [&r.requester, &r.responder].into_iter().flatten().map(|p| p.switch_port).collect();
-            return Some(PortRoles {
-                host_ports,
-                mirror_ports: r.mirrors.iter().map(|m| m.switch_port).collect(),
-                from: "switch snapshot (rocescope section)".into(),
-            });
-        }
-        if let Some(c) = config {
-            let port = |k: &str| c[k]["nic"]["switch-port"].as_u64().map(|p| p as u32);
-            let hosts: Vec<u32> = ["requester", "responder"].iter().filter_map(|k| port(k)).collect();
-            let mirrors: Vec<u32> = ["requester-mirror", "responder-mirror"].iter().filter_map(|k| port(k)).collect();
-            if hosts.len() == 2 {
-                let mirror_ports =
-                    if mirrors.is_empty() { egress_ports().filter(|p| !hosts.contains(p)).collect() } else { mirrors };
-                let from = "configuration switch-port keys".into();
-                return Some(PortRoles { host_ports: hosts, mirror_ports, from });
-            }
-        }
-        let ingress = snap.counter.ingress.as_ref()?;
-        let host_ports: Vec<u32> = ingress.iter().filter(|(_, &n)| n > 0).map(|(&p, _)| p).collect();
-        let mirror_ports = egress_ports().filter(|p| !host_ports.contains(p)).collect();
-        Some(PortRoles { host_ports, mirror_ports, from: "guessed: ports that received RoCE are host ports".into() })
-    }
 }
 
 /// One integrity condition and its verdict.
@@ -379,18 +231,14 @@ impl Checker {
     /// Whether the load-balancing pattern is still being learned: until then the pass
     /// cannot be split, since every part verifies the pattern learned on the first copies.
     pub fn learning(&self) -> bool {
-        self.balance.candidates.is_none()
+        self.balance.learning()
     }
 
     /// A checker for the records that follow this one's, to be [`join`](Self::join)ed.
     /// Fork once [`learning`](Self::learning) is over: each part verifies the pattern
     /// learned before it, and a join does not merge two learning phases.
     pub fn fork(&self) -> Checker {
-        let c = Checker::with_balance(BalanceInference {
-            hosts: self.balance.hosts.clone(),
-            learn: Vec::new(),
-            candidates: self.balance.candidates.clone(),
-        });
+        let c = Checker::with_balance(self.balance.fork());
         Checker { directions: self.directions.clone(), ..c }
     }
 
@@ -668,57 +516,6 @@ fn wire_or(s: Option<u64>) -> String {
     s.map_or("-".into(), |s| crate::merge::wire_of(s).to_string())
 }
 
-const CONDITION_2: &str = "2. switch mirrored == copies in trace";
-const CONDITION_3: &str = "3. switch RoCE received == copies in trace";
-
-/// Conditions 2 and 3 (Lumina §3.5). Each is unevaluated (not failed) when the counters
-/// it needs are not there.
-fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condition> {
-    let unknown = |why: &str| {
-        [CONDITION_2, CONDITION_3].map(|name| Condition { name: name.into(), holds: None, evidence: why.into() }).into()
-    };
-    let Some(snap) = &ctx.snapshot else {
-        return unknown("no switch counters (switch_state_snapshot.yml, or --switch-counters)");
-    };
-    let Some(roles) = &ctx.roles else {
-        return unknown(
-            "the switch counters have no counter.ingress to tell host ports from mirror ports, and no \
-             configuration names them (switch-port keys)",
-        );
-    };
-    vec![sent_condition(snap, roles, mirrored), received_condition(snap, roles, mirrored)]
-}
-
-fn sent_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -> Condition {
-    let Some(sent) = snap.sent(roles) else {
-        let evidence = "the switch counters have no counter.egress: copies sent not known".into();
-        return Condition { name: CONDITION_2.into(), holds: None, evidence };
-    };
-    let evidence = format!(
-        "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}{}",
-        roles.mirror_ports,
-        snap.modulo_note(sent, mirrored)
-    );
-    Condition { name: CONDITION_2.into(), holds: Some(snap.agrees(sent, mirrored)), evidence }
-}
-
-fn received_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -> Condition {
-    let Some(received) = snap.received(roles) else {
-        let evidence = "the switch counters have no counter.ingress: RoCE packets received not known".into();
-        return Condition { name: CONDITION_3.into(), holds: None, evidence };
-    };
-    let mut evidence = format!(
-        "switch received {received} RoCE packets on ports {:?}; trace has {mirrored}{}",
-        roles.host_ports,
-        snap.modulo_note(received, mirrored)
-    );
-    let buffer_drops = snap.buffer_drops();
-    if buffer_drops > 0 {
-        evidence.push_str(&format!(" ({buffer_drops} copies dropped by full mirror buffers)"));
-    }
-    Condition { name: CONDITION_3.into(), holds: Some(snap.agrees(received, mirrored)), evidence }
-}
-
 /// Everything besides the records that the verdict needs.
 #[derive(Debug, Clone, Default)]
 pub struct CheckContext {
@@ -827,204 +624,12 @@ fn capture_problems(dirs: &[PathBuf]) -> Vec<String> {
     out
 }
 
-/// Learns which source each seq goes to: Lumina's switch spreads copies over dump hosts by
-/// (weighted) round robin on the seq, so `source = pattern[seq % period]`. Learned on the
-/// first copies, then verified on all.
-struct BalanceInference {
-    /// Source → capture host, for the host-level fallback.
-    hosts: Vec<usize>,
-    learn: Vec<(u64, u16)>,
-    candidates: Option<[Option<Candidate>; 2]>,
-}
-
-#[derive(Clone)]
-struct Candidate {
-    period: u64,
-    pattern: Vec<u16>,
-    by_host: bool,
-    holds: bool,
-    /// The seq of the first copy that broke it.
-    broke_at: Option<u64>,
-}
-
-const LEARN: usize = 1 << 16;
-const MAX_PERIOD: u64 = 64;
-/// A pattern's entry for a residue no source given holds: a dump host or core whose
-/// capture is not among the inputs (`null` in `balance.pattern`).
-const ABSENT: u16 = u16::MAX;
-/// Seqs a residue must span, all missing, to be taken as an absent source's.
-const MIN_EMPTY_RESIDUE: u64 = 8;
-
-/// How many of `lo..=hi` are `r` modulo `period`.
-fn residue_count(lo: u64, hi: u64, period: u64, r: u64) -> u64 {
-    let first = lo + (r + period - lo % period) % period;
-    if first > hi {
-        0
-    } else {
-        (hi - first) / period + 1
-    }
-}
-
-impl BalanceInference {
-    fn new(hosts: &[usize]) -> Self {
-        BalanceInference { hosts: hosts.to_vec(), learn: Vec::with_capacity(LEARN), candidates: None }
-    }
-
-    #[inline]
-    fn observe(&mut self, seq: u64, source: u16) {
-        if let Some(cands) = &mut self.candidates {
-            for c in cands.iter_mut().flatten().filter(|c| c.holds) {
-                let id =
-                    if c.by_host { self.hosts.get(usize::from(source)).copied().unwrap_or(0) as u16 } else { source };
-                if c.pattern[(seq % c.period) as usize] != id {
-                    (c.holds, c.broke_at) = (false, Some(seq));
-                }
-            }
-            return;
-        }
-        self.learn.push((seq, source));
-        if self.learn.len() == LEARN {
-            self.settle();
-        }
-    }
-
-    fn settle(&mut self) {
-        let by_source = self.fit(false);
-        // By host only when that groups some sources and tells more than one host apart.
-        let hosts: std::collections::BTreeSet<usize> = self.hosts.iter().copied().collect();
-        let grouped = hosts.len() > 1 && hosts.len() < self.hosts.len();
-        let by_host = if grouped { self.fit(true) } else { None };
-        self.candidates = Some([by_source, by_host]);
-        self.learn = Vec::new();
-    }
-
-    /// The period under which the learned copies agree and the fewest missing seqs are
-    /// unexplained losses (the smallest such). Residues no copy came with are the share of
-    /// a source that captured nothing (a dumper that never started) when exactly one
-    /// source has no copies, else of a source that is not among the inputs (a dump host's
-    /// directory left out), [`ABSENT`]. Lumina §3.4: the switch's WRR sends every seq of a
-    /// residue to one dump host, so a residue none of the inputs holds is one host's,
-    /// however many of the others' copies were also lost.
-    fn fit(&self, by_host: bool) -> Option<Candidate> {
-        let id = |s: u16| if by_host { self.hosts.get(usize::from(s)).copied().unwrap_or(0) as u16 } else { s };
-        let distinct: std::collections::BTreeSet<u16> = self.learn.iter().map(|&(_, s)| id(s)).collect();
-        let all: std::collections::BTreeSet<u16> = (0..self.hosts.len() as u16).map(id).collect();
-        let silent = match all.difference(&distinct).copied().collect::<Vec<_>>()[..] {
-            [one] => one,
-            _ => ABSENT,
-        };
-        let (lo, hi) = self.span()?;
-        let mut best: Option<(u64, Candidate)> = None;
-        for period in (2..=MAX_PERIOD).take_while(|&p| self.learn.len() as u64 >= 4 * p) {
-            let Some((pattern, present)) = self.pattern(period, hi, id) else { continue };
-            let count = |r: usize| residue_count(lo, hi, period, r as u64);
-            let holes: Vec<usize> = (0..pattern.len()).filter(|&r| pattern[r] == ABSENT).collect();
-            // A residue with no copies is nobody's by the pattern only when it spans enough
-            // seqs that losses alone are no explanation.
-            if holes.iter().any(|&r| count(r) < MIN_EMPTY_RESIDUE) {
-                continue;
-            }
-            let sources = pattern.iter().filter(|&&s| s != ABSENT).collect::<std::collections::BTreeSet<_>>().len();
-            if sources + usize::from(!holes.is_empty()) < 2 {
-                continue;
-            }
-            let lost: u64 =
-                (0..pattern.len()).filter(|&r| pattern[r] != ABSENT).map(|r| count(r).saturating_sub(present[r])).sum();
-            if best.as_ref().is_none_or(|(l, _)| lost < *l) {
-                let pattern = pattern.iter().map(|&s| if s == ABSENT { silent } else { s }).collect();
-                best = Some((lost, Candidate { period, pattern, by_host, holds: true, broke_at: None }));
-            }
-            if lost == 0 {
-                break; // no longer period explains more
-            }
-        }
-        best.map(|(_, c)| c)
-    }
-
-    /// The learned copies' span of seqs, a last one more than [`crate::merge::LAP_MARGIN`]
-    /// past the one before left out (a corrupted seq: the reconstruction's seq-outlier).
-    fn span(&self) -> Option<(u64, u64)> {
-        let lo = self.learn.iter().map(|&(seq, _)| seq).min()?;
-        let mut seqs: Vec<u64> = self.learn.iter().map(|&(seq, _)| seq).collect();
-        seqs.sort_unstable();
-        let hi = match seqs[..] {
-            [.., a, b] if b - a > u64::from(crate::merge::LAP_MARGIN) => a,
-            [.., b] => b,
-            [] => return None,
-        };
-        Some((lo, hi))
-    }
-
-    /// The source of each residue of `period` (ABSENT: no copy came with it) and how many
-    /// copies came with each, over the learned copies up to `hi`; `None` when two sources
-    /// share a residue.
-    fn pattern(&self, period: u64, hi: u64, id: impl Fn(u16) -> u16) -> Option<(Vec<u16>, Vec<u64>)> {
-        let mut pattern = vec![ABSENT; period as usize];
-        let mut present = vec![0u64; period as usize];
-        for &(seq, s) in self.learn.iter().filter(|&&(seq, _)| seq <= hi) {
-            let r = (seq % period) as usize;
-            if pattern[r] != ABSENT && pattern[r] != id(s) {
-                return None;
-            }
-            pattern[r] = id(s);
-            present[r] += 1;
-        }
-        Some((pattern, present))
-    }
-
-    /// A pattern holds over two parts when it holds over each.
-    fn join(&mut self, later: BalanceInference) {
-        let (Some(mine), Some(theirs)) = (&mut self.candidates, later.candidates) else { return };
-        for (c, t) in mine.iter_mut().zip(theirs) {
-            // Broken here, it stays broken where it first was.
-            if let (Some(c), Some(t)) = (c.as_mut().filter(|c| c.holds), t) {
-                (c.holds, c.broke_at) = (t.holds, t.broke_at);
-            }
-        }
-    }
-
-    /// The pattern that holds, but for the trace's seq-outlier (`set_aside`), the last
-    /// copy, which comes with a corrupted seq.
-    fn result(&mut self, set_aside: Option<u64>) -> Option<Balance> {
-        if self.candidates.is_none() {
-            self.settle();
-        }
-        let holds = |c: &&Candidate| c.holds || set_aside.is_some() && c.broke_at == set_aside;
-        let c = self.candidates.as_ref()?.iter().flatten().find(holds)?;
-        let level = if c.by_host { "host" } else { "source" };
-        let pattern = c.pattern.iter().map(|&s| (s != ABSENT).then_some(s)).collect();
-        Some(Balance { period: c.period, pattern, level: level.into() })
-    }
-}
-
 /// Whether switch time `ts` lies before `previous`. The switch clock has 48 bits and
 /// wraps (every ~78 hours): a step back by more than half its range is the wrap, forward.
 fn steps_back(ts: u64, previous: u64) -> bool {
     const HALF: u64 = 1 << 47;
     ts < previous && previous - ts < HALF
 }
-
-/// Who should have had the unwrapped seqs `first..=last`: the sources the pattern assigns
-/// them to. The pattern was learned on unwrapped seqs, so it is applied to them too (a lap
-/// is 0x7fffffff seqs, no multiple of the period).
-fn expected_at(first: i128, last: i128, balance: Option<&Balance>, names: &[String], hosts: &[String]) -> Vec<String> {
-    let Some(b) = balance else { return Vec::new() };
-    let period = i128::from(b.period);
-    let mut seen = std::collections::BTreeSet::new();
-    for seq in first..=last.min(first + period - 1) {
-        seen.insert(b.pattern[seq.rem_euclid(period) as usize]);
-    }
-    seen.into_iter()
-        .map(|s| match (s, b.level.as_str()) {
-            (None, _) => NOT_AN_INPUT.to_string(),
-            (Some(s), "host") => hosts.get(usize::from(s)).map_or_else(|| format!("host {s}"), |h| format!("host {h}")),
-            (Some(s), _) => names.get(usize::from(s)).cloned().unwrap_or_else(|| format!("source {s}")),
-        })
-        .collect()
-}
-
-/// `expected_at` for seqs that go to a residue no input holds.
-pub const NOT_AN_INPUT: &str = "a dump host or core not among the inputs";
 
 /// Checks a reconstruction directory.
 pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckReport, CheckError> {
@@ -1468,6 +1073,6 @@ mod tests {
         let c = check_records(&records, &one_way_each(), &[0, 1, 1], 1);
         assert!(c.gaps.total > 0, "no gaps");
         assert!(!c.regressions.is_empty(), "no regressions");
-        assert!(c.balance.candidates.iter().flatten().flatten().any(|c| !c.holds), "no pattern broken");
+        assert!(c.balance.any_broken(), "no pattern broken");
     }
 }
