@@ -661,9 +661,9 @@ pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
 
 /// The silent last expiry that exceeded the retry count (mlx5
 /// `req_transport_retries_exceeded`): when the trace ends with the connection's data
-/// unacknowledged, or shows its acknowledgement came after that expiry.
+/// unacknowledged (not stalled there with the timer disabled: no expiry comes), or shows its acknowledgement came after that expiry.
 pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
-    u64::from(c.unacknowledged_at_end || c.retries_exhausted_by_ns.is_some())
+    u64::from(c.unacknowledged_at_end && !c.stalled_at_end || c.retries_exhausted_by_ns.is_some())
 }
 
 impl Report {

@@ -47,7 +47,7 @@ use super::conn::{is_data, Connection, Role};
 use super::context::{TestConfig, Verb};
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
-    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, Arrival, GbnReceiver,
+    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, timer_disabled, Arrival, GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
 use super::{plural, render_capped, Input};
@@ -164,8 +164,13 @@ pub struct ConnStats {
     /// it already had (its duplicate-request counter).
     pub duplicate_requests: u64,
     /// The trace ends with data the requester sent and never had acknowledged: its timer
-    /// expires once more at the end (the expiry that exhausts the retry count), unseen.
+    /// expires once more at the end (the expiry that exhausts the retry count), unseen —
+    /// unless the timer is disabled (`stalled_at_end`).
     pub unacknowledged_at_end: bool,
+    /// Data unacknowledged at the end with the timer disabled (`timeout` 0): no expiry
+    /// comes, so the QP stalls with it, not in error (IBA vol. 1 §9.7.6.1.3).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stalled_at_end: bool,
     /// The requester's timer expired once more after the last retry its retry count
     /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
     /// response that came next could reach it: the QP went to the error state (IBA: its
@@ -220,6 +225,9 @@ pub struct Params {
     /// timeout, or a floor under adaptive retransmission's. A repeat sooner than this
     /// after the timer's start is no timeout's.
     pub shortest_timeout_ns: Option<u64>,
+    /// The configuration disables the timer (`transport::timer_disabled`): no repeat is
+    /// the timer's, and no QP fails by it (one stalls instead).
+    pub timer_disabled: bool,
     /// READ: the longest the requester may take to repeat its request after an
     /// out-of-sequence response (`transport::read_nak_ns` for its NIC); `None` when unknown.
     pub read_nak_ns: Option<u64>,
@@ -261,6 +269,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             mtu,
             timeout_ns,
             shortest_timeout_ns,
+            timer_disabled: timer_disabled(config),
             read_nak_ns,
             write_nak_ns,
             retry_cnt,
@@ -1474,6 +1483,9 @@ impl<'u> Checker<'u> {
     /// sends, which the trace dates by their copies, up to a path's delay late; it runs at
     /// least its shortest timeout (adaptive retransmission's floor, Lumina §6.3).
     fn timer_may_have_sent(&self, r: &Record) -> bool {
+        if self.p.timer_disabled {
+            return false;
+        }
         let (Some(t), Some(start)) = (self.p.shortest_timeout_ns, self.timer.started) else { return true };
         elapsed(start.ts(), r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
     }
@@ -1641,7 +1653,8 @@ impl<'u> Checker<'u> {
     /// until its last request and its timer's earliest expiry (a shortest timeout after
     /// its start), and the NIC may take up to its READ NAK bound (Lumina §6.1).
     fn failed_before_nak_due(&self, e: &Episode) -> bool {
-        let failed = self.stats.unacknowledged_at_end || self.stats.retries_exhausted_by_ns.is_some();
+        let exhausted = self.stats.unacknowledged_at_end && !self.stats.stalled_at_end;
+        let failed = exhausted || self.stats.retries_exhausted_by_ns.is_some();
         let Some(bound) = self.p.read_nak_ns.filter(|_| failed && self.p.verb == Verb::Read) else { return false };
         let path = self.delivery_ns();
         let expiry = self.timer.started.zip(self.p.shortest_timeout_ns).map(|(s, t)| match s {
@@ -1659,6 +1672,7 @@ impl<'u> Checker<'u> {
             Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
+        self.stats.stalled_at_end = self.stats.unacknowledged_at_end && self.p.timer_disabled;
         for e in std::mem::take(&mut self.rx.awaiting) {
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
@@ -1782,11 +1796,12 @@ mod tests {
         read_nak_ns: Option<u64>,
         /// Seqs given to copies missing from the trace.
         missing: u64,
+        timer_disabled: bool,
     }
 
     impl Trace {
         fn new() -> Trace {
-            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0 }
+            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0, timer_disabled: false }
         }
         /// The next packet's copy is missing from the trace.
         fn unseen(&mut self) {
@@ -1859,6 +1874,7 @@ mod tests {
                 mtu,
                 timeout_ns,
                 shortest_timeout_ns,
+                timer_disabled: self.timer_disabled,
                 read_nak_ns,
                 write_nak_ns,
                 retry_cnt,
@@ -1926,6 +1942,23 @@ mod tests {
         t.ack(2);
         let (s, _) = t.check_from(Verb::Write, psn::MASK);
         assert!(!s.unacknowledged_at_end);
+    }
+
+    /// `timeout` 0 disables the timer (IBA vol. 1 §9.7.6.1.3): a tail never acknowledged
+    /// leaves the QP stalled, not failed — no `req_transport_retries_exceeded` for it.
+    #[test]
+    fn unacknowledged_data_with_the_timer_disabled_is_a_stall() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.dropped(101);
+        for timer_disabled in [false, true] {
+            t.timer_disabled = timer_disabled;
+            let (s, v) = t.check(Verb::Write);
+            assert_eq!(v, []);
+            assert!(s.unacknowledged_at_end);
+            assert_eq!(s.stalled_at_end, timer_disabled);
+            assert_eq!(crate::analyze::counters::retries_exceeded(&s), u64::from(!timer_disabled));
+        }
     }
 
     #[test]
@@ -2512,7 +2545,7 @@ mod tests {
         t.dropped(101);
         t.data(102);
         let cause = t.last_seq();
-        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None, read_nak_ns: None, missing: 0 };
+        let mut compliant = Trace { packets: t.packets.clone(), read_nak_ns: None, ..Trace::new() };
         compliant.nak(101);
         for p in [101, 102] {
             compliant.data(p);
@@ -2606,7 +2639,7 @@ mod tests {
         assert_eq!(kinds(&v), [(ViolationKind::MultipleOutstandingNaks, second)]);
         assert_eq!((v[0].psn, v[0].expected), (101, Some(101)));
         // The timer's repeat a timeout after the first is a timeout retransmission.
-        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, read_nak_ns: None, missing: 0 };
+        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, ..Trace::new() };
         for (r, _) in &mut late.packets[5..] {
             r.switch_ts_ns += 1_000_000;
         }
