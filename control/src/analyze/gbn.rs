@@ -149,6 +149,15 @@ pub struct ConnStats {
     /// Go-backs by timeout — Lumina's `num_timeouts`: with the timeout known, those the
     /// timer could have fired; without it, those no NAK explains.
     pub timeout_retransmissions: u64,
+    /// Timer expiries no go-back shows: the progress that acknowledged everything reached
+    /// the requester after its timer expired (timed as [`Timer::hear`] times a lapse), so
+    /// the expiry found nothing left to resend. The NIC counts it all the same
+    /// (`local_ack_timeout_err`); common with timers of a few µs.
+    pub silent_timeouts: u64,
+    /// Expiries that may have been such, when the way from the switch to the requester is
+    /// not timed: progress copied within a delivery bound before the expiry, everything
+    /// then acknowledged. The trace cannot tell; `counters` allows up to this many more.
+    pub maybe_silent_timeouts: u64,
     /// RNR NAKs the responder sent (WRITE/SEND: no receive WQE ready), and the resends
     /// that answered them.
     pub rnr_naks: u64,
@@ -473,6 +482,9 @@ struct Timer {
     /// The timer expired before progress heard since could restart it: the next go-back is
     /// the timeout's.
     lapsed: bool,
+    /// The timer may have expired before the progress that last restarted it arrived (its
+    /// way to the requester not timed, up to a delivery bound).
+    maybe_lapsed: bool,
 }
 
 /// A timer start: at the requester's own send, on the clock of its copies, or at progress
@@ -509,12 +521,14 @@ struct Heard {
 struct Return {
     return_ns: u64,
     lapse_ns: u64,
+    /// The longest progress may take to reach the requester (the delivery bound).
+    max_lapse_ns: u64,
 }
 
 impl Timer {
     fn restart(&mut self, r: &Record) {
         self.started = Some(Start::Sent(r.switch_ts_ns));
-        self.lapsed = false;
+        (self.lapsed, self.maybe_lapsed) = (false, false);
     }
 
     fn restart_heard(&mut self, r: &Record, una: u32) {
@@ -535,6 +549,27 @@ impl Timer {
             Some(h) => h.then_sent = Some(now),
             None => self.restart(r),
         }
+    }
+
+    /// Takes in the progress heard by `now` (all of it with `None`: the trace's end) and
+    /// whether the timer had expired before it arrived with no go-back since — certainly,
+    /// and maybe (the way to the requester not timed): an expiry that found everything
+    /// acknowledged. It is accounted for once.
+    fn silent_expiry(
+        &mut self,
+        now: Option<u64>,
+        timeout_ns: Option<u64>,
+        delivery_ns: u64,
+        way: Return,
+    ) -> (bool, bool) {
+        let heard = |h: &&Heard| {
+            now.is_none_or(|now| (h.then_sent.is_some() || elapsed(h.at, now) >= delivery_ns) && !later(h.at, now))
+        };
+        while let Some(&h) = self.heard.front().filter(heard) {
+            self.heard.pop_front();
+            self.hear(h, timeout_ns, way);
+        }
+        (std::mem::take(&mut self.lapsed), std::mem::take(&mut self.maybe_lapsed))
     }
 
     /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
@@ -595,11 +630,16 @@ impl Timer {
             (None, Some(s)) => Start::Sent(s),
             (None, None) => Start::Heard(h.at),
         };
+        let expired = |s: Start, lapse_ns: u64| timeout_ns.is_some_and(|t| expired_before(s, t, h.at, lapse_ns));
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
-            Some(s) if timeout_ns.is_some_and(|t| expired_before(s, t, h.at, way.lapse_ns)) => self.lapsed = true,
+            Some(s) if expired(s, way.lapse_ns) => self.lapsed = true,
             _ if self.lapsed => {}
-            _ => self.started = Some(start),
+            Some(s) => {
+                self.maybe_lapsed = expired(s, way.max_lapse_ns);
+                self.started = Some(start);
+            }
+            None => self.started = Some(start),
         }
     }
 }
@@ -862,10 +902,12 @@ impl<'u> Checker<'u> {
     }
 
     /// An ACK/NAK told the sender everything before `una` arrived: progress restarts the
-    /// timer.
+    /// timer. Before any, the initial PSN is the oldest unacknowledged: a NAK naming it
+    /// acknowledges nothing and restarts nothing (the IBA timer restarts on progress only).
     fn acknowledged(&mut self, r: &Record, una: u32) {
         let read = self.p.verb == Verb::Read;
-        if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
+        let before = self.tx.ack_una.or(self.p.ipsn);
+        if before.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
             self.tx.ack_una = Some(una);
             if !read {
                 self.timer.restart_heard(r, una);
@@ -1067,7 +1109,8 @@ impl<'u> Checker<'u> {
     /// arrived: often the only round trip timed before the first go-back.
     fn way_back(&self) -> Return {
         let through_nak = self.nak_ns.zip(self.p.write_nak_ns).map_or(0, |(n, g)| n.saturating_sub(g) / 2);
-        Return { return_ns: self.return_ns(), lapse_ns: self.return_ns().max(through_nak) }
+        let lapse_ns = self.return_ns().max(through_nak);
+        Return { return_ns: self.return_ns(), lapse_ns, max_lapse_ns: self.delivery_ns().max(lapse_ns) }
     }
 
     /// Keeps the shortest request-to-reply time seen as the path's round trip.
@@ -1132,6 +1175,7 @@ impl<'u> Checker<'u> {
             return;
         }
         if self.tx.ack_una.is_none_or(|u| u == next_new) && p == next_new {
+            self.count_silent_expiry(Some(r.switch_ts_ns));
             self.timer.arm(r, next_new, self.delivery_ns()); // nothing was outstanding
         }
         if psn::le(p, last) {
@@ -1251,6 +1295,18 @@ impl<'u> Checker<'u> {
         self.count_go_back_as(r, timeout);
     }
 
+    /// With nothing outstanding (a send that arms the timer, at `now`; the trace's end):
+    /// an expiry before the last progress arrived resent nothing ([`Timer::silent_expiry`]).
+    /// A QP that failed (retries exhausted) counts none.
+    fn count_silent_expiry(&mut self, now: Option<u64>) {
+        let (t, delivery, way) = (self.p.timeout_ns, self.delivery_ns(), self.way_back());
+        let (certain, maybe) = self.timer.silent_expiry(now, t, delivery, way);
+        if self.stats.retries_exhausted_by_ns.is_none() {
+            self.stats.silent_timeouts += u64::from(certain);
+            self.stats.maybe_silent_timeouts += u64::from(maybe && !certain);
+        }
+    }
+
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
             // It supersedes the go-backs of the NAKs pending: they are not done again.
@@ -1308,6 +1364,7 @@ impl<'u> Checker<'u> {
         } else {
             if self.rx.epsn() == self.read.sent_end {
                 // Nothing was outstanding: the request arms the timer.
+                self.count_silent_expiry(Some(r.switch_ts_ns));
                 match self.read.sent_end {
                     Some(end) => self.timer.arm(r, end, self.delivery_ns()),
                     None => self.timer.restart(r),
@@ -1673,6 +1730,9 @@ impl<'u> Checker<'u> {
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
         self.stats.stalled_at_end = self.stats.unacknowledged_at_end && self.p.timer_disabled;
+        if !self.stats.unacknowledged_at_end {
+            self.count_silent_expiry(None);
+        }
         for e in std::mem::take(&mut self.rx.awaiting) {
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
