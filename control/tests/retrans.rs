@@ -1188,18 +1188,3 @@ rig: {seed: 178752, link-gbps: 12}
         compare_timeouts(name, &run, &report);
     }
 }
-
-/// Sweep seed 73 (CX5 SEND, 8.192 µs timer): the ACK before a NAK restarted the timer on
-/// its arrival, some 400 ns after its copy; the NAK's go-back came 52 ns more than a timeout
-/// after that copy and was taken for the timeout, the timeout's go-back 1 µs later for the
-/// NAK's. An expiry shows on the requester's copies at least half the path's round trip
-/// after the progress's copy (timed by an ACK naming a first transmission).
-#[test]
-fn a_go_back_before_the_timer_restarted_by_progress_ran_out_is_the_naks() {
-    let yaml = "{requester: {nic: {ip-list: [10.1.0.2/24], switch-port: 144, type: CX5}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 0}}, responder: {nic: {ip-list: [10.2.0.2/24], switch-port: 152, type: CX5}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: false, min-time-between-cnps: 1}}, rig: {dump-hosts: [{name: d0, weight: 2}, {name: d1, weight: 1}], seed: 212319, snaplen: 256}, traffic: {data-pkt-events: [{iter: 1, psn: 72, qpn: 1, type: ecn}, {iter: 1, psn: 1, qpn: 1, type: ecn}, {iter: 1, psn: 31, qpn: 1, type: corrupt}, {iter: 1, psn: 1, qpn: 1, type: bit-error}, {iter: 1, psn: 1, qpn: 1, type: corrupt}, {iter: 2, psn: 1, qpn: 1, type: drop}, {iter: 1, psn: 96, qpn: 1, type: ecn}, {iter: 1, psn: 51, qpn: 1, type: drop}, {iter: 2, psn: 51, qpn: 1, type: drop}, {iter: 3, psn: 51, qpn: 1, type: drop}], max-retransmit-retry: 1, message-size: 23399, min-retransmit-timeout: 1, mtu: 4096, multi-gid: true, num-connections: 1, num-msgs-per-qp: 16, rdma-verb: send, tx-depth: 2}}";
-    let run = rig_run_yaml("retrans-progress-restart-on-arrival", yaml);
-    let kinds: Vec<_> = run.result.truth.recoveries.iter().filter(|r| r.psn == 51).map(|r| kind_of(r.kind)).collect();
-    assert_eq!(kinds, [RecoveryKind::Nack, RecoveryKind::Timeout], "the NAK's go-back, then the timeout's");
-    let report = retrans::analyze(&analysis(&run).input());
-    compare("retrans-progress-restart-on-arrival", &run, &report);
-}

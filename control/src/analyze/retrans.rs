@@ -520,25 +520,16 @@ struct Timer {
     /// acknowledgement may have, as early as this (the previous one seen), so it may have
     /// expired sooner than the trace shows.
     earliest: Option<u64>,
-    /// Restarted by progress: how much later than its copy the requester's sends show the
-    /// restart (`Tracker::return_ns`; 0 for a send). A go-back sooner than the timeout
-    /// plus this after the progress's copy is no expiry's.
-    heard_ns: u64,
 }
 
 impl Timer {
     fn arm(&mut self, ts: u64, order: u64, earliest: Option<u64>) {
         if self.start.is_none() {
-            (self.start, self.start_order, self.earliest, self.heard_ns) = (Some(ts), Some(order), earliest, 0);
+            (self.start, self.start_order, self.earliest) = (Some(ts), Some(order), earliest);
         }
     }
     fn restart(&mut self, ts: Option<u64>, order: u64, earliest: Option<u64>) {
-        (self.start, self.start_order, self.earliest, self.heard_ns) = (ts, ts.map(|_| order), earliest, 0);
-    }
-    /// Whether it had run out by `ts`, timeout `t` (its expiry as the requester's sends
-    /// show it).
-    fn ran_out(&self, t: u64, ts: u64) -> bool {
-        self.elapsed(ts).is_some_and(|e| e >= t + self.heard_ns)
+        (self.start, self.start_order, self.earliest) = (ts, ts.map(|_| order), earliest);
     }
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
@@ -746,10 +737,6 @@ struct Tracker<'u> {
     /// READ: the shortest from a new request's copy to its first response's: the path
     /// between the switch and a host and back, as `gbn` times it.
     path_ns: Option<u64>,
-    /// WRITE/SEND: first transmissions not yet acknowledged (PSN, copy time), latest last,
-    /// and the shortest from one's copy to that of the ACK naming it, as `gbn` times it.
-    fresh_sends: VecDeque<(u64, u64)>,
-    reply_ns: Option<u64>,
 }
 
 impl<'u> Tracker<'u> {
@@ -793,8 +780,6 @@ impl<'u> Tracker<'u> {
             rx_since: None,
             acked_at: None,
             path_ns: None,
-            fresh_sends: VecDeque::new(),
-            reply_ns: None,
         }
     }
 
@@ -847,10 +832,6 @@ impl<'u> Tracker<'u> {
         self.retransmitted_packets += u64::from(retx);
         if !retx && self.s.verb != Verb::Read {
             self.fresh_ns = Some(p.switch_ts_ns);
-            if self.fresh_sends.len() >= PENDING_CAP {
-                self.fresh_sends.pop_front();
-            }
-            self.fresh_sends.push_back((p.psn, p.switch_ts_ns));
         }
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
@@ -927,7 +908,6 @@ impl<'u> Tracker<'u> {
     fn ack(&mut self, p: PacketRef, r: &Record) {
         let reached = delivered(r);
         if is_ack(r) {
-            self.time_reply(p);
             if reached {
                 self.progress(p.psn + 1, p.switch_ts_ns);
                 self.assumed.retain(|_, &mut end| end > p.psn + 1);
@@ -992,28 +972,6 @@ impl<'u> Tracker<'u> {
         (closed.map(|i| self.closed.remove(i)), closed.is_some())
     }
 
-    /// WRITE/SEND: an ACK naming a first transmission still remembered times the way to
-    /// the responder and back (the shortest such is kept).
-    fn time_reply(&mut self, ack: PacketRef) {
-        while self.fresh_sends.front().is_some_and(|&(q, _)| q < ack.psn) {
-            self.fresh_sends.pop_front();
-        }
-        if let Some(&(_, sent)) = self.fresh_sends.front().filter(|&&(q, _)| q == ack.psn) {
-            let t = elapsed(sent, ack.switch_ts_ns);
-            self.reply_ns = Some(self.reply_ns.map_or(t, |x| x.min(t)));
-        }
-    }
-
-    /// WRITE/SEND: from progress's copy to the copy of what the requester sends once it
-    /// arrived: half the shortest round trip timed the other way by a prompt ACK (as
-    /// `gbn`'s `return_ns`, Lumina §4: the switch's timestamps are half a round trip off
-    /// each end's). The timer restarts on the progress's arrival, so an expiry shows on the
-    /// requester's copies this much after the timeout since the progress's copy. READ: 0,
-    /// a request's round trip includes the responder's READ processing, no bound on this.
-    fn return_ns(&self) -> u64 {
-        self.reply_ns.unwrap_or(0) / 2
-    }
-
     /// Everything before `una` is acknowledged (IBA: the timer restarts on progress).
     fn progress(&mut self, una: u64, ts: u64) {
         // An acknowledgement unseen since the previous one seen may have made this
@@ -1045,8 +1003,6 @@ impl<'u> Tracker<'u> {
         self.data.acked(una);
         self.gone_back_unseen(una);
         self.timer.restart((una < self.sent_end()).then_some(ts), self.order, earliest);
-        // Not when an unseen acknowledgement may have restarted it sooner.
-        self.timer.heard_ns = if hidden { 0 } else { self.return_ns() };
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK, or
             // filled in order (out-of-order data) with its NAK on its way: only a NAK naming
@@ -1112,7 +1068,7 @@ impl<'u> Tracker<'u> {
     /// Whether the timer had fired by `ts`; never known with adaptive retransmission: a
     /// go-back a pending NAK explains is then the NAK's (Lumina's rule, as `gbn` does).
     fn timer_expired(&self, ts: u64) -> bool {
-        self.s.fixed_ns.is_some_and(|t| self.timer.ran_out(t, ts))
+        self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
     /// Whether the timer had fired by go-back `first`, for pending NAK `n`: as the trace
@@ -1122,7 +1078,7 @@ impl<'u> Tracker<'u> {
     /// is another timeout's once the timer ran out again.
     fn expired_for(&self, n: &PendingNak, first: PacketRef) -> bool {
         let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |u| u.timer);
-        self.s.fixed_ns.is_some_and(|t| timer.ran_out(t, first.switch_ts_ns))
+        self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
     }
 
     /// The first progress seen that had not reached the requester when its timer expired
