@@ -743,17 +743,19 @@ traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 4, mtu: 1024, me
 fn an_ack_crossing_the_timer_expiry_leaves_a_timeout() {
     let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}}
 responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}}
-traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 0, max-retransmit-retry: 7}
-rig: {seed: 37385}
+traffic: {num-connections: 3, rdma-verb: send, num-msgs-per-qp: 16, mtu: 4096, message-size: 12484, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 1, max-retransmit-retry: 7}
+rig: {seed: 37385, link-gbps: 40}
 ";
+    // (Found with a 4.096 µs timer at 100 Gb/s: 40 Gb/s with an 8.192 µs one makes the same
+    // 12 timeouts, 8 of them resuming past an ACK that arrived after the expiry.)
     // Not every send after progress acknowledging everything left before it arrived: CX6
-    // WRITE on 25 Gb/s links, a NAK's late go-back right after the next message's first
+    // WRITE on 12 Gb/s links (25 with the 4.096 µs timer it was found with), a NAK's late go-back right after the next message's first
     // packet (which armed the timer) was taken for a timeout when that send's start was
     // held back with the ACK before it.
     let slow = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
 responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {slow-restart: true}}
-traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 15, mtu: 1024, message-size: 11169, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 0, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 3, type: corrupt}]}
-rig: {seed: 178752, link-gbps: 25}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 15, mtu: 1024, message-size: 11169, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 1, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 3, type: corrupt}]}
+rig: {seed: 178752, link-gbps: 12}
 ";
     for (name, yaml) in [("gbn-ack-crossing-cx6", yaml), ("gbn-ack-crossing-cx6-slow", slow)] {
         let run = rig_run_yaml(name, yaml);
@@ -804,7 +806,7 @@ fn go_backs_after_out_of_order_data_are_the_naks() {
 fn a_qp_with_no_retries_fails_at_its_first_expiry() {
     let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}
 responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}
-traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 1024, message-size: 30000, min-retransmit-timeout: 0, max-retransmit-retry: 0}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 1024, message-size: 75000, min-retransmit-timeout: 1, max-retransmit-retry: 0}
 rig: {seed: 1}
 ";
     let run = rig_run_yaml("gbn-retry-0-fails", yaml);
@@ -815,6 +817,42 @@ rig: {seed: 1}
     assert!(r.gbn.connections[0].retries_exhausted_by_ns.is_some(), "{:?}", r.gbn.connections);
     assert_eq!(r.counters.inconsistent(), []);
     assert_eq!(r.goodput.connections[0].totals.completed, 0, "the late ACK completed nothing");
+}
+
+/// `timeout` 0 disables the requester's timer (IBA vol. 1 §9.7.6.1.3): a lost tail stalls
+/// its QP. The analyzers showed a 4.096 µs timer: unacknowledged data at the end was taken
+/// for an exhausted retry count (`req_transport_retries_exceeded` called inconsistent).
+/// Now: no timeout, the QP stalled (not failed), its message incomplete, and every counter
+/// consistent; the other QP, its tail lost too but revealed by a NAK, recovers.
+#[test]
+fn a_lost_tail_with_the_timer_disabled_stalls_its_qp() {
+    for (verb, adaptive) in [("write", false), ("send", true), ("read", false)] {
+        let yaml = format!("requester: {{nic: {{type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}}, roce-parameters: {{adaptive-retrans: {adaptive}}}}}
+responder: {{nic: {{type: cx6, switch-port: 152, ip-list: [10.2.0.2/24]}}}}
+traffic: {{num-connections: 2, rdma-verb: {verb}, num-msgs-per-qp: 3, mtu: 1024, message-size: 4096, min-retransmit-timeout: 0, max-retransmit-retry: 7, data-pkt-events: [{{qpn: 1, psn: 8, type: drop}}, {{qpn: 2, psn: 3, type: drop}}]}}
+rig: {{seed: 1}}
+");
+        let name = format!("gbn-timer-disabled-{verb}");
+        let run = rig_run_yaml(&name, &yaml);
+        let truth = &run.result.truth;
+        assert_eq!((truth.timeouts.len(), truth.qp_errors.len()), (0, 0), "{name}");
+        let r = analysis(&run).run();
+        let stalled: Vec<(u32, bool, bool)> =
+            r.gbn.connections.iter().map(|c| (c.conn, c.unacknowledged_at_end, c.stalled_at_end)).collect();
+        assert_eq!(stalled, [(0, true, true), (1, false, false)], "{name}");
+        assert!(r
+            .gbn
+            .connections
+            .iter()
+            .all(|c| c.retries_exhausted_by_ns.is_none() && c.timeout_retransmissions == 0));
+        assert_eq!(r.gbn.violations, [], "{name}");
+        assert_eq!(r.counters.inconsistent(), [], "{name}");
+        assert!(r.retransmission.timer_disabled && r.retransmission.configured_timeout_ns.is_none(), "{name}");
+        assert_eq!((r.retransmission.overall.timeouts, r.retransmission.problems()), (0, 0), "{name}");
+        let completed: Vec<u64> = r.goodput.connections.iter().map(|c| c.totals.completed).collect();
+        assert_eq!(completed, [1, 3], "{name}: conn 0 stalls at its second message");
+        assert_eq!(completed, run.result.qps.iter().map(|q| q.completed).collect::<Vec<_>>(), "{name}");
+    }
 }
 
 /// Review session 23 (seed 2090): retry count 0, 5 µs cables; the NAK for a corrupted

@@ -406,7 +406,11 @@ impl Basis<'_> {
         }
         match q {
             Quantity::CnpsHandled | Quantity::CnpsIgnored => self.cnp_share(q),
-            _ => Ok(self.shown(q, self.derived.scoped(self.role, q, IpScope::of_counter(name)))),
+            _ => {
+                let mut e = self.shown(q, self.derived.scoped(self.role, q, IpScope::of_counter(name)));
+                e.max += self.derived.slack.get(&(self.role as u8, q)).copied().unwrap_or(0);
+                Ok(e)
+            }
         }
     }
 
@@ -550,9 +554,16 @@ impl Hosts {
 #[derive(Debug, Default)]
 pub struct Derived {
     values: BTreeMap<(u8, Quantity, IpScope), u64>,
+    /// How much more than its value a count may be, the trace unable to tell (timer
+    /// expiries that may have found nothing to resend).
+    slack: BTreeMap<(u8, Quantity), u64>,
 }
 
 impl Derived {
+    fn allow_more(&mut self, role: Role, q: Quantity, n: u64) {
+        *self.slack.entry((role as u8, q)).or_insert(0) += n;
+    }
+
     fn add(&mut self, role: Role, q: Quantity, n: u64) {
         *self.values.entry((role as u8, q, IpScope::Any)).or_insert(0) += n;
     }
@@ -639,6 +650,7 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
             d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
         }
         d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
+        d.allow_more(Role::Requester, Quantity::Timeouts, c.maybe_silent_timeouts);
         d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
         // NAKs that reached the requester after its QP failed: it counted none of them.
         d.remove(Role::Requester, Quantity::NaksReceived, c.naks_ignored);
@@ -653,17 +665,18 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
     })
 }
 
-/// The requester's retried timer expiries on one connection: its timeout go-backs. NVIDIA
-/// counts these in `local_ack_timeout_err` ("the QP retry limit was not exceeded").
+/// The requester's retried timer expiries on one connection: its timeout go-backs, and
+/// those that found everything acknowledged by the time progress arrived (no go-back).
+/// NVIDIA counts these in `local_ack_timeout_err` ("the QP retry limit was not exceeded").
 pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
-    c.timeout_retransmissions
+    c.timeout_retransmissions + c.silent_timeouts
 }
 
 /// The silent last expiry that exceeded the retry count (mlx5
 /// `req_transport_retries_exceeded`): when the trace ends with the connection's data
-/// unacknowledged, or shows its acknowledgement came after that expiry.
+/// unacknowledged (not stalled there with the timer disabled: no expiry comes), or shows its acknowledgement came after that expiry.
 pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
-    u64::from(c.unacknowledged_at_end || c.retries_exhausted_by_ns.is_some())
+    u64::from(c.unacknowledged_at_end && !c.stalled_at_end || c.retries_exhausted_by_ns.is_some())
 }
 
 impl Report {

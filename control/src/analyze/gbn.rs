@@ -47,7 +47,7 @@ use super::conn::{is_data, Connection, Role};
 use super::context::{TestConfig, Verb};
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
-    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, Arrival, GbnReceiver,
+    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, timer_disabled, Arrival, GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
 use super::{plural, render_capped, Input};
@@ -149,6 +149,15 @@ pub struct ConnStats {
     /// Go-backs by timeout — Lumina's `num_timeouts`: with the timeout known, those the
     /// timer could have fired; without it, those no NAK explains.
     pub timeout_retransmissions: u64,
+    /// Timer expiries no go-back shows: the progress that acknowledged everything reached
+    /// the requester after its timer expired (timed as [`Timer::hear`] times a lapse), so
+    /// the expiry found nothing left to resend. The NIC counts it all the same
+    /// (`local_ack_timeout_err`); common with timers of a few µs.
+    pub silent_timeouts: u64,
+    /// Expiries that may have been such, when the way from the switch to the requester is
+    /// not timed: progress copied within a delivery bound before the expiry, everything
+    /// then acknowledged. The trace cannot tell; `counters` allows up to this many more.
+    pub maybe_silent_timeouts: u64,
     /// RNR NAKs the responder sent (WRITE/SEND: no receive WQE ready), and the resends
     /// that answered them.
     pub rnr_naks: u64,
@@ -164,8 +173,13 @@ pub struct ConnStats {
     /// it already had (its duplicate-request counter).
     pub duplicate_requests: u64,
     /// The trace ends with data the requester sent and never had acknowledged: its timer
-    /// expires once more at the end (the expiry that exhausts the retry count), unseen.
+    /// expires once more at the end (the expiry that exhausts the retry count), unseen —
+    /// unless the timer is disabled (`stalled_at_end`).
     pub unacknowledged_at_end: bool,
+    /// Data unacknowledged at the end with the timer disabled (`timeout` 0): no expiry
+    /// comes, so the QP stalls with it, not in error (IBA vol. 1 §9.7.6.1.3).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub stalled_at_end: bool,
     /// The requester's timer expired once more after the last retry its retry count
     /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
     /// response that came next could reach it: the QP went to the error state (IBA: its
@@ -220,6 +234,9 @@ pub struct Params {
     /// timeout, or a floor under adaptive retransmission's. A repeat sooner than this
     /// after the timer's start is no timeout's.
     pub shortest_timeout_ns: Option<u64>,
+    /// The configuration disables the timer (`transport::timer_disabled`): no repeat is
+    /// the timer's, and no QP fails by it (one stalls instead).
+    pub timer_disabled: bool,
     /// READ: the longest the requester may take to repeat its request after an
     /// out-of-sequence response (`transport::read_nak_ns` for its NIC); `None` when unknown.
     pub read_nak_ns: Option<u64>,
@@ -261,6 +278,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             mtu,
             timeout_ns,
             shortest_timeout_ns,
+            timer_disabled: timer_disabled(config),
             read_nak_ns,
             write_nak_ns,
             retry_cnt,
@@ -464,6 +482,9 @@ struct Timer {
     /// The timer expired before progress heard since could restart it: the next go-back is
     /// the timeout's.
     lapsed: bool,
+    /// The timer may have expired before the progress that last restarted it arrived (its
+    /// way to the requester not timed, up to a delivery bound).
+    maybe_lapsed: bool,
 }
 
 /// A timer start: at the requester's own send, on the clock of its copies, or at progress
@@ -500,12 +521,14 @@ struct Heard {
 struct Return {
     return_ns: u64,
     lapse_ns: u64,
+    /// The longest progress may take to reach the requester (the delivery bound).
+    max_lapse_ns: u64,
 }
 
 impl Timer {
     fn restart(&mut self, r: &Record) {
         self.started = Some(Start::Sent(r.switch_ts_ns));
-        self.lapsed = false;
+        (self.lapsed, self.maybe_lapsed) = (false, false);
     }
 
     fn restart_heard(&mut self, r: &Record, una: u32) {
@@ -526,6 +549,27 @@ impl Timer {
             Some(h) => h.then_sent = Some(now),
             None => self.restart(r),
         }
+    }
+
+    /// Takes in the progress heard by `now` (all of it with `None`: the trace's end) and
+    /// whether the timer had expired before it arrived with no go-back since — certainly,
+    /// and maybe (the way to the requester not timed): an expiry that found everything
+    /// acknowledged. It is accounted for once.
+    fn silent_expiry(
+        &mut self,
+        now: Option<u64>,
+        timeout_ns: Option<u64>,
+        delivery_ns: u64,
+        way: Return,
+    ) -> (bool, bool) {
+        let heard = |h: &&Heard| {
+            now.is_none_or(|now| (h.then_sent.is_some() || elapsed(h.at, now) >= delivery_ns) && !later(h.at, now))
+        };
+        while let Some(&h) = self.heard.front().filter(heard) {
+            self.heard.pop_front();
+            self.hear(h, timeout_ns, way);
+        }
+        (std::mem::take(&mut self.lapsed), std::mem::take(&mut self.maybe_lapsed))
     }
 
     /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
@@ -586,11 +630,16 @@ impl Timer {
             (None, Some(s)) => Start::Sent(s),
             (None, None) => Start::Heard(h.at),
         };
+        let expired = |s: Start, lapse_ns: u64| timeout_ns.is_some_and(|t| expired_before(s, t, h.at, lapse_ns));
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
-            Some(s) if timeout_ns.is_some_and(|t| expired_before(s, t, h.at, way.lapse_ns)) => self.lapsed = true,
+            Some(s) if expired(s, way.lapse_ns) => self.lapsed = true,
             _ if self.lapsed => {}
-            _ => self.started = Some(start),
+            Some(s) => {
+                self.maybe_lapsed = expired(s, way.max_lapse_ns);
+                self.started = Some(start);
+            }
+            None => self.started = Some(start),
         }
     }
 }
@@ -853,10 +902,12 @@ impl<'u> Checker<'u> {
     }
 
     /// An ACK/NAK told the sender everything before `una` arrived: progress restarts the
-    /// timer.
+    /// timer. Before any, the initial PSN is the oldest unacknowledged: a NAK naming it
+    /// acknowledges nothing and restarts nothing (the IBA timer restarts on progress only).
     fn acknowledged(&mut self, r: &Record, una: u32) {
         let read = self.p.verb == Verb::Read;
-        if self.tx.ack_una.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
+        let before = self.tx.ack_una.or(self.p.ipsn);
+        if before.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
             self.tx.ack_una = Some(una);
             if !read {
                 self.timer.restart_heard(r, una);
@@ -1058,7 +1109,8 @@ impl<'u> Checker<'u> {
     /// arrived: often the only round trip timed before the first go-back.
     fn way_back(&self) -> Return {
         let through_nak = self.nak_ns.zip(self.p.write_nak_ns).map_or(0, |(n, g)| n.saturating_sub(g) / 2);
-        Return { return_ns: self.return_ns(), lapse_ns: self.return_ns().max(through_nak) }
+        let lapse_ns = self.return_ns().max(through_nak);
+        Return { return_ns: self.return_ns(), lapse_ns, max_lapse_ns: self.delivery_ns().max(lapse_ns) }
     }
 
     /// Keeps the shortest request-to-reply time seen as the path's round trip.
@@ -1123,6 +1175,7 @@ impl<'u> Checker<'u> {
             return;
         }
         if self.tx.ack_una.is_none_or(|u| u == next_new) && p == next_new {
+            self.count_silent_expiry(Some(r.switch_ts_ns));
             self.timer.arm(r, next_new, self.delivery_ns()); // nothing was outstanding
         }
         if psn::le(p, last) {
@@ -1242,6 +1295,18 @@ impl<'u> Checker<'u> {
         self.count_go_back_as(r, timeout);
     }
 
+    /// With nothing outstanding (a send that arms the timer, at `now`; the trace's end):
+    /// an expiry before the last progress arrived resent nothing ([`Timer::silent_expiry`]).
+    /// A QP that failed (retries exhausted) counts none.
+    fn count_silent_expiry(&mut self, now: Option<u64>) {
+        let (t, delivery, way) = (self.p.timeout_ns, self.delivery_ns(), self.way_back());
+        let (certain, maybe) = self.timer.silent_expiry(now, t, delivery, way);
+        if self.stats.retries_exhausted_by_ns.is_none() {
+            self.stats.silent_timeouts += u64::from(certain);
+            self.stats.maybe_silent_timeouts += u64::from(maybe && !certain);
+        }
+    }
+
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
         if timeout {
             // It supersedes the go-backs of the NAKs pending: they are not done again.
@@ -1299,6 +1364,7 @@ impl<'u> Checker<'u> {
         } else {
             if self.rx.epsn() == self.read.sent_end {
                 // Nothing was outstanding: the request arms the timer.
+                self.count_silent_expiry(Some(r.switch_ts_ns));
                 match self.read.sent_end {
                     Some(end) => self.timer.arm(r, end, self.delivery_ns()),
                     None => self.timer.restart(r),
@@ -1474,6 +1540,9 @@ impl<'u> Checker<'u> {
     /// sends, which the trace dates by their copies, up to a path's delay late; it runs at
     /// least its shortest timeout (adaptive retransmission's floor, Lumina §6.3).
     fn timer_may_have_sent(&self, r: &Record) -> bool {
+        if self.p.timer_disabled {
+            return false;
+        }
         let (Some(t), Some(start)) = (self.p.shortest_timeout_ns, self.timer.started) else { return true };
         elapsed(start.ts(), r.switch_ts_ns) + self.path_ns.unwrap_or(0) >= t
     }
@@ -1641,7 +1710,8 @@ impl<'u> Checker<'u> {
     /// until its last request and its timer's earliest expiry (a shortest timeout after
     /// its start), and the NIC may take up to its READ NAK bound (Lumina §6.1).
     fn failed_before_nak_due(&self, e: &Episode) -> bool {
-        let failed = self.stats.unacknowledged_at_end || self.stats.retries_exhausted_by_ns.is_some();
+        let exhausted = self.stats.unacknowledged_at_end && !self.stats.stalled_at_end;
+        let failed = exhausted || self.stats.retries_exhausted_by_ns.is_some();
         let Some(bound) = self.p.read_nak_ns.filter(|_| failed && self.p.verb == Verb::Read) else { return false };
         let path = self.delivery_ns();
         let expiry = self.timer.started.zip(self.p.shortest_timeout_ns).map(|(s, t)| match s {
@@ -1659,6 +1729,10 @@ impl<'u> Checker<'u> {
             Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
+        self.stats.stalled_at_end = self.stats.unacknowledged_at_end && self.p.timer_disabled;
+        if !self.stats.unacknowledged_at_end {
+            self.count_silent_expiry(None);
+        }
         for e in std::mem::take(&mut self.rx.awaiting) {
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
@@ -1782,11 +1856,12 @@ mod tests {
         read_nak_ns: Option<u64>,
         /// Seqs given to copies missing from the trace.
         missing: u64,
+        timer_disabled: bool,
     }
 
     impl Trace {
         fn new() -> Trace {
-            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0 }
+            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0, timer_disabled: false }
         }
         /// The next packet's copy is missing from the trace.
         fn unseen(&mut self) {
@@ -1859,6 +1934,7 @@ mod tests {
                 mtu,
                 timeout_ns,
                 shortest_timeout_ns,
+                timer_disabled: self.timer_disabled,
                 read_nak_ns,
                 write_nak_ns,
                 retry_cnt,
@@ -1926,6 +2002,23 @@ mod tests {
         t.ack(2);
         let (s, _) = t.check_from(Verb::Write, psn::MASK);
         assert!(!s.unacknowledged_at_end);
+    }
+
+    /// `timeout` 0 disables the timer (IBA vol. 1 §9.7.6.1.3): a tail never acknowledged
+    /// leaves the QP stalled, not failed — no `req_transport_retries_exceeded` for it.
+    #[test]
+    fn unacknowledged_data_with_the_timer_disabled_is_a_stall() {
+        let mut t = Trace::new();
+        t.data(100);
+        t.dropped(101);
+        for timer_disabled in [false, true] {
+            t.timer_disabled = timer_disabled;
+            let (s, v) = t.check(Verb::Write);
+            assert_eq!(v, []);
+            assert!(s.unacknowledged_at_end);
+            assert_eq!(s.stalled_at_end, timer_disabled);
+            assert_eq!(crate::analyze::counters::retries_exceeded(&s), u64::from(!timer_disabled));
+        }
     }
 
     #[test]
@@ -2512,7 +2605,7 @@ mod tests {
         t.dropped(101);
         t.data(102);
         let cause = t.last_seq();
-        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None, read_nak_ns: None, missing: 0 };
+        let mut compliant = Trace { packets: t.packets.clone(), read_nak_ns: None, ..Trace::new() };
         compliant.nak(101);
         for p in [101, 102] {
             compliant.data(p);
@@ -2606,7 +2699,7 @@ mod tests {
         assert_eq!(kinds(&v), [(ViolationKind::MultipleOutstandingNaks, second)]);
         assert_eq!((v[0].psn, v[0].expected), (101, Some(101)));
         // The timer's repeat a timeout after the first is a timeout retransmission.
-        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, read_nak_ns: None, missing: 0 };
+        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, ..Trace::new() };
         for (r, _) in &mut late.packets[5..] {
             r.switch_ts_ns += 1_000_000;
         }

@@ -64,7 +64,8 @@ use super::context::Verb;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, Arrival, GbnReceiver,
+    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, Arrival,
+    GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -219,6 +220,9 @@ pub struct TimeoutDetail {
     /// The timer fired before the configured timeout with adaptive retransmission off: a
     /// misbehaviour.
     pub early: bool,
+    /// The timer fired although the configuration disables it (`timeout` 0, IBA vol. 1
+    /// §9.7.6.1.3): a misbehaviour, whatever the adaptive mode.
+    pub timer_disabled: bool,
     /// More tries than the configured `retry_cnt` allows (IBA: the QP errors instead).
     /// A misbehaviour with adaptive retransmission off; NVIDIA's adaptive mode is known
     /// to make 8–13 tries for 7 (§6.3), measured then, not flagged.
@@ -257,6 +261,8 @@ pub struct Stats {
     /// Highest retry attempt seen.
     pub max_attempt: u32,
     pub early_timeouts: usize,
+    /// Timeouts with the timer disabled (`TimeoutDetail::timer_disabled`).
+    pub disabled_timer_timeouts: usize,
     /// Timeouts beyond the configured `retry_cnt` (of any adaptive mode).
     pub beyond_retry_cnt: usize,
     /// Data packets with a drop or corrupt event.
@@ -298,6 +304,7 @@ impl Stats {
             timeouts: count(RecoveryKind::Timeout),
             max_attempt: timeouts().map(|t| t.attempt).max().unwrap_or(0),
             early_timeouts: timeouts().filter(|t| t.early).count(),
+            disabled_timer_timeouts: timeouts().filter(|t| t.timer_disabled).count(),
             beyond_retry_cnt: timeouts().filter(|t| t.beyond_retry_cnt).count(),
             lost_packets: losses.len() as u64,
             resent_by_another_recovery: losses.iter().filter(by_another).count(),
@@ -320,9 +327,13 @@ pub struct ConnStats {
 #[derive(Debug, Default, serde::Serialize)]
 pub struct Report {
     pub verb: Option<Verb>,
-    /// IBA timeout exponent `t` and 4.096 µs × 2^t, from the configuration.
+    /// IBA timeout exponent `t` and 4.096 µs × 2^t, from the configuration (none for
+    /// `t` = 0: `timer_disabled`).
     pub timeout_exponent: Option<u8>,
     pub configured_timeout_ns: Option<u64>,
+    /// `t` = 0: the requester's transport timer is disabled (an infinite timeout, IBA
+    /// vol. 1 §9.7.6.1.3); any timeout retransmission is a problem.
+    pub timer_disabled: bool,
     /// IBA `retry_cnt`, from the configuration.
     pub retry_cnt: Option<u8>,
     /// The requester's `adaptive-retrans` (NVIDIA: shorter, varying timeouts, §6.3).
@@ -347,6 +358,8 @@ pub struct Report {
 struct Settings {
     verb: Verb,
     configured_ns: Option<u64>,
+    /// The configuration disables the timer (`transport::timer_disabled`).
+    disabled: bool,
     /// The timeout the timer keeps (`transport::fixed_timeout_ns`): none with adaptive
     /// retransmission, whose timer may be shorter or longer than configured.
     fixed_ns: Option<u64>,
@@ -364,12 +377,14 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let mut report = Report {
         verb: input.verb,
         timeout_exponent: exponent,
-        configured_timeout_ns: exponent.map(iba_timeout_ns),
+        configured_timeout_ns: exponent.and_then(iba_timeout_ns),
+        timer_disabled: timer_disabled(config),
         retry_cnt: config.and_then(|c| c.max_retransmit_retry),
         adaptive_retrans: config.and_then(|c| c.requester.adaptive_retrans),
         ..Report::default()
     };
-    if report.configured_timeout_ns.is_none() {
+    // A disabled timer (`timer_disabled`) is no missing configuration: no note for it.
+    if report.configured_timeout_ns.is_none() && !report.timer_disabled {
         report.notes.push(
             "no configured timeout: timeouts are not compared, and a go-back with a NAK pending is taken as the NAK's"
                 .into(),
@@ -384,6 +399,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let settings = Settings {
             verb,
             configured_ns: report.configured_timeout_ns,
+            disabled: report.timer_disabled,
             fixed_ns: fixed_timeout_ns(config),
             retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
@@ -1366,7 +1382,7 @@ impl<'u> Tracker<'u> {
     /// of it (Lumina §6.1, `transport::read_nak_overdue`, as `gbn` judges), and none will
     /// come: the gap is dropped (a later gap's NACK is not its), the repeat is the timer's.
     fn drop_overdue_gaps(&mut self, ts: u64) {
-        let timer_may = self.s.fixed_ns.is_none() || self.timer_expired(ts);
+        let timer_may = !self.s.disabled && (self.s.fixed_ns.is_none() || self.timer_expired(ts));
         let Some(bound) = self.s.read_nak_ns.filter(|_| timer_may) else { return };
         let path = super::gbn::DELIVERY_NS.max(self.path_ns.unwrap_or(0));
         self.gaps.retain(|g| !read_nak_overdue(g.cause.switch_ts_ns, ts, bound, path));
@@ -1487,6 +1503,7 @@ impl<'u> Tracker<'u> {
             configured_ns,
             ratio: observed_ns.zip(configured_ns).filter(|&(_, t)| t > 0).map(|(o, t)| o as f64 / t as f64),
             early,
+            timer_disabled: self.s.disabled,
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
         // Early by the trace, but the send that started the timer may have been unseen.
@@ -1767,6 +1784,9 @@ impl Report {
             let n = plural(n as u64, "lost packet", "lost packets");
             let _ = writeln!(out, "  {n} resent by another loss's recovery (report.json `losses` lists each)");
         }
+        if self.timer_disabled {
+            let _ = writeln!(out, "  timer disabled (t = 0: no timeout retransmission expected)");
+        }
         if let Some(t) = self.configured_timeout_ns {
             let adaptive = self.adaptive_retrans.map_or("unknown", |a| if a { "on" } else { "off" });
             let _ = writeln!(
@@ -1844,6 +1864,15 @@ impl Report {
                 self.overall.max_attempt
             );
         }
+        let disabled = self.recoveries.iter().filter(|r| r.timeout.as_ref().is_some_and(|t| t.timer_disabled));
+        render_capped(out, disabled, |out, r| {
+            let _ = writeln!(
+                out,
+                "  PROBLEM: conn {} timeout retransmission seq {} with the timer disabled (timeout 0)",
+                r.conn,
+                seq(r.first_retransmission)
+            );
+        });
         let early = self.recoveries.iter().filter_map(|r| Some((r, r.timeout.as_ref().filter(|t| t.early)?)));
         render_capped(out, early, |out, (r, t)| {
             // Early is judged by the timer; the table shows the observed timeout.
@@ -1872,11 +1901,12 @@ impl Report {
 
     /// Timeout retransmissions that came before the configured timeout had elapsed since
     /// the timer's (re)start, with adaptive retransmission explicitly off — the IBA timer
-    /// never fires early — and, then too, those beyond the configured `retry_cnt`.
+    /// never fires early — and, then too, those beyond the configured `retry_cnt`; and any
+    /// with the timer disabled.
     /// Everything else here is a measurement, not a problem.
     pub fn problems(&self) -> usize {
         let beyond = if self.adaptive_retrans == Some(false) { self.overall.beyond_retry_cnt } else { 0 };
-        self.overall.early_timeouts + beyond
+        self.overall.early_timeouts + self.overall.disabled_timer_timeouts + beyond
     }
 
     /// Figures 8–9 (Lumina §6.1): NACK generation and reaction latency against the PSN of
@@ -2074,11 +2104,12 @@ mod tests {
     const NAK_SEQ: u8 = 0b0110_0000;
 
     fn write(adaptive: Option<bool>) -> Settings {
-        let configured_ns = Some(iba_timeout_ns(14));
+        let configured_ns = iba_timeout_ns(14);
         let fixed_ns = configured_ns.filter(|_| adaptive != Some(true));
         Settings {
             verb: Verb::Write,
             configured_ns,
+            disabled: false,
             fixed_ns,
             retry_cnt: Some(7),
             adaptive,
@@ -2150,7 +2181,7 @@ mod tests {
         use Role::{Requester as Req, Responder as Resp};
         // 2 is dropped, 3 reveals it, the NAK is dropped too: the requester goes back
         // after its 67 ms timer, which is no NACK reaction and no early timeout.
-        let t = iba_timeout_ns(14);
+        let t = iba_timeout_ns(14).unwrap();
         let got = replay(
             write(Some(false)),
             &[
@@ -2203,7 +2234,7 @@ mod tests {
     #[test]
     fn a_repeated_read_request_dropped_on_its_way_is_answered_by_nothing() {
         use Role::{Requester as Req, Responder as Resp};
-        let t = iba_timeout_ns(14);
+        let t = iba_timeout_ns(14).unwrap();
         // Response 1 is dropped, 2 reveals it; the requester asks again from 1 but that
         // request is dropped too; after its timer it asks again, and is answered.
         let read = Settings { verb: Verb::Read, ..write(Some(false)) };
@@ -2258,12 +2289,42 @@ mod tests {
         }
     }
 
+    /// IBA vol. 1 §9.7.6.1.3: `timeout` 0 disables the timer; a timeout go-back then is a
+    /// misbehaviour in any adaptive mode, and no NAK's go-back is taken for one.
+    #[test]
+    fn a_timeout_with_the_timer_disabled_is_a_problem() {
+        use Role::{Requester as Req, Responder as Resp};
+        let tail = [(Resp, WRITE_MIDDLE, 0, 1_000, 0, None), (Resp, WRITE_MIDDLE, 0, 11_000, 0, None)];
+        for adaptive in [Some(false), Some(true), None] {
+            let s = Settings { configured_ns: None, disabled: true, fixed_ns: None, ..write(adaptive) };
+            let got = replay(s, &tail);
+            let t = got[0].timeout.as_ref().unwrap();
+            assert!(t.timer_disabled && !t.early && t.configured_ns.is_none(), "{t:?}");
+            let overall = Stats::of(got.iter(), &[], &[], 1);
+            let report = Report { overall, recoveries: got, timer_disabled: true, ..Report::default() };
+            assert_eq!(report.problems(), 1, "adaptive {adaptive:?}");
+            let mut text = String::new();
+            report.render(&mut text);
+            assert!(text.contains("PROBLEM: conn 0 timeout retransmission seq 2 with the timer disabled"), "{text}");
+        }
+        // A NAK's go-back long after it (a timer of any length would have fired) is the NAK's.
+        let nak = [
+            (Resp, WRITE_MIDDLE, 0, 1_000, 1, None),
+            (Resp, WRITE_MIDDLE, 1, 1_100, 0, None),
+            (Req, ACK, 0, 2_000, 0, Some(NAK_SEQ)),
+            (Resp, WRITE_MIDDLE, 0, 900_000_000, 0, None),
+        ];
+        let s = Settings { configured_ns: None, disabled: true, fixed_ns: None, ..write(Some(false)) };
+        let got = replay(s, &nak);
+        assert_eq!(got.iter().map(|r| r.kind).collect::<Vec<_>>(), [RecoveryKind::Nack], "{got:?}");
+    }
+
     #[test]
     fn tries_beyond_retry_cnt_are_flagged_with_adaptive_retransmission_off() {
         use Role::Responder as Resp;
         // The tail packet is resent 9 times, a timeout (67 ms) apart: retry_cnt 7 allows 7.
         let mut packets = vec![(Resp, SEND_ONLY, 0, 1_000, 0, None)];
-        let timeout = iba_timeout_ns(14);
+        let timeout = iba_timeout_ns(14).unwrap();
         packets.extend((1..=9).map(|k| (Resp, SEND_ONLY, 0, 1_000 + k * (timeout + 1), 0, None)));
         for adaptive in [Some(false), Some(true)] {
             let got = replay(write(adaptive), &packets);
@@ -2491,7 +2552,7 @@ mod tests {
     #[test]
     fn a_go_back_the_timer_may_have_beaten_is_unverifiable() {
         use Role::{Requester as Req, Responder as Resp};
-        let t = iba_timeout_ns(14);
+        let t = iba_timeout_ns(14).unwrap();
         let packets = [
             (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
             (Req, ACK, 0, 2_000, 0, Some(0x1f)), // all acknowledged: the timer stops

@@ -99,9 +99,17 @@ pub fn path_mtu<'r>(config: Option<&TestConfig>, records: impl IntoIterator<Item
     Some(full).filter(|&m| m > 0).or(configured).or(Some(largest).filter(|&m| m > 0))
 }
 
-/// IBA local ACK timeout for exponent `t`: 4.096 µs × 2^t (IBA vol. 1 §9.7.6.1.3).
-pub fn iba_timeout_ns(t: u8) -> u64 {
-    4_096u64 << t.min(40)
+/// IBA local ACK timeout for exponent `t`: 4.096 µs × 2^t (IBA vol. 1 §9.7.6.1.3); `None`
+/// for 0, an infinite timeout: the requester's transport timer is disabled.
+pub fn iba_timeout_ns(t: u8) -> Option<u64> {
+    (t > 0).then(|| 4_096u64 << t.min(40))
+}
+
+/// Whether the configuration disables the requester's transport timer (IBA vol. 1
+/// §9.7.6.1.3, ibv_modify_qp(3): a Local ACK Timeout of 0 is infinite). NVIDIA's adaptive
+/// retransmission varies the timer's value, not whether it runs: no timeout then either.
+pub fn timer_disabled(config: Option<&TestConfig>) -> bool {
+    config.and_then(|c| c.min_retransmit_timeout) == Some(0)
 }
 
 /// The requester's retransmission timeout when it is fixed; `None` when it is not
@@ -110,7 +118,7 @@ pub fn iba_timeout_ns(t: u8) -> u64 {
 pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
     let c = config?;
     let adaptive = c.requester.adaptive_retrans == Some(true) && c.requester.nic.as_deref() != Some("e810");
-    c.min_retransmit_timeout.filter(|_| !adaptive).map(iba_timeout_ns)
+    c.min_retransmit_timeout.filter(|_| !adaptive).and_then(iba_timeout_ns)
 }
 
 /// The shortest adaptive retransmission timeout Lumina §6.3 saw (CX6 Dx, `timeout` 14:
@@ -120,9 +128,10 @@ pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
 pub const ADAPTIVE_SHORTEST_NS: u64 = 4_100_000;
 
 /// The shortest the requester's timer may run: the fixed timeout, or with NVIDIA's
-/// adaptive retransmission [`ADAPTIVE_SHORTEST_NS`]; `None` when no timeout is configured.
+/// adaptive retransmission [`ADAPTIVE_SHORTEST_NS`]; `None` when no timeout is configured
+/// or the timer is disabled ([`timer_disabled`]).
 pub fn shortest_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
-    let adaptive = config?.min_retransmit_timeout.map(|_| ADAPTIVE_SHORTEST_NS);
+    let adaptive = config?.min_retransmit_timeout.filter(|&t| t > 0).map(|_| ADAPTIVE_SHORTEST_NS);
     fixed_timeout_ns(config).or(adaptive)
 }
 
@@ -373,7 +382,7 @@ mod tests {
 
     #[test]
     fn timeouts_follow_iba_and_adaptive_mode() {
-        assert_eq!(iba_timeout_ns(14), 67_108_864);
+        assert_eq!(iba_timeout_ns(14), Some(67_108_864));
         let mut c = TestConfig { min_retransmit_timeout: Some(14), ..TestConfig::default() };
         assert_eq!(fixed_timeout_ns(Some(&c)), Some(67_108_864));
         c.requester.adaptive_retrans = Some(true);
@@ -381,6 +390,21 @@ mod tests {
         assert_eq!(fixed_timeout_ns(Some(&c)), None);
         c.requester.nic = Some("e810".into());
         assert_eq!(fixed_timeout_ns(Some(&c)), Some(67_108_864), "the E810 has no adaptive mode");
+    }
+
+    /// IBA vol. 1 §9.7.6.1.3: exponent 0 is an infinite timeout, not 4.096 µs.
+    #[test]
+    fn exponent_zero_disables_the_timer() {
+        assert_eq!((iba_timeout_ns(0), iba_timeout_ns(1)), (None, Some(8_192)));
+        for adaptive in [None, Some(false), Some(true)] {
+            let mut c = TestConfig { min_retransmit_timeout: Some(0), ..TestConfig::default() };
+            (c.requester.adaptive_retrans, c.requester.nic) = (adaptive, Some("cx6".into()));
+            assert!(timer_disabled(Some(&c)));
+            assert_eq!((fixed_timeout_ns(Some(&c)), shortest_timeout_ns(Some(&c))), (None, None), "{adaptive:?}");
+            c.min_retransmit_timeout = Some(1);
+            assert!(!timer_disabled(Some(&c)));
+        }
+        assert!(!timer_disabled(None));
     }
 
     #[test]

@@ -185,7 +185,8 @@ pub struct TrafficConfig {
     pub barrier_sync: bool,
     #[serde(default = "one")]
     pub tx_depth: u32,
-    /// The IB `timeout` exponent: minimum timeout 4.096 µs × 2^t.
+    /// The IB `timeout` exponent: minimum timeout 4.096 µs × 2^t; 0 disables the timer
+    /// (an infinite timeout, IBA vol. 1 §9.7.6.1.3).
     #[serde(default = "default_timeout")]
     pub min_retransmit_timeout: u8,
     /// The IB `retry_cnt`.

@@ -3,7 +3,7 @@
 mod common;
 
 use common::{ev, run, Knobs};
-use rig::config::EventKind;
+use rig::config::{EventKind, Verb};
 use rig::faults::GbnViolationKind;
 use rig::packet::Side;
 use rig::truth::NakKind;
@@ -188,4 +188,28 @@ traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 1024, m
     let r = run(&rig::RigConfig::from_yaml(yaml).unwrap());
     assert!(r.qps[0].failed, "the requester fails before any ACK");
     assert!(r.stats.duration_ns < 1_000_000, "{}", r.stats.duration_ns);
+}
+
+/// IBA vol. 1 §9.7.6.1.3: `timeout` 0 disables the requester's transport timer. A lost
+/// tail (nothing after it to reveal the gap, so no NAK) is then never resent: its QP stalls
+/// to the end of the run — no timeout, no QP error, the message incomplete — with adaptive
+/// retransmission on too, and the run still ends. With `timeout` 1 the timer recovers it.
+#[test]
+fn a_disabled_timer_leaves_a_lost_tail_stalled() {
+    for verb in [Verb::Write, Verb::Send, Verb::Read] {
+        for adaptive in [false, true] {
+            let events = vec![ev(1, 4, EventKind::Drop, 1)];
+            let k = Knobs { verb, adaptive, conns: 2, msgs: 2, msg_pkts: 4, timeout: 0, events, ..Knobs::default() };
+            let r = run(&k.config());
+            let what = format!("{verb:?} adaptive {adaptive}");
+            assert_eq!((r.truth.timeouts.len(), r.truth.qp_errors.len()), (0, 0), "{what}");
+            assert!(r.truth.retransmissions.is_empty(), "{what}: nothing resent");
+            let q = &r.qps[0];
+            assert_eq!((q.posted, q.completed, q.failed), (1, 0, false), "{what}: stalled at its first message");
+            assert_eq!((r.qps[1].posted, r.qps[1].completed), (2, 2), "{what}: the other QP runs on");
+            assert!(r.stats.duration_ns < 1_000_000, "{what}: {}", r.stats.duration_ns);
+            let timed = run(&Knobs { timeout: 1, ..k }.config());
+            assert_eq!((timed.truth.timeouts.len(), timed.qps[0].completed), (1, 2), "{what}: timeout 1");
+        }
+    }
 }

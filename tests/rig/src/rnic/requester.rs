@@ -5,7 +5,9 @@
 //! - READ: an out-of-sequence response means a gap; after the NIC's READ NACK generation
 //!   time, repeat the READ request from the missing PSN (the READ "NACK", §6.1);
 //! - no progress for the timeout (IBA: 4.096 µs × 2^timeout, at most retry_cnt retries;
-//!   or NVIDIA's adaptive retransmission, §6.3): resend from the oldest unacked PSN.
+//!   or NVIDIA's adaptive retransmission, §6.3): resend from the oldest unacked PSN —
+//!   unless `timeout` is 0, which disables the timer (IBA vol. 1 §9.7.6.1.3): a lost tail
+//!   then stalls the QP for good.
 //!
 //! PSNs here are offsets from the initial PSN (see [`crate::packet::Pkt::psn`]).
 
@@ -39,6 +41,13 @@ pub struct TimerPolicy {
 }
 
 impl TimerPolicy {
+    /// Exponent 0 is an infinite timeout: the transport timer is disabled (IBA vol. 1
+    /// §9.7.6.1.3, ibv_modify_qp(3)). Adaptive retransmission varies the timer's value, it
+    /// does not start a timer the QP does not run: no timer retransmission in either mode.
+    pub fn disabled(&self) -> bool {
+        self.exponent == 0
+    }
+
     /// The timeout armed after `timeouts` consecutive timeouts.
     pub fn timeout(&self, timeouts: u32) -> Ps {
         if self.adaptive.is_empty() {
@@ -251,6 +260,9 @@ impl ReqQp {
     }
 
     fn arm_timer(&mut self, ctx: &mut Ctx) {
+        if self.timer.disabled() {
+            return;
+        }
         let at = ctx.now + self.timer.timeout(self.timeouts);
         self.deadline = Some(at);
         self.timer_started = ctx.now;
