@@ -206,6 +206,9 @@ pub struct Report {
     /// NAK) was not due yet when the timer's repeat came or the QP failed, so the trace
     /// cannot tell whether the NIC would have sent it. Not counted as violations.
     pub unverifiable: Vec<Violation>,
+    /// What the configuration keeps the trace from showing (a timer shorter than the READ
+    /// NAK of the requester's NIC).
+    pub notes: Vec<String>,
 }
 
 /// What [`check_connection`] found on one connection.
@@ -257,6 +260,22 @@ fn nic_bound(table: &[(&str, u64)], nic: &str) -> Option<u64> {
     table.iter().find(|(n, _)| *n == nic).map(|&(_, ns)| ns)
 }
 
+/// When the configured timer runs out before the requester NIC's READ NAK is due (an
+/// E810, Lumina §6.1: ≈83 ms, against 67 ms at Lumina's usual timeout 14), any READ gap
+/// may be the timer's: what would show the NAKs.
+fn timer_hides_read_naks(timeout_ns: Option<u64>, read_nak_ns: Option<u64>) -> Option<String> {
+    let (t, b) = (timeout_ns?, read_nak_ns?);
+    let exponent = (1..=31u8).find(|&e| super::transport::iba_timeout_ns(e).is_some_and(|t| t >= b))?;
+    (t < b).then(|| {
+        format!(
+            "the configured timeout, {}, may run out before this NIC's READ NAK comes (up to {}): with \
+             min-retransmit-timeout {exponent} or more the trace would show it",
+            micros(t),
+            micros(b)
+        )
+    })
+}
+
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
@@ -288,6 +307,8 @@ pub fn analyze(input: &Input<'_>) -> Report {
         report.violations.extend(checked.violations);
         report.unverifiable.extend(checked.unverifiable);
     }
+    let reads = report.connections.iter().any(|c| c.verb == Some(Verb::Read));
+    report.notes.extend(timer_hides_read_naks(timeout_ns, read_nak_ns).filter(|_| reads));
     report
 }
 
@@ -1511,11 +1532,13 @@ impl<'u> Checker<'u> {
         let Some(t) = e.overtaken else { return };
         let m = format!(
             "out-of-sequence PSN {} (expected {}) got no repeated READ request; the timer's, at seq {}, came {} \
-             later, within the NIC's READ NAK bound: the trace cannot tell whether one would have come",
+             later, within the NIC's READ NAK bound{}: the trace cannot tell whether one would have come{}",
             e.cause.psn,
             e.lost,
             t.seq,
-            micros(elapsed(e.cause.switch_ts_ns, t.switch_ts_ns))
+            micros(elapsed(e.cause.switch_ts_ns, t.switch_ts_ns)),
+            self.p.read_nak_ns.map_or(String::new(), |b| format!(" ({})", micros(b))),
+            timer_hides_read_naks(self.p.timeout_ns, self.p.read_nak_ns).map_or(String::new(), |h| format!(" ({h})"))
         );
         self.flag_unless(true, ViolationKind::MissingNak, e.cause, Some(e.lost), m);
     }
@@ -1800,9 +1823,12 @@ impl Report {
         if !self.unverifiable.is_empty() {
             let _ = writeln!(
                 out,
-                "  {} more unverifiable: a mirror copy missing just before each, or a READ NAK not yet due when the timer went back or the QP failed, may explain it (report.json: gbn.unverifiable)",
+                "  {} unverifiable: a mirror copy missing just before each, or a READ NAK not yet due when the timer went back or the QP failed, may explain it (report.json: gbn.unverifiable)",
                 self.unverifiable.len()
             );
+        }
+        for n in &self.notes {
+            let _ = writeln!(out, "  note: {n}");
         }
         render_capped(out, &self.violations, |out, v| {
             let _ = writeln!(
@@ -1825,6 +1851,16 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_timer_shorter_than_the_read_nak_says_what_would_show_it() {
+        let e810 = Some(166_000_000); // transport's READ NAK bound for an E810
+        let hint = timer_hides_read_naks(Some(4_096 << 14), e810).expect("67 ms < 166 ms");
+        assert!(hint.contains("min-retransmit-timeout 16 or more"), "{hint}");
+        assert_eq!(timer_hides_read_naks(Some(4_096 << 16), e810), None, "268 ms outlasts it");
+        assert_eq!(timer_hides_read_naks(Some(4_096 << 14), Some(20_000)), None, "a CX5's 20 µs");
+        assert_eq!(timer_hides_read_naks(None, e810), None, "no fixed timer");
+    }
     use trace::record::Kind;
     use wire::mirror::Event;
 
