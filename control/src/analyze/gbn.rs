@@ -29,7 +29,9 @@
 //!   gap waiting; if no NAK follows, whether one would have the trace cannot tell
 //!   (unverifiable), nor when the QP failed first. A gap whose response reached the
 //!   requester after its timer's repeat left (nothing in order between) came while it was
-//!   going back: no episode. A failed requester (retries exhausted) takes nothing.
+//!   going back: no episode. A failed requester (retries exhausted) takes nothing. A
+//!   response past what the trace shows requested proves a request whose copy is missing:
+//!   a later request for it is a repeat.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
@@ -1524,8 +1526,8 @@ impl<'u> Checker<'u> {
             self.catch_up_with(r, from); // unverifiable, as WRITE's
             self.skip_responses_to(p);
         }
-        if !self.continue_job(p) && !self.start_job(r, p) {
-            self.response_unexplained(r);
+        if self.continue_job(p) || self.start_job(r, p) || self.response_unexplained(r) {
+            self.requested_unseen(r);
         }
         if self.tx.highest.is_some_and(|h| psn::le(p, h)) {
             self.stats.retransmitted_packets += 1;
@@ -1538,7 +1540,8 @@ impl<'u> Checker<'u> {
 
     /// READ: a response that continues no request and starts none received. With a
     /// request copy missing before it, that request is taken as received: a job from here.
-    fn response_unexplained(&mut self, r: &Record) {
+    /// Returns whether so (the response is explained after all).
+    fn response_unexplained(&mut self, r: &Record) -> bool {
         let p = r.psn();
         let expected = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
         let m = match expected {
@@ -1553,6 +1556,29 @@ impl<'u> Checker<'u> {
             self.read.current = Job { next: p, left: None, asked: 0, asked_ts: None, optional: false }.advance();
         }
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), expected, m);
+        excused
+    }
+
+    /// READ: a response the responder owed (explained by a request) at or past the end of
+    /// what the requester was seen to request: a request whose copy is missing asked for
+    /// it, so the requester's requests reach past it, and a request for it later repeats
+    /// (goes back); the responder, which had all before, received it. If nothing was
+    /// outstanding then, that request armed the timer, no later than this response's copy.
+    /// With a copy missing since the last request seen, it was the last request sent, as far
+    /// as the trace tells: a request taking up where the one seen ended is a go-back too.
+    fn requested_unseen(&mut self, r: &Record) {
+        let Some(end) = self.read.sent_end.filter(|&end| psn::ge(r.psn(), end)) else { return };
+        if self.rx.epsn() == Some(end) {
+            self.timer.arm(r, end, self.delivery_ns());
+        }
+        let next = psn::add(r.psn(), 1);
+        self.read.sent_end = Some(next);
+        if self.read.req_epsn == Some(end) {
+            self.read.req_epsn = Some(next);
+        }
+        if self.unseen_since_toward_sender(r) {
+            self.read.last_end = Some(next);
+        }
     }
 
     /// READ: responses before `p` of the requests being answered were sent with their
