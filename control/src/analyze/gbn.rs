@@ -165,9 +165,16 @@ pub struct ConnStats {
     /// Requests the responder received behind its expected PSN: retransmissions of what
     /// it already had (its duplicate-request counter).
     pub duplicate_requests: u64,
-    /// The trace ends with data the requester sent and never had acknowledged: its timer
-    /// expires once more at the end (the expiry that exhausts the retry count), unseen.
+    /// The trace ends with data the requester sent and never had acknowledged: the QP
+    /// failed (its retries ran out), or the run ended while it was still retrying.
     pub unacknowledged_at_end: bool,
+    /// Whether the requester's retries ran out by the trace's end (IBA vol. 1 §9.7.6.1.3:
+    /// the expiry after the last retry the count allows puts the QP in the error state):
+    /// `true` when the trace shows it (progress too late, `retries_exhausted_by_ns`; or the
+    /// trace running on past the next expiry with no retry), `false` with nothing
+    /// unacknowledged at the end, `null` when the trace cannot tell: it ends before another
+    /// retry would show, or (adaptive retransmission) the next timeout is unknown.
+    pub retries_ran_out_at_end: Option<bool>,
     /// The requester's timer expired once more after the last retry its retry count
     /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
     /// response that came next could reach it: the QP went to the error state (IBA: its
@@ -230,6 +237,9 @@ pub struct Params {
     pub write_nak_ns: Option<u64>,
     /// The requester's retry count (`max-retransmit-retry`), with `timeout_ns` fixed.
     pub retry_cnt: Option<u8>,
+    /// The switch time of the trace's last copy (any connection): the capture ran at least
+    /// until then.
+    pub trace_end_ns: Option<u64>,
 }
 
 /// The responder NIC's WRITE/SEND NAK bound, when the configuration names a NIC Lumina
@@ -247,6 +257,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
     let retry_cnt = config.and_then(|c| c.max_retransmit_retry).filter(|_| timeout_ns.is_some());
+    let trace_end_ns = input.view.records.iter().map(|r| r.switch_ts_ns).reduce(latest);
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -266,6 +277,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             read_nak_ns,
             write_nak_ns,
             retry_cnt,
+            trace_end_ns,
         };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
@@ -670,7 +682,8 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
-    /// READ: the copy of the requester's last request: its QP was alive then.
+    /// The copy of the requester's last request (WRITE/SEND data, READ request): its QP
+    /// was alive then.
     last_request_ts: Option<u64>,
 }
 
@@ -747,6 +760,30 @@ impl<'u> Checker<'u> {
         }
         self.stats.retries_exhausted_by_ns = Some(by);
         true
+    }
+
+    /// End of trace, data unacknowledged: whether the retries had run out
+    /// ([`ConnStats::retries_ran_out_at_end`]). The QP retries at each expiry of its timer
+    /// until the count is used up, and the expiry after the last retry fails it (IBA vol. 1
+    /// §9.7.6.1.3): only a trace running on past the next expiry (plus the delivery bound)
+    /// with no retry shows it failed. One that ends sooner may be a run cut short while the
+    /// QP retried, or before that last expiry — even with the count used up, a trace ending
+    /// with the last retry looks the same. With adaptive retransmission the next timeout is
+    /// unknown (Lumina §6.3: NVIDIA's run below and above the configured, 5.6 ms to 134 ms
+    /// for `timeout` 14's first seven, and 8–13 tries for `retry_cnt` 7): `None`, as with a
+    /// copy missing (it may have been a retry or progress).
+    fn retries_ran_out(&self) -> Option<bool> {
+        if self.stats.retries_exhausted_by_ns.is_some() {
+            return Some(true);
+        }
+        let t = self.p.timeout_ns.filter(|_| !self.unseen.between(None, u64::MAX))?;
+        if self.tx.rnr_pending.is_some() {
+            return None; // it waits for its RNR timer, which the trace does not give
+        }
+        let started = self.timer.latest_start(self.way_back()).map(Start::ts);
+        let start = [self.last_request_ts, started].into_iter().flatten().reduce(latest)?;
+        let next_retry = ts_add(ts_add(start, t), self.delivery_ns());
+        self.p.trace_end_ns.filter(|&end| later(end, next_retry)).map(|_| true)
     }
 
     fn flag(&mut self, kind: ViolationKind, at: Evidence, expected: Option<u32>, message: String) {
@@ -1115,6 +1152,7 @@ impl<'u> Checker<'u> {
     /// WRITE/SEND: a data packet as the requester sent it.
     fn data_sent(&mut self, r: &Record) {
         let p = r.psn();
+        self.last_request_ts = Some(r.switch_ts_ns);
         let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
             (self.tx.highest, self.tx.last) = (Some(p), Some(p));
             self.note_fresh(r);
@@ -1685,6 +1723,10 @@ impl<'u> Checker<'u> {
             Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
+        self.stats.retries_ran_out_at_end = match self.stats.unacknowledged_at_end {
+            true => self.retries_ran_out(),
+            false => Some(false),
+        };
         for e in std::mem::take(&mut self.rx.awaiting) {
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
@@ -1808,11 +1850,13 @@ mod tests {
         read_nak_ns: Option<u64>,
         /// Seqs given to copies missing from the trace.
         missing: u64,
+        /// The trace's last copy, of another connection.
+        end_ns: Option<u64>,
     }
 
     impl Trace {
         fn new() -> Trace {
-            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0 }
+            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0, end_ns: None }
         }
         /// The next packet's copy is missing from the trace.
         fn unseen(&mut self) {
@@ -1888,6 +1932,7 @@ mod tests {
                 read_nak_ns,
                 write_nak_ns,
                 retry_cnt,
+                trace_end_ns: self.end_ns.or(self.packets.last().map(|(r, _)| r.switch_ts_ns)),
             };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
@@ -2447,6 +2492,35 @@ mod tests {
     }
 
     #[test]
+    fn retries_ran_out_only_if_the_trace_runs_past_the_next_expiry() {
+        // 1 ms timeout: data never acknowledged, its timeout's go-back, then nothing. The
+        // next expiry is 1 ms after the go-back: a trace ending sooner may have been cut
+        // short while the QP retried (unknown); one running on past it, with no retry,
+        // shows the QP had stopped (IBA vol. 1 §9.7.6.1.3).
+        let mut t = Trace::new();
+        t.timeout_ns = Some(1_000_000);
+        t.data(100);
+        t.data(100);
+        t.timed(&[0, 1_000_000]);
+        let ran_out = |t: &Trace| {
+            let (s, v) = t.check(Verb::Write);
+            assert_eq!((s.unacknowledged_at_end, s.timeout_retransmissions, v), (true, 1, vec![]));
+            s.retries_ran_out_at_end
+        };
+        assert_eq!(ran_out(&t), None, "the trace ends with the go-back");
+        t.end_ns = Some(1_900_000);
+        assert_eq!(ran_out(&t), None, "the next expiry is not due yet");
+        t.end_ns = Some(2_100_000);
+        assert_eq!(ran_out(&t), Some(true), "no retry at the next expiry");
+        t.timeout_ns = None;
+        assert_eq!(ran_out(&t), None, "adaptive retransmission: the next timeout is unknown");
+        t.data(101);
+        t.ack(101);
+        let (s, _) = t.check(Verb::Write);
+        assert_eq!((s.unacknowledged_at_end, s.retries_ran_out_at_end), (false, Some(false)));
+    }
+
+    #[test]
     fn progress_a_timeout_had_not_heard_restarts_the_timer_after_its_go_back() {
         // 33 µs timeout over a path whose prompt replies take 16.9 µs: the NAK for 103 passes
         // the switch 6 µs before the timeout's go-back to 102 (which had not heard it: it
@@ -2538,7 +2612,8 @@ mod tests {
         t.dropped(101);
         t.data(102);
         let cause = t.last_seq();
-        let mut compliant = Trace { packets: t.packets.clone(), timeout_ns: None, read_nak_ns: None, missing: 0 };
+        let mut compliant =
+            Trace { packets: t.packets.clone(), timeout_ns: None, read_nak_ns: None, missing: 0, end_ns: None };
         compliant.nak(101);
         for p in [101, 102] {
             compliant.data(p);
@@ -2632,7 +2707,8 @@ mod tests {
         assert_eq!(kinds(&v), [(ViolationKind::MultipleOutstandingNaks, second)]);
         assert_eq!((v[0].psn, v[0].expected), (101, Some(101)));
         // The timer's repeat a timeout after the first is a timeout retransmission.
-        let mut late = Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, read_nak_ns: None, missing: 0 };
+        let mut late =
+            Trace { packets: t.packets.clone(), timeout_ns: t.timeout_ns, read_nak_ns: None, missing: 0, end_ns: None };
         for (r, _) in &mut late.packets[5..] {
             r.switch_ts_ns += 1_000_000;
         }
