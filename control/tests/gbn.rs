@@ -1058,3 +1058,44 @@ rig: {seed: 805361, first-mirror-seq: 2147483554, dump-hosts: [{name: d0, weight
     let report = gbn::analyze(&analysis(&run).input());
     assert_eq!(report.violations, [], "{}", render(&report));
 }
+
+/// Review, session 24: the copy of a READ request went missing, so the requester model's
+/// requested range ended before the responses the trace shows; the repeated request (the
+/// READ NAK) for a gap in or after that message was taken for a new request, and the gap
+/// was flagged `missing-nak` ("none by the end of the trace", exit 1) though its repeat is
+/// in the trace. A response proves its request: the repeat is a go-back and answers the gap
+/// (NAK-triggered, as the emulator's), whichever request's copy is lost.
+#[test]
+fn a_repeat_after_an_unseen_read_request_answers_its_gap() {
+    // CX5, 3 × 20 KiB: gaps at the first response of the first message and of the second
+    // (a request unseen: no in-order response tells when the timer started), and in the
+    // third.
+    let yaml = |lost: &str| {
+        format!(
+            "requester: {{nic: {{type: cx5, switch-port: 144, ip-list: [192.0.2.2/24]}}}}
+responder: {{nic: {{type: cx5, switch-port: 152, ip-list: [192.0.2.3/24]}}}}
+traffic: {{num-connections: 1, rdma-verb: read, num-msgs-per-qp: 3, mtu: 1024, message-size: 20480, data-pkt-events: [{{qpn: 1, psn: 1, type: drop, iter: 1}}, {{qpn: 1, psn: 21, type: drop, iter: 2}}, {{qpn: 1, psn: 50, type: corrupt, iter: 3}}]}}
+rig: {{seed: 1{lost}}}
+"
+        )
+    };
+    let whole = rig_run_yaml("gbn-read-request-copy", &yaml(""));
+    let requests: Vec<u32> =
+        whole.result.packets.iter().filter(|p| p.opcode == 0x0c && !p.retransmission).map(|p| p.seq).collect();
+    assert_eq!(requests.len(), 3, "one request per message");
+    let truth = &whole.result.truth;
+    assert_eq!(truth.recoveries.len(), 3, "{:#?}", truth.recoveries);
+    assert!(truth.recoveries.iter().all(|r| r.kind == RecoveryKind::ReadNack), "{:#?}", truth.recoveries);
+    for seq in requests {
+        let lost = format!(", faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [{seq}]}}]}}");
+        let run = rig_run_yaml(&format!("gbn-read-request-copy-{seq}"), &yaml(&lost));
+        assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 1);
+        let report = gbn::analyze(&analysis(&run).input());
+        assert_eq!(report.violations, [], "request copy {seq} lost\n{}", render(&report));
+        let s = &report.connections[0];
+        let counts = (s.nak_retransmissions, s.timeout_retransmissions);
+        assert_eq!(counts, (3, 0), "request copy {seq} lost: (NAK-triggered, timeout) go-backs\n{}", render(&report));
+        let missing_nak = report.unverifiable.iter().filter(|v| v.kind == ViolationKind::MissingNak);
+        assert_eq!(missing_nak.count(), 0, "request copy {seq} lost: every gap's repeat is in the trace");
+    }
+}

@@ -287,6 +287,7 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
         None
     };
     let replayed = if no_replay.is_none() { transport_counts(gbn, &mut derived) } else { None };
+    let retries_unknown = if no_replay.is_none() { retries_unknown(gbn) } else { None };
     let mut report = Report { missing_copies: missing, ..Report::default() };
     if missing > 0 {
         let copies = super::plural(missing, "mirror copy is missing", "mirror copies are missing");
@@ -299,7 +300,9 @@ pub fn analyze_counted(input: &Input<'_>, frames: Frames, gbn: &gbn::Report) -> 
     for (role, delta) in [(Role::Requester, &ctx.requester_counters), (Role::Responder, &ctx.responder_counters)] {
         let config = ctx.config.as_ref().map(|c| c.host(role));
         let rp = config.and_then(|c| c.rp_enable);
-        let basis = Basis { role, derived: &derived, no_replay: no_replay.as_deref(), missing, rp, discards: 0 };
+        let no_replay = no_replay.as_deref();
+        let retries_unknown = retries_unknown.as_deref();
+        let basis = Basis { role, derived: &derived, no_replay, retries_unknown, missing, rp, discards: 0 };
         let mut host = HostReport {
             host: role,
             nic: config.and_then(|c| c.nic.clone()),
@@ -328,7 +331,18 @@ fn judge_host(d: &CounterDelta, basis: Basis<'_>, host: &mut HostReport, notes: 
     let basis = Basis { discards, ..basis };
     compare(d, &basis, host);
     let role = basis.role;
-    notes.extend([wrap_note(role, d), unusable_note(role, d), discard_note(role, discards)].into_iter().flatten());
+    let retries = retries_note(host, basis.retries_unknown);
+    notes.extend(
+        [wrap_note(role, d), unusable_note(role, d), discard_note(role, discards), retries].into_iter().flatten(),
+    );
+}
+
+/// Says why the retries-exceeded counter's bounds are apart, when the trace cannot tell
+/// whether a QP's retries ran out (checked `min..=max`, not withheld).
+fn retries_note(host: &HostReport, why: Option<&str>) -> Option<String> {
+    let why = why?;
+    let check = host.checks.iter().find(|c| c.quantity == Quantity::RetriesExceeded)?;
+    Some(format!("{}: {} allowed {}..={}: {why}", host.host.name(), check.name, check.min, check.max))
 }
 
 /// Names the counters the dumps give no delta for (each is in `not_checked`, with why):
@@ -369,6 +383,8 @@ struct Basis<'a> {
     derived: &'a Derived,
     /// Why the transport counters are not checked, when they are not.
     no_replay: Option<&'a str>,
+    /// Why the requester's retries-exceeded counter may count more than the trace shows.
+    retries_unknown: Option<&'a str>,
     missing: u64,
     /// The host's DCQCN reaction point, when the configuration says.
     rp: Option<bool>,
@@ -491,10 +507,13 @@ fn check(name: String, quantity: Quantity, nic: u64, e: &Expected) -> CounterChe
 /// - transport counters (out-of-sequence, duplicates, READ gaps, timer expiries): the
 ///   replay is only run with no copy missing and no frame dropped inside the NIC, and then
 ///   counts exactly what the NIC saw, so the bounds meet. A retried expiry shows as a go-back no NAK caused; the expiry that
-///   exhausted the retry count shows as data unacknowledged at the trace's end. That one
-///   is an upper bound in itself (a capture cut short ends the same way), taken as exact
-///   because Lumina dumps the finish counters after the traffic generator exits, which
-///   waits for every request's completion, the failed ones too; the report notes it.
+///   exhausted the retry count shows as data unacknowledged at the trace's end — counted
+///   only where the trace shows the retries ran out (`gbn::ConnStats::retries_ran_out_at_end`:
+///   it runs on past the next expiry with no retry, or progress came too late), and taken
+///   as counted by the finish dump, which Lumina takes after the traffic generator exits,
+///   waiting for every completion, the failed ones too (the report notes it). A trace that
+///   ends sooner may be a run cut short while the QP retried or before its last expiry:
+///   the counter may then count that expiry or not (`max` one more per such QP), with why.
 ///
 /// A copy missing from the trace is a frame the trace cannot count: it can only raise the
 /// NIC's delta above the trace's, never lower it.
@@ -652,15 +671,41 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
         d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
         d.allow_more(Role::Requester, Quantity::Timeouts, c.maybe_silent_timeouts);
         d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
+        // Retries the trace cannot tell ran out (it ends too soon): the NIC may count that
+        // last expiry or not.
+        d.allow_more(Role::Requester, Quantity::RetriesExceeded, u64::from(retries_may_have_run_out(c)));
         // NAKs that reached the requester after its QP failed: it counted none of them.
         d.remove(Role::Requester, Quantity::NaksReceived, c.naks_ignored);
         unfinished += retries_exceeded(c);
     }
     (unfinished > 0).then(|| {
         format!(
-            "{unfinished} connection(s) end with unacknowledged data, or acknowledged after the timer expired \
-             past the retry count: counted as that expiry (req_transport_retries_exceeded, not \
-             local_ack_timeout_err), assuming the run was not cut short"
+            "{unfinished} connection(s) ran out of retries (data unacknowledged at the end after the last retry \
+             the count allows, or acknowledged after the timer expired past it): counted as that expiry \
+             (req_transport_retries_exceeded, not local_ack_timeout_err), assuming the run lasted until it"
+        )
+    })
+}
+
+/// Whether a connection ends with data unacknowledged and the trace cannot tell whether
+/// its retries ran out (IBA vol. 1 §9.7.6.1.3; Lumina §6.3 for adaptive retransmission's
+/// unknown timeouts): its last expiry may or may not be in `req_transport_retries_exceeded`.
+fn retries_may_have_run_out(c: &gbn::ConnStats) -> bool {
+    c.unacknowledged_at_end && c.retries_ran_out_at_end.is_none()
+}
+
+/// Why `req_transport_retries_exceeded` may count more than the trace shows: connections
+/// whose retries may have run out unseen ([`retries_may_have_run_out`]).
+fn retries_unknown(gbn: &gbn::Report) -> Option<String> {
+    let open: Vec<String> =
+        gbn.connections.iter().filter(|c| retries_may_have_run_out(c)).map(|c| c.conn.to_string()).collect();
+    (!open.is_empty()).then(|| {
+        format!(
+            "connection(s) {} end with data unacknowledged, and the trace cannot tell whether their retries ran \
+             out: it ends before their next expiry would show a retry or the QP's failure (with adaptive \
+             retransmission that timeout is not known, Lumina §6.3), so the run may have been cut short while \
+             they retried or before that expiry; req_transport_retries_exceeded may count each of them or not",
+            open.join(", ")
         )
     })
 }
@@ -673,10 +718,11 @@ pub fn timer_expiries(c: &gbn::ConnStats) -> u64 {
 }
 
 /// The silent last expiry that exceeded the retry count (mlx5
-/// `req_transport_retries_exceeded`): when the trace ends with the connection's data
-/// unacknowledged (not stalled there with the timer disabled: no expiry comes), or shows its acknowledgement came after that expiry.
+/// `req_transport_retries_exceeded`): when the trace shows the connection's retries ran out
+/// with its data unacknowledged at the end (not stalled there with the timer disabled: no
+/// expiry comes), or its acknowledgement came after that expiry.
 pub fn retries_exceeded(c: &gbn::ConnStats) -> u64 {
-    u64::from(c.unacknowledged_at_end && !c.stalled_at_end || c.retries_exhausted_by_ns.is_some())
+    u64::from(c.retries_ran_out_at_end == Some(true) || c.retries_exhausted_by_ns.is_some())
 }
 
 impl Report {
@@ -729,7 +775,9 @@ mod tests {
             d.add_frames(Role::Responder, Quantity::FramesReceived, IpScope::V6);
         }
         d.add_frames(Role::Responder, Quantity::FramesReceived, IpScope::V4);
-        let basis = Basis { role: Role::Responder, derived: &d, no_replay: None, missing: 0, rp: None, discards: 0 };
+        let (no_replay, retries_unknown) = (None, None);
+        let basis =
+            Basis { role: Role::Responder, derived: &d, no_replay, retries_unknown, missing: 0, rp: None, discards: 0 };
         let trace = |name: &str| basis.expect(name, quantity_of(name).unwrap()).unwrap().trace;
         assert_eq!((trace("ip4InPkts"), trace("ip6InPkts"), trace("RxUDP"), trace("port_rcv_packets")), (1, 5, 6, 6));
         assert_eq!(IpScope::of_counter("ip6InDiscards"), IpScope::V6);

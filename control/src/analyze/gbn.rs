@@ -29,7 +29,9 @@
 //!   gap waiting; if no NAK follows, whether one would have the trace cannot tell
 //!   (unverifiable), nor when the QP failed first. A gap whose response reached the
 //!   requester after its timer's repeat left (nothing in order between) came while it was
-//!   going back: no episode. A failed requester (retries exhausted) takes nothing.
+//!   going back: no episode. A failed requester (retries exhausted) takes nothing. A
+//!   response past what the trace shows requested proves a request whose copy is missing:
+//!   a later request for it is a repeat.
 //! - ACK PSNs never go backwards.
 //!
 //! NAK-triggered and timeout go-backs are counted apart (Lumina's `num_nacks`,
@@ -172,14 +174,22 @@ pub struct ConnStats {
     /// Requests the responder received behind its expected PSN: retransmissions of what
     /// it already had (its duplicate-request counter).
     pub duplicate_requests: u64,
-    /// The trace ends with data the requester sent and never had acknowledged: its timer
-    /// expires once more at the end (the expiry that exhausts the retry count), unseen —
-    /// unless the timer is disabled (`stalled_at_end`).
+    /// The trace ends with data the requester sent and never had acknowledged: the QP
+    /// failed (its retries ran out), or the run ended while it was still retrying — or,
+    /// with the timer disabled, it stalled (`stalled_at_end`).
     pub unacknowledged_at_end: bool,
     /// Data unacknowledged at the end with the timer disabled (`timeout` 0): no expiry
     /// comes, so the QP stalls with it, not in error (IBA vol. 1 §9.7.6.1.3).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub stalled_at_end: bool,
+    /// Whether the requester's retries ran out by the trace's end (IBA vol. 1 §9.7.6.1.3:
+    /// the expiry after the last retry the count allows puts the QP in the error state):
+    /// `true` when the trace shows it (progress too late, `retries_exhausted_by_ns`; or the
+    /// trace running on past the next expiry with no retry), `false` with nothing
+    /// unacknowledged at the end or the timer disabled, `null` when the trace cannot tell:
+    /// it ends before another retry would show, or (adaptive retransmission) the next
+    /// timeout is unknown.
+    pub retries_ran_out_at_end: Option<bool>,
     /// The requester's timer expired once more after the last retry its retry count
     /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
     /// response that came next could reach it: the QP went to the error state (IBA: its
@@ -248,6 +258,9 @@ pub struct Params {
     pub write_nak_ns: Option<u64>,
     /// The requester's retry count (`max-retransmit-retry`), with `timeout_ns` fixed.
     pub retry_cnt: Option<u8>,
+    /// The switch time of the trace's last copy (any connection): the capture ran at least
+    /// until then.
+    pub trace_end_ns: Option<u64>,
 }
 
 /// The responder NIC's WRITE/SEND NAK bound, when the configuration names a NIC Lumina
@@ -281,6 +294,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
     let retry_cnt = config.and_then(|c| c.max_retransmit_retry).filter(|_| timeout_ns.is_some());
+    let trace_end_ns = input.view.records.iter().map(|r| r.switch_ts_ns).reduce(latest);
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -301,6 +315,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
             read_nak_ns,
             write_nak_ns,
             retry_cnt,
+            trace_end_ns,
         };
         let checked = check_connection(&params, &input.conns.unseen, packets);
         report.connections.push(checked.stats);
@@ -738,7 +753,8 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
-    /// READ: the copy of the requester's last request: its QP was alive then.
+    /// The copy of the requester's last request (WRITE/SEND data, READ request): its QP
+    /// was alive then.
     last_request_ts: Option<u64>,
 }
 
@@ -815,6 +831,30 @@ impl<'u> Checker<'u> {
         }
         self.stats.retries_exhausted_by_ns = Some(by);
         true
+    }
+
+    /// End of trace, data unacknowledged: whether the retries had run out
+    /// ([`ConnStats::retries_ran_out_at_end`]). The QP retries at each expiry of its timer
+    /// until the count is used up, and the expiry after the last retry fails it (IBA vol. 1
+    /// §9.7.6.1.3): only a trace running on past the next expiry (plus the delivery bound)
+    /// with no retry shows it failed. One that ends sooner may be a run cut short while the
+    /// QP retried, or before that last expiry — even with the count used up, a trace ending
+    /// with the last retry looks the same. With adaptive retransmission the next timeout is
+    /// unknown (Lumina §6.3: NVIDIA's run below and above the configured, 5.6 ms to 134 ms
+    /// for `timeout` 14's first seven, and 8–13 tries for `retry_cnt` 7): `None`, as with a
+    /// copy missing (it may have been a retry or progress).
+    fn retries_ran_out(&self) -> Option<bool> {
+        if self.stats.retries_exhausted_by_ns.is_some() {
+            return Some(true);
+        }
+        let t = self.p.timeout_ns.filter(|_| !self.unseen.between(None, u64::MAX))?;
+        if self.tx.rnr_pending.is_some() {
+            return None; // it waits for its RNR timer, which the trace does not give
+        }
+        let started = self.timer.latest_start(self.way_back()).map(Start::ts);
+        let start = [self.last_request_ts, started].into_iter().flatten().reduce(latest)?;
+        let next_retry = ts_add(ts_add(start, t), self.delivery_ns());
+        self.p.trace_end_ns.filter(|&end| later(end, next_retry)).map(|_| true)
     }
 
     fn flag(&mut self, kind: ViolationKind, at: Evidence, expected: Option<u32>, message: String) {
@@ -1186,6 +1226,7 @@ impl<'u> Checker<'u> {
     /// WRITE/SEND: a data packet as the requester sent it.
     fn data_sent(&mut self, r: &Record) {
         let p = r.psn();
+        self.last_request_ts = Some(r.switch_ts_ns);
         let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
             (self.tx.highest, self.tx.last) = (Some(p), Some(p));
             self.note_fresh(r);
@@ -1616,8 +1657,8 @@ impl<'u> Checker<'u> {
             self.catch_up_with(r, from); // unverifiable, as WRITE's
             self.skip_responses_to(p);
         }
-        if !self.continue_job(p) && !self.start_job(r, p) {
-            self.response_unexplained(r);
+        if self.continue_job(p) || self.start_job(r, p) || self.response_unexplained(r) {
+            self.requested_unseen(r);
         }
         if self.tx.highest.is_some_and(|h| psn::le(p, h)) {
             self.stats.retransmitted_packets += 1;
@@ -1630,7 +1671,8 @@ impl<'u> Checker<'u> {
 
     /// READ: a response that continues no request and starts none received. With a
     /// request copy missing before it, that request is taken as received: a job from here.
-    fn response_unexplained(&mut self, r: &Record) {
+    /// Returns whether so (the response is explained after all).
+    fn response_unexplained(&mut self, r: &Record) -> bool {
         let p = r.psn();
         let expected = self.read.current.or(self.read.jobs.front().copied()).map(|j| j.next);
         let m = match expected {
@@ -1645,6 +1687,29 @@ impl<'u> Checker<'u> {
             self.read.current = Job { next: p, left: None, asked: 0, asked_ts: None, optional: false }.advance();
         }
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), expected, m);
+        excused
+    }
+
+    /// READ: a response the responder owed (explained by a request) at or past the end of
+    /// what the requester was seen to request: a request whose copy is missing asked for
+    /// it, so the requester's requests reach past it, and a request for it later repeats
+    /// (goes back); the responder, which had all before, received it. If nothing was
+    /// outstanding then, that request armed the timer, no later than this response's copy.
+    /// With a copy missing since the last request seen, it was the last request sent, as far
+    /// as the trace tells: a request taking up where the one seen ended is a go-back too.
+    fn requested_unseen(&mut self, r: &Record) {
+        let Some(end) = self.read.sent_end.filter(|&end| psn::ge(r.psn(), end)) else { return };
+        if self.rx.epsn() == Some(end) {
+            self.timer.arm(r, end, self.delivery_ns());
+        }
+        let next = psn::add(r.psn(), 1);
+        self.read.sent_end = Some(next);
+        if self.read.req_epsn == Some(end) {
+            self.read.req_epsn = Some(next);
+        }
+        if self.unseen_since_toward_sender(r) {
+            self.read.last_end = Some(next);
+        }
     }
 
     /// READ: responses before `p` of the requests being answered were sent with their
@@ -1756,6 +1821,10 @@ impl<'u> Checker<'u> {
         if !self.stats.unacknowledged_at_end {
             self.count_silent_expiry(None);
         }
+        self.stats.retries_ran_out_at_end = match (self.stats.unacknowledged_at_end, self.stats.stalled_at_end) {
+            (true, false) => self.retries_ran_out(),
+            _ => Some(false),
+        };
         for e in std::mem::take(&mut self.rx.awaiting) {
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
@@ -1893,11 +1962,20 @@ mod tests {
         /// Seqs given to copies missing from the trace.
         missing: u64,
         timer_disabled: bool,
+        /// The trace's last copy, of another connection.
+        end_ns: Option<u64>,
     }
 
     impl Trace {
         fn new() -> Trace {
-            Trace { packets: Vec::new(), timeout_ns: None, read_nak_ns: None, missing: 0, timer_disabled: false }
+            Trace {
+                packets: Vec::new(),
+                timeout_ns: None,
+                read_nak_ns: None,
+                missing: 0,
+                timer_disabled: false,
+                end_ns: None,
+            }
         }
         /// The next packet's copy is missing from the trace.
         fn unseen(&mut self) {
@@ -1974,6 +2052,7 @@ mod tests {
                 read_nak_ns,
                 write_nak_ns,
                 retry_cnt,
+                trace_end_ns: self.end_ns.or(self.packets.last().map(|(r, _)| r.switch_ts_ns)),
             };
             let records: Vec<Record> = self.packets.iter().map(|(r, _)| *r).collect();
             let mut unseen = Unseen::of(&records);
@@ -2053,7 +2132,10 @@ mod tests {
             assert_eq!(v, []);
             assert!(s.unacknowledged_at_end);
             assert_eq!(s.stalled_at_end, timer_disabled);
-            assert_eq!(crate::analyze::counters::retries_exceeded(&s), u64::from(!timer_disabled));
+            // A running timer may still fail the QP after the trace's end: unknown, not
+            // counted; a disabled one never does.
+            assert_eq!(s.retries_ran_out_at_end, if timer_disabled { Some(false) } else { None });
+            assert_eq!(crate::analyze::counters::retries_exceeded(&s), 0);
         }
     }
 
@@ -2547,6 +2629,35 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn retries_ran_out_only_if_the_trace_runs_past_the_next_expiry() {
+        // 1 ms timeout: data never acknowledged, its timeout's go-back, then nothing. The
+        // next expiry is 1 ms after the go-back: a trace ending sooner may have been cut
+        // short while the QP retried (unknown); one running on past it, with no retry,
+        // shows the QP had stopped (IBA vol. 1 §9.7.6.1.3).
+        let mut t = Trace::new();
+        t.timeout_ns = Some(1_000_000);
+        t.data(100);
+        t.data(100);
+        t.timed(&[0, 1_000_000]);
+        let ran_out = |t: &Trace| {
+            let (s, v) = t.check(Verb::Write);
+            assert_eq!((s.unacknowledged_at_end, s.timeout_retransmissions, v), (true, 1, vec![]));
+            s.retries_ran_out_at_end
+        };
+        assert_eq!(ran_out(&t), None, "the trace ends with the go-back");
+        t.end_ns = Some(1_900_000);
+        assert_eq!(ran_out(&t), None, "the next expiry is not due yet");
+        t.end_ns = Some(2_100_000);
+        assert_eq!(ran_out(&t), Some(true), "no retry at the next expiry");
+        t.timeout_ns = None;
+        assert_eq!(ran_out(&t), None, "adaptive retransmission: the next timeout is unknown");
+        t.data(101);
+        t.ack(101);
+        let (s, _) = t.check(Verb::Write);
+        assert_eq!((s.unacknowledged_at_end, s.retries_ran_out_at_end), (false, Some(false)));
     }
 
     #[test]
