@@ -1191,3 +1191,64 @@ rig: {seed: 178752, link-gbps: 12}
         compare_timeouts(name, &run, &report);
     }
 }
+
+/// A READ answer longer than the analyzer keeps progress for (64 responses) crossing the
+/// timer's expiry on 5 µs links: the expiry came before the first response arrived, so the
+/// requester's timer and count are those before it. Dropping the oldest progress took the
+/// timer's start from the 27th response (a false early timeout on a compliant CX6, its
+/// attempt 1 for 2; sweep seed 2154). No loss at all.
+#[test]
+fn a_long_read_answer_crossing_the_expiry_keeps_the_timer_it_found() {
+    let yaml = "requester: {nic: {type: CX6, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: CX6, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 4, mtu: 256, message-size: 9467, tx-depth: 8, min-retransmit-timeout: 1, max-retransmit-retry: 7, data-pkt-events: []}
+rig: {seed: 1, dump-hosts: [{name: d0, weight: 1}], link-delay-ns: 5000}
+";
+    let name = "retrans-long-read-answer-crossing";
+    let run = rig_run_yaml(name, yaml);
+    assert_eq!(run.result.truth.timeouts.iter().map(|t| t.attempt).collect::<Vec<_>>(), [1, 2], "{name}");
+    let report = retrans::analyze(&analysis(&run).input());
+    compare_timeouts(name, &run, &report);
+}
+
+/// WRITE messages of 29 packets, paced by DCQCN, with an 16.384 µs timer: it expires
+/// during the message's first transmission, before its Last is seen. The retry count is
+/// the message's (IBA §9.7.6.1.3): an ACK for its first 13 PSNs does not reset it, and the
+/// next expiry is attempt 2 (it was taken as 1: the end unknown, the first PSN timed out
+/// stood for it; sweep seed 3163). The end is known from the RETH's length.
+#[test]
+fn a_timeout_before_its_messages_last_counts_until_that_last_is_acknowledged() {
+    let yaml = "requester:
+  nic: {type: CX5, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}
+  roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, min-time-between-cnps: 10, adaptive-retrans: false, slow-restart: true}
+responder:
+  nic: {type: CX5, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}
+  roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, min-time-between-cnps: 100, adaptive-retrans: true, slow-restart: true}
+traffic:
+  num-connections: 2
+  rdma-verb: write
+  num-msgs-per-qp: 2
+  mtu: 2048
+  message-size: 59158
+  multi-gid: true
+  barrier-sync: true
+  tx-depth: 1
+  min-retransmit-timeout: 2
+  max-retransmit-retry: 2
+  data-pkt-events:
+  - {qpn: 1, psn: 1, type: corrupt, iter: 1}
+  - {qpn: 1, psn: 1, type: drop, iter: 2}
+  - {qpn: 1, psn: 1, type: corrupt, iter: 3}
+rig:
+  seed: 938741
+  dump-hosts: [{name: d0, weight: 3, link-gbps: 40}]
+  mirror-buffer-bytes: 0
+  link-gbps: 25
+";
+    let name = "retrans-timeout-before-last";
+    let run = rig_run_yaml(name, yaml);
+    let second = run.result.truth.timeouts.iter().filter(|t| t.conn == 1).map(|t| t.attempt).nth(1);
+    assert_eq!(second, Some(2), "{name}: conn 1's second expiry continues the count");
+    let report = retrans::analyze(&analysis(&run).input());
+    compare_timeouts(name, &run, &report);
+}

@@ -553,6 +553,7 @@ struct Unheard {
     timer: Timer,
     attempts: u32,
     timed_out: Option<u64>,
+    end_guessed: bool,
     attempts_doubt: bool,
 }
 
@@ -700,10 +701,15 @@ struct Tracker<'u> {
     attempts: u32,
     /// Last PSN of the message that timed out; progress past it resets `attempts`.
     timed_out: Option<u64>,
+    /// That message's end was not known (a SEND whose Last the trace had not shown yet):
+    /// `timed_out` is its first PSN timed out, so a reset by progress past it is unsure.
+    end_guessed: bool,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
     /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
     unheard: VecDeque<Unheard>,
+    /// Progress was left out of `unheard` (full), between its first and second entries.
+    unheard_thinned: bool,
     /// Switch time of the requester's last first transmission (data, READ: a request).
     fresh_ns: Option<u64>,
     gaps: Vec<Gap>,
@@ -772,8 +778,10 @@ impl<'u> Tracker<'u> {
             timer: Timer::default(),
             attempts: 0,
             timed_out: None,
+            end_guessed: false,
             attempts_doubt: false,
             unheard: VecDeque::new(),
+            unheard_thinned: false,
             fresh_ns: None,
             gaps: Vec::new(),
             closed: Vec::new(),
@@ -873,6 +881,9 @@ impl<'u> Tracker<'u> {
         if ends_message(r.opcode()) && p.psn >= self.una {
             self.msg_ends.insert(p.psn);
         }
+        if let Some(end) = self.reth_end(p, r).filter(|&e| e >= self.una) {
+            self.msg_ends.insert(end);
+        }
         if !delivered(r) {
             self.unresent.insert(p.psn, (p, self.order, self.floor()));
             self.losses.insert(p.psn, p);
@@ -880,6 +891,14 @@ impl<'u> Tracker<'u> {
             self.losses.remove(&p.psn);
             self.deliver(p, retx);
         }
+    }
+
+    /// WRITE First/Only: its message's last PSN, from the RETH's length and the path MTU
+    /// (a timeout during the message's first transmission is its, before its Last is seen).
+    fn reth_end(&self, p: PacketRef, r: &Record) -> Option<u64> {
+        let first = self.s.verb == Verb::Write && starts_message(r.opcode()) && r.has(flag::RETH);
+        let mtu = self.s.mtu.filter(|&m| first && m > 0)?;
+        Some(p.psn + u64::from(r.dma_len().div_ceil(mtu).max(1)) - 1)
     }
 
     /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
@@ -1010,15 +1029,23 @@ impl<'u> Tracker<'u> {
             return;
         }
         if self.unheard.len() >= PENDING_CAP {
-            self.unheard.pop_front();
+            // The oldest stays: the state before the first progress since the last timeout
+            // is the one an expiry finds when none of it had reached the requester (a long
+            // READ answer crossing the go-back: seed 2154 took the timer's start from the
+            // 27th response, an early timeout with its attempt one short).
+            self.unheard.remove(1);
+            self.unheard_thinned = true;
         }
-        let (timer, attempts, timed_out, attempts_doubt) =
-            (self.timer, self.attempts, self.timed_out, self.attempts_doubt);
+        let (timer, attempts, timed_out, end_guessed, attempts_doubt) =
+            (self.timer, self.attempts, self.timed_out, self.end_guessed, self.attempts_doubt);
         let before = self.una;
-        self.unheard.push_back(Unheard { una, before, at: ts, timer, attempts, timed_out, attempts_doubt });
+        let u = Unheard { una, before, at: ts, timer, attempts, timed_out, end_guessed, attempts_doubt };
+        self.unheard.push_back(u);
         self.una = una;
         if self.timed_out.is_some_and(|t| una > t) {
-            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+            // Reset past a guessed end, the count may have gone on (the message not done).
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, self.end_guessed);
+            self.end_guessed = false;
         }
         while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
@@ -1101,7 +1128,7 @@ impl<'u> Tracker<'u> {
     /// comes only if it arrived after that expiry, and a later go-back from before its PSN
     /// is another timeout's once the timer ran out again.
     fn expired_for(&self, n: &PendingNak, first: PacketRef) -> bool {
-        let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |u| u.timer);
+        let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |(u, _)| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
     }
 
@@ -1112,7 +1139,8 @@ impl<'u> Tracker<'u> {
     /// before it had run out, within the way to the requester and back ([`DELIVERY_NS`]),
     /// and run out by `first`: it may have arrived after the expiry, restarting nothing —
     /// unless the requester sent new data that long after the expiry (it had not fired).
-    fn crossed(&self, first: PacketRef, lapse: bool) -> Option<Unheard> {
+    /// Also whether progress left out of `unheard` may have been the first to cross.
+    fn crossed(&self, first: PacketRef, lapse: bool) -> Option<(Unheard, Doubt)> {
         let (psn, una, ts) = (first.psn, self.una, first.switch_ts_ns);
         let behind = |u: &Unheard| psn < una && u.una > psn;
         let ran_out = |u: &Unheard| {
@@ -1121,7 +1149,8 @@ impl<'u> Tracker<'u> {
             let fresh_after = self.fresh_ns.is_some_and(|f| later(f, start) && elapsed(start, f) >= t + DELIVERY_NS);
             lapse && by(u.at, DELIVERY_NS) && by(ts, 0) && !fresh_after
         };
-        self.unheard.iter().find(|u| behind(u) || ran_out(u)).copied()
+        let i = self.unheard.iter().position(|u| behind(u) || ran_out(u))?;
+        Some((self.unheard[i], i > 0 && self.unheard_thinned))
     }
 
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
@@ -1480,14 +1509,20 @@ impl<'u> Tracker<'u> {
         // it after the expiry; its oldest PSN unacknowledged then is the one timed out.
         let short = !self.timer_expired(first.switch_ts_ns);
         let mut from = first.psn;
-        if let Some(u) = self.crossed(first, short) {
-            (self.timer, self.attempts, self.timed_out, self.attempts_doubt) =
-                (u.timer, u.attempts, u.timed_out, u.attempts_doubt);
+        let mut thinned = false;
+        if let Some((u, unsure)) = self.crossed(first, short) {
+            (self.timer, self.attempts, self.timed_out, self.end_guessed, self.attempts_doubt) =
+                (u.timer, u.attempts, u.timed_out, u.end_guessed, u.attempts_doubt | unsure);
             from = from.min(u.before);
+            thinned = unsure;
         }
         self.unheard.clear();
+        self.unheard_thinned = false;
         self.attempts += 1;
-        self.timed_out = Some(self.msg_ends.range(from..).next().copied().unwrap_or(from));
+        // IBA §9.7.6.1.3: the retry count is the oldest outstanding message's; its end is
+        // known from its Last, or from its RETH length (`data`), before its Last is seen.
+        let end = self.msg_ends.range(from..).next().copied();
+        (self.timed_out, self.end_guessed) = (Some(end.unwrap_or(from)), end.is_none());
         // The requester's last packet before the go-back may be unseen: then so is the
         // observed timeout (the recovery itself stands).
         let last_tx = self.last_tx[Role::Requester.index()].filter(|l| !self.unseen.between(Some(l.order), self.order));
@@ -1507,7 +1542,7 @@ impl<'u> Tracker<'u> {
             beyond_retry_cnt: self.s.retry_cnt.is_some_and(|n| self.attempts > u32::from(n)),
         };
         // Early by the trace, but the send that started the timer may have been unseen.
-        let mut doubt = self.timeout_doubt(first) || early && self.timer.earliest.is_some();
+        let mut doubt = self.timeout_doubt(first) || early && self.timer.earliest.is_some() || thinned;
         // After an unverifiable timeout its count may be off (its PSN, hence the message
         // whose acknowledgement resets the count, unsure) until the count is reset.
         doubt |= self.attempts_doubt;
@@ -1523,7 +1558,7 @@ impl<'u> Tracker<'u> {
         if self.acked_end.is_some_and(|e| e >= from) {
             // Progress that arrives after the expiry acknowledged its message: the count
             // starts over then.
-            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
         }
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order, None);
