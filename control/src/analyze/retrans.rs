@@ -526,16 +526,19 @@ struct Timer {
     /// acknowledgement may have, as early as this (the previous one seen), so it may have
     /// expired sooner than the trace shows.
     earliest: Option<u64>,
+    /// Restarted by progress, at its copy: the requester restarted it on the progress's
+    /// arrival, up to [`DELIVERY_NS`] later, so it may have expired that much later.
+    heard: bool,
 }
 
 impl Timer {
     fn arm(&mut self, ts: u64, order: u64, earliest: Option<u64>) {
         if self.start.is_none() {
-            (self.start, self.start_order, self.earliest) = (Some(ts), Some(order), earliest);
+            (self.start, self.start_order, self.earliest, self.heard) = (Some(ts), Some(order), earliest, false);
         }
     }
     fn restart(&mut self, ts: Option<u64>, order: u64, earliest: Option<u64>) {
-        (self.start, self.start_order, self.earliest) = (ts, ts.map(|_| order), earliest);
+        (self.start, self.start_order, self.earliest, self.heard) = (ts, ts.map(|_| order), earliest, ts.is_some());
     }
     fn elapsed(&self, ts: u64) -> Option<u64> {
         self.start.map(|s| elapsed(s, ts))
@@ -595,6 +598,8 @@ struct PendingNak {
     gap: Option<Gap>,
     /// A timeout's go-back came since: its own go-back may never come.
     overtaken: bool,
+    /// That go-back may have been its own (`Tracker::expiry_unsure`).
+    overtaken_unsure: bool,
     /// A go-back that could have been its own was paired with another NAK resuming from
     /// the same PSN: its own may have been that one (`Recovery::nak_ambiguous`).
     ambiguous: bool,
@@ -702,7 +707,8 @@ struct Tracker<'u> {
     /// Last PSN of the message that timed out; progress past it resets `attempts`.
     timed_out: Option<u64>,
     /// That message's end was not known (a SEND whose Last the trace had not shown yet):
-    /// `timed_out` is its first PSN timed out, so a reset by progress past it is unsure.
+    /// `timed_out` is the first PSN timed out, and the count resets once a message end at
+    /// or after it is acknowledged (its Last, seen since).
     end_guessed: bool,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
@@ -833,6 +839,7 @@ impl<'u> Tracker<'u> {
                     unseen_gap: false,
                     gap: None,
                     overtaken: false,
+                    overtaken_unsure: false,
                     ambiguous: false,
                     twins: None,
                 };
@@ -860,9 +867,10 @@ impl<'u> Tracker<'u> {
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
+        let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
-            Verb::Write | Verb::Send if unseen_go_back => {
+            Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
                 let i = self.timeout(p, Some(p));
                 self.drafts[i].doubt = true;
             }
@@ -998,6 +1006,7 @@ impl<'u> Tracker<'u> {
                 unseen_gap,
                 gap,
                 overtaken: false,
+                overtaken_unsure: false,
                 ambiguous: false,
                 twins: None,
             };
@@ -1042,14 +1051,16 @@ impl<'u> Tracker<'u> {
         let u = Unheard { una, before, at: ts, timer, attempts, timed_out, end_guessed, attempts_doubt };
         self.unheard.push_back(u);
         self.una = una;
-        if self.timed_out.is_some_and(|t| una > t) {
-            // Reset past a guessed end, the count may have gone on (the message not done).
-            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, self.end_guessed);
-            self.end_guessed = false;
+        if !self.end_guessed && self.timed_out.is_some_and(|t| una > t) {
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
         }
         while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
             self.acked_end = Some(e);
+        }
+        // Its end not known when it timed out: the message's Last, seen since, acknowledged.
+        if self.end_guessed && self.timed_out.zip(self.acked_end).is_some_and(|(from, e)| e >= from) {
+            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -1111,6 +1122,20 @@ impl<'u> Tracker<'u> {
         self.unseen_before.then(|| previous.max(self.acked_at.map_or(0, |(_, t)| t)))
     }
 
+    /// A resend continuing the one before it, from the oldest PSN unacknowledged, after the
+    /// timer (as the trace shows it) expired since the requester's previous send: IBA
+    /// resends from there on expiry, so it is that timeout's go-back, an acknowledgement
+    /// crossing the expiry having moved it past where it went back to (sweep seed 3080).
+    /// Unverifiable: whether the timer, restarted on progress's arrival, had expired, and
+    /// whether the requester merely paused, the trace cannot tell.
+    fn clamped_go_back(&self, p: PacketRef) -> bool {
+        // The timer before progress that may have crossed the expiry (`crossed`).
+        let timer = self.crossed(p, true).map_or(self.timer, |(u, _)| u.timer);
+        let (Some(t), Some(start)) = (self.s.fixed_ns, timer.start) else { return false };
+        let idle = self.last_send_ns.is_none_or(|l| !later(l, start) || elapsed(start, l) < t);
+        p.psn == self.una && idle && elapsed(start, p.switch_ts_ns) >= t
+    }
+
     /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
     fn maybe_expired(&self, ts: u64) -> bool {
         self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| elapsed(e, ts) >= t)
@@ -1128,8 +1153,23 @@ impl<'u> Tracker<'u> {
     /// comes only if it arrived after that expiry, and a later go-back from before its PSN
     /// is another timeout's once the timer ran out again.
     fn expired_for(&self, n: &PendingNak, first: PacketRef) -> bool {
-        let timer = self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |(u, _)| u.timer);
+        let timer = self.timer_for(n, first);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
+    }
+
+    /// The timer `expired_for` judges `n`'s go-back by.
+    fn timer_for(&self, n: &PendingNak, first: PacketRef) -> Timer {
+        self.crossed(first, false).filter(|_| n.overtaken).map_or(self.timer, |(u, _)| u.timer)
+    }
+
+    /// The timer expired by go-back `first` as the trace shows it, but progress restarted
+    /// it, on its arrival up to [`DELIVERY_NS`] after its copy: it may not have expired
+    /// yet, and the go-back be pending NAK `n`'s (a NAK's and a timeout's go-back to one
+    /// PSN within that window came the other way round: sweep seeds 73, 169, 187).
+    fn expiry_unsure(&self, n: &PendingNak, first: PacketRef) -> bool {
+        let timer = self.timer_for(n, first);
+        let short = |(t, e): (u64, u64)| e < t + DELIVERY_NS;
+        timer.heard && self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(short)
     }
 
     /// The first progress seen that had not reached the requester when its timer expired
@@ -1190,14 +1230,16 @@ impl<'u> Tracker<'u> {
                 self.nak_go_back(n, first);
             }
             _ => {
+                let unsure = nak.is_some_and(|i| self.expiry_unsure(&self.naks[i], first));
                 for n in self.naks.iter_mut().filter(|n| n.nak.psn <= first.psn) {
                     n.overtaken = true;
+                    n.overtaken_unsure |= unsure;
                 }
                 // A go-back due to an unseen NAK is no timeout the trace proves.
                 let unseen_nak = self.twin_go_back || self.unseen_twin(None, first);
                 self.twin_go_back = false;
                 let i = self.timeout(first, Some(first));
-                self.drafts[i].doubt |= unseen_nak;
+                self.drafts[i].doubt |= unseen_nak || unsure;
             }
         }
     }
@@ -1244,8 +1286,10 @@ impl<'u> Tracker<'u> {
         // NAK no gap explains, in a trace lacking copies, may answer an unseen gap (with a
         // complete trace it follows a GBN fault). Or the timer may have fired first, started
         // by an unseen packet.
-        let doubt =
-            n.unseen_gap || (first.psn != n.nak.psn && self.unseen_before) || self.maybe_expired(first.switch_ts_ns);
+        let doubt = n.unseen_gap
+            || n.overtaken_unsure
+            || (first.psn != n.nak.psn && self.unseen_before)
+            || self.maybe_expired(first.switch_ts_ns);
         self.draft(Draft {
             kind: RecoveryKind::Nack,
             lost: self.losses.get(&expected).copied(),
