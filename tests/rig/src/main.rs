@@ -89,9 +89,18 @@ fn main() -> Result<()> {
         }
         Cmd::Profiles => {
             let all: Vec<_> = NicKind::ALL.iter().map(|k| k.profile()).collect();
-            println!("{}", serde_json::to_string_pretty(&all)?);
-            Ok(())
+            emit(&format!("{}\n", serde_json::to_string_pretty(&all)?))
         }
+    }
+}
+
+/// Writes `text` to standard output; a reader that went away (`| head`) ends the output,
+/// not the run: its files are written.
+fn emit(text: &str) -> Result<()> {
+    use std::io::Write as _;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
     }
 }
 
@@ -117,8 +126,8 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
     std::fs::write(out.join("config.yaml"), serde_yaml_ng::to_string(cfg)?)?;
     let s = &result.stats;
     let t = &result.truth;
-    println!(
-        "{}: {} packets ({} mirrored) over {:.3} ms simulated, in {:.2} s ({:.2} M packets/s)",
+    let mut text = format!(
+        "{}: {} packets ({} mirrored) over {:.3} ms simulated, in {:.2} s ({:.2} M packets/s)\n",
         out.display(),
         s.packets,
         s.mirrored,
@@ -129,8 +138,8 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
     // A NAK scheduled but overtaken (a timeout recovered first) has seq 0: never sent.
     let sent_naks = t.naks.iter().filter(|n| n.seq != 0).count();
     let rereads = t.retransmissions.iter().filter(|r| r.opcode == wire::bth::Opcode::RC_READ_REQUEST.0).count();
-    println!(
-        "  events {} (unmatched {}), NAKs {} (+{} never sent), timeouts {}, retransmissions {} ({} repeated READ requests), CNPs {} (+{} suppressed), QP errors {}",
+    text += &format!(
+        "  events {} (unmatched {}), NAKs {} (+{} never sent), timeouts {}, retransmissions {} ({} repeated READ requests), CNPs {} (+{} suppressed), QP errors {}\n",
         t.events.len(),
         t.unmatched_events.len(),
         sent_naks,
@@ -143,7 +152,7 @@ fn run(cfg: &RigConfig, out: &Path, force: bool) -> Result<()> {
         t.qp_errors.len()
     );
     if s.hit_time_limit {
-        println!("  the generator stopped posting at rig.time-limit-ms, before the traffic was done");
+        text += "  the generator stopped posting at rig.time-limit-ms, before the traffic was done\n";
     }
-    Ok(())
+    emit(&text)
 }

@@ -155,3 +155,24 @@ fn bad_config_is_a_clear_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an IB MTU"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// A reader that goes away (`rocescope-rig run ... | head -0`) ends the summary, not the
+/// run: exit 0, the run directory written (before: a panic, "failed printing to stdout").
+#[test]
+fn a_closed_stdout_does_not_fail_the_run() {
+    let (_scratch, out) = tmp("closed-stdout");
+    let mut child = bin()
+        .arg("run")
+        .arg(listing())
+        .arg("-o")
+        .arg(&out)
+        .arg("--force")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Closed long before the run ends and prints its summary.
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    assert!(out.join("ground-truth.json").exists());
+}
