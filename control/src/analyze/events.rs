@@ -11,6 +11,7 @@
 //! (`iter_certain: false`): each descent the trace shows stands for at least one among the
 //! packets the switch saw, since a run of packets in increasing PSN order has none.
 
+use rustc_hash::FxHashMap;
 use trace::record::Record;
 use wire::mirror::Event;
 use wire::psn;
@@ -31,7 +32,7 @@ pub struct Intent {
     pub iter: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum EventKind {
     Drop,
@@ -136,11 +137,16 @@ pub fn analyze(input: &Input<'_>) -> Report {
 /// names one; an ITER that is only a lower bound names every configured event from it on
 /// that no exact one took, and only one such candidate, shared with no other such event,
 /// is taken as its own (else it is `undetermined`). Returns which configured events were
-/// taken, and which an undetermined event may be.
+/// taken, and which an undetermined event may be. The configured events are looked up by
+/// QP, PSN and type, so this is O(n) in the events but for one PSN's rounds.
 fn match_intents(intents: &[Intent], seen: &mut [Seen]) -> (Vec<bool>, Vec<bool>) {
+    let mut by_key: FxHashMap<(u32, u32, EventKind), Vec<usize>> = FxHashMap::default();
+    for (k, i) in intents.iter().enumerate() {
+        by_key.entry((i.qpn, i.psn, i.kind)).or_default().push(k);
+    }
     let mut taken = vec![false; intents.len()];
     for s in seen.iter_mut().filter(|s| s.iter_certain) {
-        let first = candidates(intents, s, &taken).next();
+        let first = candidates(intents, &by_key, s, &taken).next();
         if let Some(k) = first {
             taken[k] = true;
             s.intent = Some(intents[k]);
@@ -148,10 +154,10 @@ fn match_intents(intents: &[Intent], seen: &mut [Seen]) -> (Vec<bool>, Vec<bool>
     }
     let mut claims = vec![0u32; intents.len()];
     for s in seen.iter().filter(|s| !s.iter_certain) {
-        candidates(intents, s, &taken).for_each(|k| claims[k] += 1);
+        candidates(intents, &by_key, s, &taken).for_each(|k| claims[k] += 1);
     }
     for s in seen.iter_mut().filter(|s| !s.iter_certain) {
-        let mut all = candidates(intents, s, &taken);
+        let mut all = candidates(intents, &by_key, s, &taken);
         match (all.next(), all.next()) {
             (Some(k), None) if claims[k] == 1 => s.intent = Some(intents[k]),
             (Some(_), _) => s.undetermined = true,
@@ -163,19 +169,20 @@ fn match_intents(intents: &[Intent], seen: &mut [Seen]) -> (Vec<bool>, Vec<bool>
 }
 
 /// The configured events not yet taken that `s` may be: of its QP, PSN and type, and of
-/// its ITER — or, when that is a lower bound, of any ITER from it on.
-fn candidates<'i>(intents: &'i [Intent], s: &Seen, taken: &'i [bool]) -> impl Iterator<Item = usize> + 'i {
-    let key = s.qpn.zip(s.psn).map(|(qpn, psn)| (qpn, psn, s.kind, s.iter.unwrap_or(1), s.iter_certain));
-    (0..intents.len()).filter(move |&k| {
-        let i = &intents[k];
-        key.is_some_and(|(qpn, psn, kind, iter, exact)| {
-            !taken[k]
-                && i.qpn == qpn
-                && i.psn == psn
-                && i.kind == kind
-                && if exact { i.iter == iter } else { i.iter >= iter }
-        })
-    })
+/// its ITER — or, when that is a lower bound, of any ITER from it on. An event on a packet
+/// that is no data packet (no ITER) is none of them: Lumina injects on data packets.
+fn candidates<'i>(
+    intents: &'i [Intent],
+    by_key: &'i FxHashMap<(u32, u32, EventKind), Vec<usize>>,
+    s: &Seen,
+    taken: &'i [bool],
+) -> impl Iterator<Item = usize> + 'i {
+    let (key, iter, exact) = (s.qpn.zip(s.psn).map(|(q, p)| (q, p, s.kind)), s.iter, s.iter_certain);
+    let same = key.zip(iter).and_then(|(key, _)| by_key.get(&key)).map_or(&[][..], |v| v.as_slice());
+    let iter = iter.unwrap_or(0);
+    same.iter()
+        .copied()
+        .filter(move |&k| !taken[k] && if exact { intents[k].iter == iter } else { intents[k].iter >= iter })
 }
 
 /// The events on one connection's packets, ITER counted over its data packets.
