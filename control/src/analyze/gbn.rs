@@ -289,12 +289,19 @@ fn timer_hides_read_naks(timeout_ns: Option<u64>, read_nak_ns: Option<u64>) -> O
     })
 }
 
+/// The switch time of the trace's latest mirrored copy: the capture ran at least until
+/// then. Frames that are no copy carry the capture host's clock, not the switch's, and
+/// would place the end anywhere on the switch clock's ring.
+fn trace_end_ns(records: &[Record]) -> Option<u64> {
+    records.iter().filter(|r| r.has(flag::MIRRORED)).map(|r| r.switch_ts_ns).reduce(latest)
+}
+
 pub fn analyze(input: &Input<'_>) -> Report {
     let config = input.ctx.config.as_ref();
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
     let retry_cnt = config.and_then(|c| c.max_retransmit_retry).filter(|_| timeout_ns.is_some());
-    let trace_end_ns = input.view.records.iter().map(|r| r.switch_ts_ns).reduce(latest);
+    let trace_end_ns = trace_end_ns(input.view.records);
     let mut report = Report::default();
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -1920,6 +1927,21 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_trace_ends_at_its_latest_copy_not_at_a_host_timed_frame() {
+        let copy = |ts: u64| {
+            let mut r = Record::default();
+            (r.switch_ts_ns, r.flags) = (ts, flag::MIRRORED);
+            r
+        };
+        // A PFC frame the dump host timed by its own clock (Unix ns), between two copies.
+        let mut host = Record::default();
+        host.switch_ts_ns = 1_764_190_000_000_000_000;
+        let records = [copy(1_000_000), host, copy(2_000_000)];
+        assert_eq!(trace_end_ns(&records), Some(2_000_000));
+        assert_eq!(trace_end_ns(&records[1..2]), None);
+    }
 
     #[test]
     fn a_timer_shorter_than_the_read_nak_says_what_would_show_it() {
