@@ -876,6 +876,59 @@ rig: {seed: 577041, link-delay-ns: 5000, switch-latency-ns: 400, faults: {paper-
     assert_eq!(r.counters.inconsistent(), []);
 }
 
+/// Sweep seed 3036: an 8 µs timer on 5 µs cables, one retry. Every message's ACK crossed
+/// the expiry after that retry: the QP failed before the ACK reached it. The trace times
+/// no round trip (every data packet was sent twice, so its ACK may answer either copy):
+/// the ACK may as well have come in time. The analyzer took it as certainly heard, so
+/// goodput counted the message and `req_transport_retries_exceeded` 1 was flagged
+/// inconsistent with the trace's 0. Now the QP may have failed: the counter allows it,
+/// and the message is completed only if the QP took its ACK.
+#[test]
+fn an_ack_crossing_the_last_expiry_may_have_come_too_late() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 2, mtu: 4096, message-size: 1049, tx-depth: 1, min-retransmit-timeout: 1, max-retransmit-retry: 1}
+rig: {seed: 182128, link-delay-ns: 5000}
+";
+    let run = rig_run_yaml("gbn-ack-crosses-last-expiry", yaml);
+    let truth = &run.result.truth;
+    assert_eq!(truth.qp_errors.len(), 1, "the QP failed at the expiry after its retry");
+    assert_eq!(run.result.qps[0].completed, 0);
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[0];
+    assert_eq!((c.timeout_retransmissions, c.retries_exhausted_by_ns), (1, None), "{c:?}");
+    assert!(c.retries_maybe_exhausted_by_ns.is_some(), "{c:?}");
+    let mut out = String::new();
+    r.gbn.render(&mut out);
+    assert!(out.contains("retries may have been exhausted"), "{out}");
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+    let t = &r.goodput.connections[0].totals;
+    assert_eq!((t.messages, t.completed, t.qp_may_have_failed, t.mct_unknown), (1, 1, 1, 1), "{t:?}");
+}
+
+/// Sweep seed 1150: a 67 ms timer (`timeout` 14), one retry; the first copy of the
+/// message's last packet was corrupted, so the timer's go-back resent it and its ACK came
+/// 1.4 µs after the resend. The path was timed from the corrupted first copy (67 ms): a
+/// delivery bound that long made the ACK look as if it might have crossed the expiry
+/// after the retry, and the QP as if it might have failed. The ACK answers the resend.
+#[test]
+fn the_path_is_timed_from_the_first_copy_that_reached_the_responder() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24]}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 1, mtu: 1024, message-size: 2048, min-retransmit-timeout: 14, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 2, type: corrupt, iter: 1}]}
+rig: {seed: 1}
+";
+    let run = rig_run_yaml("gbn-path-after-corrupt", yaml);
+    let truth = &run.result.truth;
+    assert_eq!((truth.timeouts.len(), truth.qp_errors.len()), (1, 0));
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[0];
+    assert_eq!((c.timeout_retransmissions, c.retries_maybe_exhausted_by_ns), (1, None), "{c:?}");
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+    let t = &r.goodput.connections[0].totals;
+    assert_eq!((t.completed, t.qp_may_have_failed, t.mct_unknown), (1, 0, 0), "{t:?}");
+}
+
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
     use control::analyze::retrans::RecoveryKind as Found;
     match k {

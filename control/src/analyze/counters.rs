@@ -687,27 +687,49 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
     })
 }
 
-/// Whether a connection ends with data unacknowledged and the trace cannot tell whether
-/// its retries ran out (IBA vol. 1 §9.7.6.1.3; Lumina §6.3 for adaptive retransmission's
-/// unknown timeouts): its last expiry may or may not be in `req_transport_retries_exceeded`.
+/// Whether the trace cannot tell whether a connection's retries ran out (IBA vol. 1
+/// §9.7.6.1.3): it ends with data unacknowledged before the next expiry would show (Lumina
+/// §6.3 for adaptive retransmission's unknown timeouts), or an expiry past its last retry
+/// may have come before the next acknowledgement reached the requester
+/// (`retries_maybe_exhausted_by_ns`). That expiry may or may not be in
+/// `req_transport_retries_exceeded`.
 fn retries_may_have_run_out(c: &gbn::ConnStats) -> bool {
+    cut_short(c) || crossed(c)
+}
+
+fn cut_short(c: &gbn::ConnStats) -> bool {
     c.unacknowledged_at_end && c.retries_ran_out_at_end.is_none()
+}
+
+fn crossed(c: &gbn::ConnStats) -> bool {
+    c.retries_maybe_exhausted_by_ns.is_some() && c.retries_exhausted_by_ns.is_none()
 }
 
 /// Why `req_transport_retries_exceeded` may count more than the trace shows: connections
 /// whose retries may have run out unseen ([`retries_may_have_run_out`]).
 fn retries_unknown(gbn: &gbn::Report) -> Option<String> {
-    let open: Vec<String> =
-        gbn.connections.iter().filter(|c| retries_may_have_run_out(c)).map(|c| c.conn.to_string()).collect();
-    (!open.is_empty()).then(|| {
-        format!(
-            "connection(s) {} end with data unacknowledged, and the trace cannot tell whether their retries ran \
-             out: it ends before their next expiry would show a retry or the QP's failure (with adaptive \
-             retransmission that timeout is not known, Lumina §6.3), so the run may have been cut short while \
-             they retried or before that expiry; req_transport_retries_exceeded may count each of them or not",
-            open.join(", ")
-        )
-    })
+    let list = |of: fn(&gbn::ConnStats) -> bool| {
+        gbn.connections.iter().filter(|c| of(c)).map(|c| c.conn.to_string()).collect::<Vec<_>>().join(", ")
+    };
+    let (cut_short, crossed) = (list(cut_short), list(|c| crossed(c) && !cut_short(c)));
+    let mut why = Vec::new();
+    if !cut_short.is_empty() {
+        why.push(format!(
+            "connection(s) {cut_short} end with data unacknowledged, and the trace cannot tell whether their \
+             retries ran out: it ends before their next expiry would show a retry or the QP's failure (with \
+             adaptive retransmission that timeout is not known, Lumina §6.3), so the run may have been cut short \
+             while they retried or before that expiry"
+        ));
+    }
+    if !crossed.is_empty() {
+        why.push(format!(
+            "on connection(s) {crossed} the timer's expiry after the last retry the count allows may have come \
+             before the acknowledgement that came next reached the requester (its way from the switch is not \
+             timed): the QP may have failed then"
+        ));
+    }
+    (!why.is_empty())
+        .then(|| format!("{}; req_transport_retries_exceeded may count each of them or not", why.join("; ")))
 }
 
 /// The requester's retried timer expiries on one connection: its timeout go-backs, and

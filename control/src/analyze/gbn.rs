@@ -197,6 +197,13 @@ pub struct ConnStats {
     /// reached it after that expiry: the requester did not take it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries_exhausted_by_ns: Option<u64>,
+    /// The same expiry may have come before the acknowledgement, NAK or response that came
+    /// next reached the requester, its way from the switch not timed (up to the delivery
+    /// bound): the QP may have failed from this switch time on, or taken it. The first such;
+    /// what it completed may not have completed (`goodput` `qp_may_have_failed`), and
+    /// `counters` allows one more `req_transport_retries_exceeded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries_maybe_exhausted_by_ns: Option<u64>,
     /// Times the checker took packets whose copies are missing from the trace as sent and
     /// received (PSNs it never saw, right after a missing copy), to follow the connection
     /// on instead of flagging everything after.
@@ -454,10 +461,23 @@ struct Sender {
     ack_una: Option<u32>,
     /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
     holes: Vec<(u32, u32)>,
-    /// Recent first transmissions (PSN, copy timestamp, sent again since) no ACK has named
-    /// yet: an ACK naming one times the path's round trip (a reply, unless it may answer
-    /// the copy sent again).
-    fresh: VecDeque<(u32, u64, bool)>,
+    /// Recent first transmissions no ACK has named yet: an ACK naming one times the path's
+    /// round trip.
+    fresh: VecDeque<Fresh>,
+}
+
+/// WRITE/SEND: a first transmission, to time the path by the ACK that names it.
+#[derive(Debug, Clone, Copy)]
+struct Fresh {
+    psn: u32,
+    /// The copy of its first transmission an event did not drop or corrupt: what the ACK
+    /// may answer. Until one is seen (the first dropped), the first's.
+    sent_ts: u64,
+    /// No transmission seen yet reached the responder.
+    lost: bool,
+    /// Sent again after `sent_ts`: the ACK may answer that later copy, so it is no prompt
+    /// reply to this one.
+    again: bool,
 }
 
 /// READ: what the responder was asked for, and what the requester asked.
@@ -706,6 +726,10 @@ fn ts_add(ts: u64, ns: u64) -> u64 {
     ts.wrapping_add(ns) & wire::mirror::TIMESTAMP_MAX
 }
 
+fn ts_sub(ts: u64, ns: u64) -> u64 {
+    ts.wrapping_sub(ns) & wire::mirror::TIMESTAMP_MAX
+}
+
 /// The later of two switch times.
 fn latest(a: u64, b: u64) -> u64 {
     if later(a, b) {
@@ -760,6 +784,15 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
+    /// The copy of the progress that last started the count over, and whether the first
+    /// retry since left the requester certainly after that progress reached it (a delivery
+    /// bound later): else the go-back may have crossed it and been undone by it, and the
+    /// count may be one too high.
+    reset_ts: Option<u64>,
+    count_certain: bool,
+    /// The expiry that may have failed the QP (`retries_maybe_exhausted_by_ns`), on the
+    /// clock of its sends' copies: a send after it shows the QP alive.
+    maybe_failed_at: Option<u64>,
     /// The copy of the requester's last request (WRITE/SEND data, READ request): its QP
     /// was alive then.
     last_request_ts: Option<u64>,
@@ -790,6 +823,9 @@ impl<'u> Checker<'u> {
             retries: 0,
             first_retry: None,
             last_retry_ts: None,
+            reset_ts: None,
+            count_certain: true,
+            maybe_failed_at: None,
             last_request_ts: None,
         }
     }
@@ -801,7 +837,7 @@ impl<'u> Checker<'u> {
         if self.failed_before(r) {
             return false;
         }
-        (self.retries, self.first_retry) = (0, None);
+        (self.retries, self.first_retry, self.reset_ts) = (0, None, Some(r.switch_ts_ns));
         true
     }
 
@@ -809,14 +845,19 @@ impl<'u> Checker<'u> {
     /// `retries_exhausted_by_ns`: what passed the switch from then on came too late).
     ///
     /// After the last retry the count allows: its timer, restarted by that retry, had
-    /// expired before `r` passed the switch (it started no later than the retry's copy, and
-    /// `r` reaches the requester after its own) — only a certain expiry, as the count may
-    /// include a go-back that crossed progress on its way (review 252).
+    /// expired before `r` reached the requester, `lapse_ns` after its copy by the clock of
+    /// the requester's sends ([`Timer::hear`] times a lapse so). When the count may be one
+    /// too high ([`Self::count_certain`]: its first retry may have crossed progress on its
+    /// way, review 252), only a certain expiry: before `r` passed the switch (the timer
+    /// started no later than the retry's copy, and `r` reaches the requester after its own).
     /// With `retry_cnt` 0 the QP fails at the first expiry of the timer started by the send
-    /// or progress that last started it (it was never considered), timed as [`Timer::hear`]
-    /// times a lapse: the count cannot be off there.
+    /// or progress that last started it (it was never considered): the count cannot be off.
     /// A copy missing since the first of those retries (with none, since the trace's start)
     /// may have been progress that started the count over: no failure is claimed then.
+    ///
+    /// An expiry the way to the requester may have crossed, up to the delivery bound (the
+    /// `maybe_silent_timeouts` of a QP that still had retries), is a failure the trace cannot
+    /// tell: the first is kept in `retries_maybe_exhausted_by_ns`, and `r` taken.
     fn failed_before(&mut self, r: &Record) -> bool {
         if self.stats.retries_exhausted_by_ns.is_some() {
             return true;
@@ -824,20 +865,38 @@ impl<'u> Checker<'u> {
         let counted = !self.unseen.between(self.first_retry, r.seq());
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
         let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
-        let by = match self.retries {
-            0 => self.timer.latest_start(self.way_back()).map(|s| match s {
-                // The first copy time of what reached the requester after the expiry.
-                Start::Sent(x) => ts_add(x, t).wrapping_sub(self.way_back().lapse_ns) & wire::mirror::TIMESTAMP_MAX,
-                Start::Heard(a) => ts_add(a, t),
+        let way = self.way_back();
+        // The expiry, and whether it is on the clock of the requester's sends (what reaches
+        // the requester then passed the switch a way before) or of a copy toward it.
+        let expiry = match self.retries {
+            0 => self.timer.latest_start(way).map(|s| match s {
+                Start::Sent(x) => (ts_add(x, t), true),
+                Start::Heard(a) => (ts_add(a, t), false),
             }),
-            _ => self.last_retry_ts.map(|ts| ts_add(ts, t)),
+            _ => self.last_retry_ts.map(|ts| (ts_add(ts, t), true)),
         };
-        let Some(by) = by else { return false };
+        let Some((expiry, sent_clock)) = expiry else { return false };
+        let timed = sent_clock && (self.retries == 0 || self.count_certain);
+        let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
         if later(by, r.switch_ts_ns) {
+            let maybe_by = ts_sub(expiry, way.max_lapse_ns);
+            let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
+            if sent_clock && first && !later(maybe_by, r.switch_ts_ns) {
+                (self.stats.retries_maybe_exhausted_by_ns, self.maybe_failed_at) = (Some(maybe_by), Some(expiry));
+            }
             return false;
         }
         self.stats.retries_exhausted_by_ns = Some(by);
         true
+    }
+
+    /// The requester sent `r`: its QP was alive then, so an expiry before it (on the clock
+    /// of its sends' copies) failed nothing.
+    fn request_sent(&mut self, r: &Record) {
+        self.last_request_ts = Some(r.switch_ts_ns);
+        if self.maybe_failed_at.is_some_and(|at| later(r.switch_ts_ns, at)) {
+            (self.maybe_failed_at, self.stats.retries_maybe_exhausted_by_ns) = (None, None);
+        }
     }
 
     /// End of trace, data unacknowledged: whether the retries had run out
@@ -1233,7 +1292,7 @@ impl<'u> Checker<'u> {
     /// WRITE/SEND: a data packet as the requester sent it.
     fn data_sent(&mut self, r: &Record) {
         let p = r.psn();
-        self.last_request_ts = Some(r.switch_ts_ns);
+        self.request_sent(r);
         let (Some(h), Some(last)) = (self.tx.highest, self.tx.last) else {
             (self.tx.highest, self.tx.last) = (Some(p), Some(p));
             self.note_fresh(r);
@@ -1272,6 +1331,7 @@ impl<'u> Checker<'u> {
         }
         if psn::le(p, h) {
             self.stats.retransmitted_packets += 1;
+            self.resent_copy(r);
         }
         self.tx.last = Some(p);
         if psn::gt(p, h) {
@@ -1282,8 +1342,16 @@ impl<'u> Checker<'u> {
 
     /// WRITE/SEND: a go-back to `p` sends the first transmissions from `p` again.
     fn resent(&mut self, p: u32) {
-        for f in self.tx.fresh.iter_mut().filter(|f| psn::ge(f.0, p)) {
-            f.2 = true;
+        for f in self.tx.fresh.iter_mut().filter(|f| psn::ge(f.psn, p) && !f.lost) {
+            f.again = true;
+        }
+    }
+
+    /// WRITE/SEND: a retransmission `r` of a first transmission an event dropped or
+    /// corrupted: the first the ACK may answer.
+    fn resent_copy(&mut self, r: &Record) {
+        if let Some(f) = self.tx.fresh.iter_mut().find(|f| f.psn == r.psn() && f.lost) {
+            (f.sent_ts, f.lost) = (r.switch_ts_ns, !delivered(r));
         }
     }
 
@@ -1292,17 +1360,21 @@ impl<'u> Checker<'u> {
         if self.tx.fresh.len() == MAX_HOLES {
             self.tx.fresh.pop_front();
         }
-        self.tx.fresh.push_back((r.psn(), r.switch_ts_ns, false));
+        self.tx.fresh.push_back(Fresh { psn: r.psn(), sent_ts: r.switch_ts_ns, lost: !delivered(r), again: false });
     }
 
     /// WRITE/SEND: an ACK naming a first transmission still remembered: the time between
-    /// their copies is a round trip through the responder (a retransmission's copy would
-    /// be later than the one it acknowledges, so only first ones count).
+    /// their copies is a round trip through the responder — from the first copy that
+    /// reached it (a retransmission after a drop), a prompt reply unless it may answer a
+    /// copy sent again later (a retransmission's copy would be later than the one it
+    /// acknowledges, so only first ones count).
     fn time_path_by_ack(&mut self, r: &Record) {
-        let Some(i) = self.tx.fresh.iter().position(|&(p, _, _)| p == r.psn()) else { return };
-        let (_, sent, again) = self.tx.fresh[i];
+        let Some(i) = self.tx.fresh.iter().position(|f| f.psn == r.psn()) else { return };
+        let f = self.tx.fresh[i];
         self.tx.fresh.drain(..=i);
-        self.note_path(sent, r, if again { Reply::Unknown } else { Reply::Prompt });
+        if !f.lost {
+            self.note_path(f.sent_ts, r, if f.again { Reply::Unknown } else { Reply::Prompt });
+        }
     }
 
     /// Data PSNs `first..r.psn()` were never seen, right after a copy went missing: they
@@ -1382,7 +1454,11 @@ impl<'u> Checker<'u> {
             self.tx.nak_pending.clear();
             self.stats.timeout_retransmissions += 1;
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
-            self.first_retry.get_or_insert(r.seq());
+            if self.first_retry.is_none() {
+                let delivery = self.delivery_ns();
+                self.count_certain = self.reset_ts.is_none_or(|a| elapsed(a, r.switch_ts_ns) >= delivery);
+                self.first_retry = Some(r.seq());
+            }
             self.timer.restart(r);
         } else {
             self.stats.nak_retransmissions += 1;
@@ -1420,7 +1496,7 @@ impl<'u> Checker<'u> {
     fn read_request(&mut self, r: &Record) {
         let count = self.read_count(r);
         let q = r.psn();
-        self.last_request_ts = Some(r.switch_ts_ns);
+        self.request_sent(r);
         let repeat = self.read.sent_end.is_some_and(|end| psn::lt(q, end));
         // Request PSNs never seen, right after a copy went missing: requests whose copies
         // are missing asked for them.
@@ -1810,7 +1886,7 @@ impl<'u> Checker<'u> {
         let Some(bound) = self.p.read_nak_ns.filter(|_| failed && self.p.verb == Verb::Read) else { return false };
         let path = self.delivery_ns();
         let expiry = self.timer.started.zip(self.p.shortest_timeout_ns).map(|(s, t)| match s {
-            Start::Sent(x) => ts_add(x, t).wrapping_sub(path) & wire::mirror::TIMESTAMP_MAX,
+            Start::Sent(x) => ts_sub(ts_add(x, t), path),
             Start::Heard(a) => ts_add(a, t),
         });
         let alive = [self.last_request_ts, expiry].into_iter().flatten().reduce(latest);
@@ -1894,6 +1970,18 @@ impl Report {
             let _ = writeln!(
                 out,
                 "  retries exhausted before the next acknowledgement arrived (the QP failed): connections {failed:?}"
+            );
+        }
+        let maybe: Vec<u32> = self
+            .connections
+            .iter()
+            .filter(|c| c.retries_maybe_exhausted_by_ns.is_some() && c.retries_exhausted_by_ns.is_none())
+            .map(|c| c.conn)
+            .collect();
+        if !maybe.is_empty() {
+            let _ = writeln!(
+                out,
+                "  retries may have been exhausted before the next acknowledgement arrived (its way from the switch is not timed; the QP may have failed): connections {maybe:?}"
             );
         }
         if !self.unverifiable.is_empty() {

@@ -43,7 +43,9 @@ use wire::psn;
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::egress::{self, Arrival, Arrivals};
-use super::transport::{delivered, ends_message, is_transport, path_mtu, read_span, starts_message, SwitchClock};
+use super::transport::{
+    delivered, ends_message, is_transport, later, path_mtu, read_span, starts_message, SwitchClock,
+};
 use super::unseen::{Since, Unseen};
 use super::{render_capped, Input, RENDER_LINES};
 
@@ -102,6 +104,10 @@ pub struct Totals {
     /// known: estimated from such a completion, after a merge, or at a start the trace may
     /// have missed).
     pub mct_unknown: u64,
+    /// Completed messages that may not have completed: their QP may have failed before
+    /// what completed them reached it ([`Message::qp_may_have_failed`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub qp_may_have_failed: u64,
     /// Bytes of the completed messages whose size the trace proves ([`Message::bytes_unproven`]).
     pub bytes: u64,
     /// Completed messages whose size the trace does not prove: not in `bytes`.
@@ -138,6 +144,7 @@ impl Totals {
             completed: done.clone().count() as u64,
             completion_unseen: msgs.filter(|m| m.completion_unseen).count() as u64,
             mct_unknown: done.clone().filter(|m| m.mct_ns.is_none()).count() as u64,
+            qp_may_have_failed: done.clone().filter(|m| m.qp_may_have_failed).count() as u64,
             bytes,
             unproven_messages: done.clone().filter(|m| m.bytes_unproven).count() as u64,
             unproven_bytes,
@@ -232,6 +239,11 @@ pub struct Message {
     /// again).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub completion_uncertain: bool,
+    /// Completed by what reached the requester after its QP may have failed (`gbn`
+    /// `retries_maybe_exhausted_by_ns`): completed only if the QP was still alive to take
+    /// it, which the trace cannot tell; `mct_ns` is left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub qp_may_have_failed: bool,
     /// How much later than `completed_ns` the completing packet may have reached the
     /// requester: frames whose copies are missing may have queued ahead of it (at most
     /// [`LATE_TOLERANCE_PS`], else `completion_uncertain`). `mct_ns` may be that much
@@ -1187,6 +1199,7 @@ impl<'u> Tracker<'u> {
             start_unseen: false,
             bounds_unseen: false,
             completion_uncertain: false,
+            qp_may_have_failed: false,
             first_order: r.seq(),
             first_frame_len: r.frame_len,
             begun_in_trace: true,
@@ -1448,6 +1461,10 @@ impl Totals {
             0 => String::new(),
             n => format!(" ({n} more may have: their completion may be in a missing copy)"),
         };
+        let unseen = match self.qp_may_have_failed {
+            0 => unseen,
+            n => format!("{unseen} ({n} of them may not have: their QP may have failed first)"),
+        };
         let known = match self.mct_unknown {
             0 => String::new(),
             n => format!(" ({} known; {n} not: the trace does not fix their post or completion)", self.completed - n),
@@ -1465,9 +1482,13 @@ impl Totals {
     }
 }
 
+/// Whether `ns` (unwrapped over the trace) is at or after `by_ns`, a time on the switch's
+/// 48-bit clock as `gbn` gives it: compared on that clock's ring.
+fn at_or_after(ns: u64, by_ns: u64) -> bool {
+    !later(by_ns, ns & wire::mirror::TIMESTAMP_MAX)
+}
+
 impl Report {
-    /// Drops every connection's per-message list, keeping the totals: on a long trace the
-    /// lists are most of report.json (515 of 860 MB for 53 M packets).
     /// The QPs that failed, each connection's by a switch time (`gbn`: its retries
     /// exhausted before the next acknowledgement reached it): what reached it later
     /// completed nothing. Applied before the per-message lists are left out.
@@ -1477,7 +1498,7 @@ impl Report {
         }
         for c in &mut self.connections {
             let (Some(&by_ns), Some(msgs)) = (failed.get(&c.conn), c.per_message.as_mut()) else { continue };
-            let late = |m: &Message| m.completed_ns.is_some_and(|ns| ns >= by_ns);
+            let late = |m: &Message| m.completed_ns.is_some_and(|ns| at_or_after(ns, by_ns));
             for m in msgs.iter_mut().filter(|m| late(m)) {
                 (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None);
             }
@@ -1487,6 +1508,29 @@ impl Report {
         self.overall = Totals::of(all, self.run_start);
     }
 
+    /// The QPs that may have failed, each connection's from a switch time (`gbn`: an
+    /// expiry past its last retry may have come before the next acknowledgement reached
+    /// it): what reached it later completed its messages only if the QP took it. They stay
+    /// completed, flagged `qp_may_have_failed`, without an MCT. Applied after
+    /// [`Self::qps_failed`].
+    pub fn qps_may_have_failed(&mut self, maybe: &rustc_hash::FxHashMap<u32, u64>) {
+        if maybe.is_empty() {
+            return;
+        }
+        for c in &mut self.connections {
+            let (Some(&by_ns), Some(msgs)) = (maybe.get(&c.conn), c.per_message.as_mut()) else { continue };
+            let late = |m: &Message| m.completed_ns.is_some_and(|ns| at_or_after(ns, by_ns));
+            for m in msgs.iter_mut().filter(|m| late(m)) {
+                (m.qp_may_have_failed, m.mct_ns) = (true, None);
+            }
+            c.totals = Totals::of(msgs.iter(), self.run_start);
+        }
+        let all = self.connections.iter().flat_map(|c| c.per_message.iter().flatten());
+        self.overall = Totals::of(all, self.run_start);
+    }
+
+    /// Drops every connection's per-message list, keeping the totals: on a long trace the
+    /// lists are most of report.json (515 of 860 MB for 53 M packets).
     pub fn leave_out_per_message(&mut self) {
         for c in &mut self.connections {
             c.per_message = None;
@@ -1768,6 +1812,7 @@ mod tests {
             start_unseen: false,
             bounds_unseen: false,
             completion_uncertain: false,
+            qp_may_have_failed: false,
             first_order: 0,
             first_frame_len: 0,
             begun_in_trace: true,

@@ -204,6 +204,8 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
     // tells when): its late acknowledgements completed no message.
     let failed = gbn.connections.iter().filter_map(|c| Some((c.conn, c.retries_exhausted_by_ns?))).collect();
     goodput.qps_failed(&failed);
+    let maybe = gbn.connections.iter().filter_map(|c| Some((c.conn, c.retries_maybe_exhausted_by_ns?))).collect();
+    goodput.qps_may_have_failed(&maybe);
     Report {
         format: REPORT_FORMAT.into(),
         version: 1,
