@@ -561,6 +561,27 @@ traffic: {num-connections: 3, rdma-verb: write, num-msgs-per-qp: 6, mtu: 1024, m
     assert!(in_flight.count() > 0, "a packet was in flight at an expiry");
 }
 
+/// Sweep seed 3125: a READ gap (the first response corrupted) that the 16 µs timer
+/// recovers, again and again while the E810 responder, slowed by a CNP, answers late. The
+/// fourth go-back from the gap's PSN left just after the answer to an earlier one passed
+/// the switch (the first six responses, in order): it had not heard them (it goes back
+/// behind them), so they restarted nothing, and the go-back was that timer's. It was taken
+/// for the gap's READ NACK, and the timeout dropped.
+#[test]
+fn a_read_go_back_behind_responses_it_had_not_heard_is_the_timers() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 4, adaptive-retrans: false}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 0, adaptive-retrans: true}}
+traffic: {num-connections: 2, rdma-verb: read, num-msgs-per-qp: 4, mtu: 1024, message-size: 5391, multi-gid: true, barrier-sync: true, tx-depth: 4, min-retransmit-timeout: 2, max-retransmit-retry: 7, data-pkt-events: [{qpn: 2, psn: 1, type: corrupt, iter: 1}, {qpn: 2, psn: 1, type: ecn, iter: 2}, {qpn: 2, psn: 19, type: ecn, iter: 1}]}
+rig: {seed: 306193, link-delay-ns: 5000, link-gbps: 200}
+";
+    let name = "retrans-read-go-back-behind-responses";
+    let run = rig_run_yaml(name, yaml);
+    let timeouts = run.result.truth.recoveries.iter().filter(|r| r.conn == 1 && r.psn == 1).count();
+    assert_eq!(timeouts, 4, "{name}: the gap took four timeouts");
+    let report = retrans::analyze(&analysis(&run).input());
+    compare(name, &run, &report);
+}
+
 /// Review item 1: conn 1's READ NACK at PSN 3 whose NAK (the repeated request, seq 17)
 /// copy is missing, its first retransmission (seq 18) seen: it was in neither list, and
 /// its loss's `recovered_by` was null.

@@ -1147,6 +1147,16 @@ impl<'u> Tracker<'u> {
         self.s.fixed_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
+    /// Whether the timer had fired by go-back `first` as the requester ran it: without the
+    /// progress the go-back provably had not heard (it goes back behind it, `crossed`),
+    /// which restarted nothing (sweep seed 3125: a READ response run that passed the switch
+    /// just before the timer's go-back from its first PSN, which was that timeout's, not a
+    /// READ NACK of the gap before).
+    fn expired_unheard(&self, first: PacketRef) -> bool {
+        let timer = self.crossed(first, false).map_or(self.timer, |(u, _)| u.timer);
+        self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
+    }
+
     /// Whether the timer had fired by go-back `first`, for pending NAK `n`: as the trace
     /// shows it; for a NAK a timeout's go-back went back over already, as the requester ran
     /// it (without progress the go-back had not heard, `crossed`): that NAK's own go-back
@@ -1414,7 +1424,7 @@ impl<'u> Tracker<'u> {
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).
         let i = match self.gaps.first().copied() {
-            Some(g) if !self.timer_expired(req.switch_ts_ns) => {
+            Some(g) if !self.expired_unheard(req) => {
                 self.gaps.remove(0);
                 let lost = self.losses.get(&g.expected).copied();
                 // Not from the missing PSN: the first repeat may be unseen, and then the
