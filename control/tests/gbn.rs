@@ -929,6 +929,33 @@ rig: {seed: 1}
     assert_eq!((t.completed, t.qp_may_have_failed, t.mct_unknown), (1, 0, 0), "{t:?}");
 }
 
+/// Sweep seed 3109: four READ QPs from a CX6 Dx responder (100 GbE) to a CX4 Lx requester
+/// (40 GbE) with a 16 µs timer: the switch port toward the requester queues the READ
+/// answers for hundreds of µs, so the timer goes back again and again behind responses
+/// whose copies passed the switch long before (they had not reached the requester). Each
+/// such repeat was flagged `read-wrong-restart`, from the responses seen first, and the
+/// retry count, reset by responses the requester heard only after those repeats, was
+/// anyone's guess: QPs were claimed failed at the wrong time. Now progress counts from when
+/// the port sends it (goodput's model of that port), and a count the queueing makes a lower
+/// bound claims no failure, only that the QP may have failed.
+#[test]
+fn responses_queued_toward_a_slower_requester_are_heard_late() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 51399, tx-depth: 4, min-retransmit-timeout: 2, max-retransmit-retry: 7}
+rig: {seed: 884882}
+";
+    let run = rig_run_yaml("gbn-read-queued-toward-requester", yaml);
+    let truth = &run.result.truth;
+    assert_eq!(truth.qp_errors.len(), 4, "every QP ran out of retries");
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.violations, [], "no repeat is a wrong restart");
+    for c in &r.gbn.connections {
+        assert_eq!(c.retries_exhausted_by_ns, None, "conn {}: the count is a lower bound", c.conn);
+        assert!(c.retries_maybe_exhausted_by_ns.is_some(), "conn {}: it may have failed", c.conn);
+    }
+}
+
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
     use control::analyze::retrans::RecoveryKind as Found;
     match k {

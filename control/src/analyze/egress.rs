@@ -199,6 +199,8 @@ pub struct Arrivals {
     /// (queueing + serialization, lateness), ps, saturated; zero for the frames not
     /// forwarded to the host.
     past_ingress: Vec<[u32; 2]>,
+    /// The port's drain rate (femtoseconds per byte), when modelled.
+    fs_per_byte: Option<u64>,
 }
 
 impl Arrivals {
@@ -215,13 +217,34 @@ impl Arrivals {
             let delay = ps - ready_ps(f.ts_ns);
             past_ingress[f.idx as usize] = [saturated(delay), saturated(late_ps)];
         }
-        Arrivals { past_ingress }
+        Arrivals { past_ingress, fs_per_byte: gbps.map(fs_per_byte) }
+    }
+
+    /// What the switch forwarded to the requester, its port draining at the requester's link
+    /// rate and fed at the responder's (Lumina's rig has two hosts), as the configuration
+    /// gives them; without the requester's, nothing is modelled (every arrival at ingress).
+    pub fn toward_requester(input: &Input<'_>) -> Arrivals {
+        let config = input.ctx.config.as_ref();
+        let gbps = host_link_gbps(config.map(|c| &c.requester));
+        let feed = host_link_gbps(config.map(|c| &c.responder));
+        match gbps {
+            Some(_) => Arrivals::at_host(input, Role::Requester, gbps, feed),
+            None => Arrivals::default(),
+        }
+    }
+
+    /// How long record `idx` (`r`) waited at the port behind frames ahead of it, ns (its
+    /// own serialization left out): 0 for a record not forwarded to the host.
+    pub fn queued_ns(&self, idx: u32, r: &Record) -> u64 {
+        let [delay, _] = self.past_ingress.get(idx as usize).copied().unwrap_or_default();
+        let own = self.fs_per_byte.map_or(0, |fs| wire_ps(fs, r.frame_len));
+        u64::from(delay).saturating_sub(own) / 1_000
     }
 
     /// Arrivals of records `0..`, each (queueing + serialization, lateness) past ingress.
     #[cfg(test)]
     pub fn of_delays(past_ingress: Vec<[u32; 2]>) -> Arrivals {
-        Arrivals { past_ingress }
+        Arrivals { past_ingress, fs_per_byte: None }
     }
 
     /// Record `idx`'s arrival, its switch time `ts_ns`; a record not modelled (outside the
@@ -309,7 +332,7 @@ mod tests {
 
     #[test]
     fn an_arrival_out_of_the_u32_range_is_not_known() {
-        let a = Arrivals { past_ingress: vec![[7_840, 0], [u32::MAX, 0], [0, u32::MAX]] };
+        let a = Arrivals::of_delays(vec![[7_840, 0], [u32::MAX, 0], [0, u32::MAX]]);
         assert_eq!(a.of(0, 1_000), Arrival { ps: 1_000_500 + 7_840, late_ps: 0 });
         assert_eq!(a.of(1, 1_000).late_ps, u64::MAX);
         assert_eq!(a.of(2, 1_000).late_ps, u64::MAX);

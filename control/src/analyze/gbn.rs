@@ -47,6 +47,7 @@ use wire::psn;
 
 use super::conn::{is_data, Connection, Role};
 use super::context::{TestConfig, Verb};
+use super::egress;
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
     path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, timer_disabled, Arrival, GbnReceiver,
@@ -304,6 +305,13 @@ fn trace_end_ns(records: &[Record]) -> Option<u64> {
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
+    analyze_with(input, &egress::Arrivals::toward_requester(input))
+}
+
+/// [`analyze`] with the arrivals at the requester `goodput` models too: progress reaches
+/// the requester when the switch port toward it has sent it, and a responder faster than
+/// the requester's link queues its READ answers there for as long as the burst lasts.
+pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
     let config = input.ctx.config.as_ref();
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
@@ -316,7 +324,9 @@ pub fn analyze(input: &Input<'_>) -> Report {
             continue;
         };
         let records = input.view.records;
-        let packets = c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role)));
+        let queued = |i: u32, r: &Record| arrivals.queued_ns(i, r);
+        let packets =
+            c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role, queued(i, r))));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
         let params = Params {
             conn: c.id,
@@ -342,15 +352,18 @@ pub fn analyze(input: &Input<'_>) -> Report {
 }
 
 /// Runs the Go-back-N state machine over one connection's packets, in trace order, each
-/// with the role of the end it travels to; `unseen` holds the copies the trace lacks.
+/// with the role of the end it travels to and, toward the requester, how long the switch
+/// port queued it beyond its ingress (ns; `egress`); `unseen` holds the copies the trace
+/// lacks.
 pub fn check_connection<'r>(
     p: &Params,
     unseen: &Unseen,
-    packets: impl IntoIterator<Item = (&'r Record, Role)>,
+    packets: impl IntoIterator<Item = (&'r Record, Role, u64)>,
 ) -> Checked {
     let mut c = Checker::new(p, unseen);
     let sender = Connection::data_sender(p.verb);
-    for (r, to) in packets.into_iter().filter(|(r, _)| is_transport(r)) {
+    for (r, to, queued_ns) in packets.into_iter().filter(|(r, _, _)| is_transport(r)) {
+        c.heard_delay_ns = if to == Role::Requester { queued_ns } else { 0 };
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
         c.gap_seen[dir] |= c.gap > 0;
@@ -594,11 +607,12 @@ impl Timer {
         (self.lapsed, self.maybe_lapsed) = (false, false);
     }
 
-    fn restart_heard(&mut self, r: &Record, una: u32) {
+    /// Progress that left the switch toward the requester at `at` ([`Checker::heard_ts`]).
+    fn restart_heard(&mut self, at: u64, una: u32) {
         if self.heard.len() == MAX_PENDING {
             self.heard.pop_front();
         }
-        self.heard.push_back(Heard { at: r.switch_ts_ns, una, missed_by: None, then_sent: None });
+        self.heard.push_back(Heard { at, una, missed_by: None, then_sent: None });
     }
 
     /// A send `r` with nothing outstanding by the trace (all before `una` acknowledged)
@@ -608,7 +622,8 @@ impl Timer {
     /// once that progress is heard, if it found the timer running.
     fn arm(&mut self, r: &Record, una: u32, delivery_ns: u64) {
         let now = r.switch_ts_ns;
-        match self.heard.back_mut().filter(|h| h.una == una && elapsed(h.at, now) < delivery_ns) {
+        let crossing = |h: &&mut Heard| later(h.at, now) || elapsed(h.at, now) < delivery_ns;
+        match self.heard.back_mut().filter(|h| h.una == una).filter(crossing) {
             Some(h) => h.then_sent = Some(now),
             None => self.restart(r),
         }
@@ -784,12 +799,22 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
-    /// The copy of the progress that last started the count over, and whether the first
-    /// retry since left the requester certainly after that progress reached it (a delivery
-    /// bound later): else the go-back may have crossed it and been undone by it, and the
-    /// count may be one too high.
+    /// How long the record being replayed queued at the switch port toward the requester
+    /// beyond its ingress (`egress`); 0 for one toward the responder.
+    heard_delay_ns: u64,
+    /// When the progress that last started the count over left the switch toward the
+    /// requester ([`Self::heard_ts`]), and whether the first retry since left the requester
+    /// certainly after that progress reached it (a delivery bound later): else the go-back
+    /// may have crossed it and been undone by it, and the count may be one too high.
     reset_ts: Option<u64>,
     count_certain: bool,
+    /// The progress that last started the count over left the switch toward the requester
+    /// after the first retry since: what the requester heard between its retries the trace
+    /// shows before them, so the count may be off by any number, and no failure is claimed
+    /// on it (only `retries_maybe_exhausted_by_ns`).
+    count_unknown: bool,
+    /// The port toward the requester queued that progress beyond the delivery bound.
+    reset_queued: bool,
     /// The expiry that may have failed the QP (`retries_maybe_exhausted_by_ns`), on the
     /// clock of its sends' copies: a send after it shows the QP alive.
     maybe_failed_at: Option<u64>,
@@ -824,7 +849,10 @@ impl<'u> Checker<'u> {
             first_retry: None,
             last_retry_ts: None,
             reset_ts: None,
+            heard_delay_ns: 0,
             count_certain: true,
+            count_unknown: false,
+            reset_queued: false,
             maybe_failed_at: None,
             last_request_ts: None,
         }
@@ -837,8 +865,16 @@ impl<'u> Checker<'u> {
         if self.failed_before(r) {
             return false;
         }
-        (self.retries, self.first_retry, self.reset_ts) = (0, None, Some(r.switch_ts_ns));
+        (self.retries, self.first_retry, self.reset_ts) = (0, None, Some(self.heard_ts(r)));
+        self.reset_queued = self.heard_delay_ns > self.delivery_ns();
         true
+    }
+
+    /// When record `r`, being replayed, left the switch toward its end: its copy's time, plus
+    /// the queueing the port toward the requester held it for (Lumina §6: a requester's link
+    /// slower than its responder's).
+    fn heard_ts(&self, r: &Record) -> u64 {
+        ts_add(r.switch_ts_ns, self.heard_delay_ns)
     }
 
     /// Whether the requester's QP had failed before `r` reached it (recorded in
@@ -862,8 +898,15 @@ impl<'u> Checker<'u> {
         if self.stats.retries_exhausted_by_ns.is_some() {
             return true;
         }
+        // By its copy's time, not when the port toward the requester sent it: the count here
+        // follows the trace's order, which under queueing there is not the order the
+        // requester heard progress and sent go-backs in (sweep seed 3109).
+        let heard = r.switch_ts_ns;
         let counted = !self.unseen.between(self.first_retry, r.seq());
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
+        // A count that may be off by any number (`count_unknown`, a lower bound) may have
+        // run out at the expiry after the last retry.
+        let used_up = used_up || self.retries > 0 && self.count_unknown && self.p.retry_cnt.is_some();
         let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
         let way = self.way_back();
         // The expiry, and whether it is on the clock of the requester's sends (what reaches
@@ -878,10 +921,10 @@ impl<'u> Checker<'u> {
         let Some((expiry, sent_clock)) = expiry else { return false };
         let timed = sent_clock && (self.retries == 0 || self.count_certain);
         let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
-        if later(by, r.switch_ts_ns) {
+        if later(by, heard) || self.retries > 0 && self.count_unknown {
             let maybe_by = ts_sub(expiry, way.max_lapse_ns);
             let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
-            if sent_clock && first && !later(maybe_by, r.switch_ts_ns) {
+            if sent_clock && first && !later(maybe_by, heard) {
                 (self.stats.retries_maybe_exhausted_by_ns, self.maybe_failed_at) = (Some(maybe_by), Some(expiry));
             }
             return false;
@@ -1037,7 +1080,7 @@ impl<'u> Checker<'u> {
         if before.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
             self.tx.ack_una = Some(una);
             if !read {
-                self.timer.restart_heard(r, una);
+                self.timer.restart_heard(self.heard_ts(r), una);
             }
         }
     }
@@ -1175,7 +1218,7 @@ impl<'u> Checker<'u> {
                     self.taken(r);
                 }
                 if self.p.verb == Verb::Read {
-                    self.timer.restart_heard(r, psn::add(p, 1));
+                    self.timer.restart_heard(self.heard_ts(r), psn::add(p, 1));
                     self.note_in_order(r);
                     self.rx.repeat_for = None;
                 }
@@ -1253,16 +1296,20 @@ impl<'u> Checker<'u> {
     }
 
     /// READ: remembers the in-order responses of the last [`Self::in_flight_ns`].
+    /// Kept by when each left the switch toward the requester ([`Self::heard_ts`]): in trace
+    /// order, as the port toward it is a FIFO. One is forgotten once a window has passed
+    /// since by the copies' clock (a request later in the trace is no earlier), not by
+    /// when later responses left: the port may hold them long after.
     fn note_in_order(&mut self, r: &Record) {
-        let window = self.in_flight_ns();
+        let (window, heard, now) = (self.in_flight_ns(), self.heard_ts(r), r.switch_ts_ns);
         let recent = &mut self.rx.recent;
-        while recent.front().is_some_and(|&(_, ts)| elapsed(ts, r.switch_ts_ns) >= window) {
+        while recent.front().is_some_and(|&(_, ts)| !later(ts, now) && elapsed(ts, now) >= window) {
             recent.pop_front();
         }
         if recent.len() == MAX_PENDING {
             recent.pop_front();
         }
-        recent.push_back((r.psn(), r.switch_ts_ns));
+        recent.push_back((r.psn(), heard));
     }
 
     fn open_episode(&mut self, r: &Record, lost: u32) {
@@ -1456,7 +1503,11 @@ impl<'u> Checker<'u> {
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
             if self.first_retry.is_none() {
                 let delivery = self.delivery_ns();
-                self.count_certain = self.reset_ts.is_none_or(|a| elapsed(a, r.switch_ts_ns) >= delivery);
+                // Progress heard after the go-back left (queued at the port toward the
+                // requester) may have started the count over after it, unseen in this order.
+                let now = r.switch_ts_ns;
+                self.count_certain = self.reset_ts.is_none_or(|a| !later(a, now) && elapsed(a, now) >= delivery);
+                self.count_unknown = self.reset_queued && self.reset_ts.is_some_and(|a| later(a, now));
                 self.first_retry = Some(r.seq());
             }
             self.timer.restart(r);
@@ -1593,7 +1644,8 @@ impl<'u> Checker<'u> {
         self.count_go_back_as(r, timer.unwrap_or(answered.is_none()));
         let Some(epsn) = self.rx.epsn() else { return };
         let window = self.in_flight_ns();
-        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && elapsed(ts, r.switch_ts_ns) < window;
+        let now = r.switch_ts_ns;
+        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && (later(ts, now) || elapsed(ts, now) < window);
         if r.psn() == epsn || self.rx.recent.iter().any(seen_late) {
             return;
         }
@@ -2169,7 +2221,7 @@ mod tests {
             if records.first().is_some_and(|r| r.seq() > 1) {
                 unseen.lost_before_first();
             }
-            check_connection(&params, &unseen, self.packets.iter().map(|(r, role)| (r, *role)))
+            check_connection(&params, &unseen, self.packets.iter().map(|(r, role)| (r, *role, 0)))
         }
     }
 

@@ -292,16 +292,19 @@ impl Message {
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
+    analyze_with(input, &Arrivals::toward_requester(input))
+}
+
+/// [`analyze`] with the arrivals at the requester already modelled
+/// ([`Arrivals::toward_requester`], which `gbn` uses too).
+pub fn analyze_with(input: &Input<'_>, arrivals: &Arrivals) -> Report {
     let config = input.ctx.config.as_ref();
     let mtu = path_mtu(config, input.view.records);
     let known = input.conns.list.iter().filter_map(|c| Some((c, c.verb?)));
     // Lumina §6: the requester's NIC sets the rate its switch port drains at.
     let gbps = egress::host_link_gbps(config.map(|c| &c.requester));
-    // Lumina's rig has two hosts: only the responder's link feeds the requester's port.
-    let feed = egress::host_link_gbps(config.map(|c| &c.responder));
-    let arrivals = Arrivals::at_host(input, Role::Requester, gbps, feed);
     let mut per_conn: Vec<(u32, Vec<Message>)> =
-        known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu, &arrivals))).collect();
+        known.map(|(c, verb)| (c.id, Tracker::run(input, c, verb, mtu, arrivals))).collect();
     let unknown = input.conns.list.len() - per_conn.len();
     let depth = config.and_then(|c| c.tx_depth).unwrap_or(1).max(1);
     let lists = lists_of(&per_conn);

@@ -189,14 +189,17 @@ pub fn missing_copies(input: &Input<'_>) -> u64 {
 /// Runs every analyzer over `input`, the records of the reconstruction in `trace`. They
 /// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
+    // When progress reaches the requester: the Go-back-N replay's timer and goodput's
+    // completions both follow the switch port toward it.
+    let arrivals = &egress::Arrivals::toward_requester(input);
     let (gbn, counters, retransmission, cnp, interop, mut goodput, events) = std::thread::scope(|s| {
         let retransmission = s.spawn(|| retrans::analyze(input));
         let cnp = s.spawn(|| cnp::analyze(input));
-        let goodput = s.spawn(|| goodput::analyze(input));
+        let goodput = s.spawn(|| goodput::analyze_with(input, arrivals));
         let interop = s.spawn(|| interop::analyze(input));
         let frames = s.spawn(|| counters::Frames::count(input));
         let events = s.spawn(|| events::analyze(input));
-        let gbn = gbn::analyze(input);
+        let gbn = gbn::analyze_with(input, arrivals);
         let counters = counters::analyze_counted(input, joined(frames), &gbn);
         (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput), joined(events))
     });
