@@ -956,6 +956,25 @@ rig: {seed: 884882}
     }
 }
 
+/// Sweep seed 2154: an 8 µs timer on 5 µs cables. The timer's go-back asked again from
+/// PSN 0 while the first responses were still on their way (their copies just before it):
+/// they reached the requester next, in order, and the gap after them (a dropped response)
+/// was found as any other — the NIC counted it (`implied_nak_seq_err` 1). The replay took
+/// the requester as recovering since the go-back, counted no episode, and flagged the
+/// counter inconsistent.
+#[test]
+fn a_go_back_to_responses_on_their_way_leaves_the_requester_finding_gaps() {
+    let yaml = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, min-time-between-cnps: 50, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx6, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, adaptive-retrans: true}}
+traffic: {num-connections: 2, rdma-verb: read, num-msgs-per-qp: 4, mtu: 256, message-size: 9467, multi-gid: true, barrier-sync: true, tx-depth: 8, min-retransmit-timeout: 1, max-retransmit-retry: 2, data-pkt-events: [{qpn: 1, psn: 1, type: corrupt, iter: 1}, {qpn: 1, psn: 1, type: bit-error, iter: 2}, {qpn: 2, psn: 92, type: drop, iter: 1}]}
+rig: {seed: 841696, dump-hosts: [{name: d0, weight: 1}, {name: d1, weight: 1}], link-delay-ns: 5000, faults: {gbn-violations: [{kind: read-no-nak, qpn: 2, psn: 92}]}}
+";
+    let run = rig_run_yaml("gbn-read-go-back-to-responses-on-their-way", yaml);
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.connections[1].ooo_episodes, 1, "{:?}", r.gbn.connections[1]);
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
     use control::analyze::retrans::RecoveryKind as Found;
     match k {

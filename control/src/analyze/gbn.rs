@@ -1621,8 +1621,15 @@ impl<'u> Checker<'u> {
             self.drop_gaps_found_going_back(expiry);
         }
         self.second_repeat(r, timer);
-        // Until the expected response arrives, a new gap calls for no new repeat.
-        self.rx.gbn.recovering();
+        // Until the expected response arrives, a new gap calls for no new repeat — unless
+        // the responses from the PSN it asks for were on their way (in order, their copies
+        // within the in-flight window): they reach the requester next, in order, and a gap
+        // after them is found as any other (sweep seed 2154).
+        let (window, now) = (self.in_flight_ns(), r.switch_ts_ns);
+        let on_its_way = |&(p, ts): &(u32, u64)| p == r.psn() && (later(ts, now) || elapsed(ts, now) < window);
+        if !self.rx.recent.iter().any(on_its_way) {
+            self.rx.gbn.recovering();
+        }
         if timer != Some(false) {
             self.flag_overdue_naks(r);
         }
