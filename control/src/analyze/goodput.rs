@@ -1496,19 +1496,9 @@ impl Report {
     /// exhausted before the next acknowledgement reached it): what reached it later
     /// completed nothing. Applied before the per-message lists are left out.
     pub fn qps_failed(&mut self, failed: &rustc_hash::FxHashMap<u32, u64>) {
-        if failed.is_empty() {
-            return;
-        }
-        for c in &mut self.connections {
-            let (Some(&by_ns), Some(msgs)) = (failed.get(&c.conn), c.per_message.as_mut()) else { continue };
-            let late = |m: &Message| m.completed_ns.is_some_and(|ns| at_or_after(ns, by_ns));
-            for m in msgs.iter_mut().filter(|m| late(m)) {
-                (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None);
-            }
-            c.totals = Totals::of(msgs.iter(), self.run_start);
-        }
-        let all = self.connections.iter().flat_map(|c| c.per_message.iter().flatten());
-        self.overall = Totals::of(all, self.run_start);
+        self.completed_from(failed, |m| {
+            (m.completed, m.completed_ns, m.completed_late_ns, m.mct_ns) = (None, None, 0, None)
+        });
     }
 
     /// The QPs that may have failed, each connection's from a switch time (`gbn`: an
@@ -1517,15 +1507,19 @@ impl Report {
     /// completed, flagged `qp_may_have_failed`, without an MCT. Applied after
     /// [`Self::qps_failed`].
     pub fn qps_may_have_failed(&mut self, maybe: &rustc_hash::FxHashMap<u32, u64>) {
-        if maybe.is_empty() {
+        self.completed_from(maybe, |m| (m.qp_may_have_failed, m.mct_ns) = (true, None));
+    }
+
+    /// Applies `mark` to each message completed at or after its connection's time in `by`,
+    /// and totals again.
+    fn completed_from(&mut self, by: &rustc_hash::FxHashMap<u32, u64>, mark: impl Fn(&mut Message)) {
+        if by.is_empty() {
             return;
         }
         for c in &mut self.connections {
-            let (Some(&by_ns), Some(msgs)) = (maybe.get(&c.conn), c.per_message.as_mut()) else { continue };
+            let (Some(&by_ns), Some(msgs)) = (by.get(&c.conn), c.per_message.as_mut()) else { continue };
             let late = |m: &Message| m.completed_ns.is_some_and(|ns| at_or_after(ns, by_ns));
-            for m in msgs.iter_mut().filter(|m| late(m)) {
-                (m.qp_may_have_failed, m.mct_ns) = (true, None);
-            }
+            msgs.iter_mut().filter(|m| late(m)).for_each(&mark);
             c.totals = Totals::of(msgs.iter(), self.run_start);
         }
         let all = self.connections.iter().flat_map(|c| c.per_message.iter().flatten());
