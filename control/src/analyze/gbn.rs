@@ -432,8 +432,13 @@ struct Receiver {
     open: Option<(u64, bool)>,
     /// Episodes whose NAK has not been seen yet, oldest first.
     awaiting: VecDeque<Episode>,
-    /// READ: in-order responses (PSN, switch timestamp) of the last [`IN_FLIGHT_NS`].
+    /// READ: in-order responses (PSN, when the port toward the requester sent it) of the
+    /// last [`IN_FLIGHT_NS`].
     recent: VecDeque<(u32, u64)>,
+    /// The latest response `recent` forgot at its cap while still within the window (long
+    /// queueing toward the requester): until the window passes it, a repeat's PSN not found
+    /// there may have been forgotten.
+    forgotten: Option<u64>,
     next_id: u64,
     /// The last in-order arrival: what the receiver knows dates from it.
     last_in_order: Option<Evidence>,
@@ -449,6 +454,7 @@ impl Receiver {
             open: None,
             awaiting: VecDeque::new(),
             recent: VecDeque::new(),
+            forgotten: None,
             next_id: 0,
             last_in_order: None,
             repeat_for: None,
@@ -904,8 +910,8 @@ impl<'u> Checker<'u> {
         let heard = r.switch_ts_ns;
         let counted = !self.unseen.between(self.first_retry, r.seq());
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
-        // A count that may be off by any number (`count_unknown`, a lower bound) may have
-        // run out at the expiry after the last retry.
+        // A count that may be off by any number (`count_unknown`) may have run out at the
+        // expiry after the last retry.
         let used_up = used_up || self.retries > 0 && self.count_unknown && self.p.retry_cnt.is_some();
         let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
         let way = self.way_back();
@@ -919,12 +925,17 @@ impl<'u> Checker<'u> {
             _ => self.last_retry_ts.map(|ts| (ts_add(ts, t), true)),
         };
         let Some((expiry, sent_clock)) = expiry else { return false };
+        if sent_clock && self.last_request_ts.is_some_and(|s| later(s, expiry)) {
+            return false; // it sent after the expiry: alive then (review, session 25)
+        }
         let timed = sent_clock && (self.retries == 0 || self.count_certain);
         let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
         if later(by, heard) || self.retries > 0 && self.count_unknown {
-            let maybe_by = ts_sub(expiry, way.max_lapse_ns);
+            // When `r` left the port toward the requester: queued there, it may have
+            // arrived after the expiry however early its copy.
+            let (maybe_by, arrival) = (ts_sub(expiry, way.max_lapse_ns), self.heard_ts(r));
             let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
-            if sent_clock && first && !later(maybe_by, heard) {
+            if sent_clock && first && !later(maybe_by, arrival) {
                 (self.stats.retries_maybe_exhausted_by_ns, self.maybe_failed_at) = (Some(maybe_by), Some(expiry));
             }
             return false;
@@ -1307,7 +1318,7 @@ impl<'u> Checker<'u> {
             recent.pop_front();
         }
         if recent.len() == MAX_PENDING {
-            recent.pop_front();
+            self.rx.forgotten = recent.pop_front().map(|(_, ts)| ts);
         }
         recent.push_back((r.psn(), heard));
     }
@@ -1657,7 +1668,8 @@ impl<'u> Checker<'u> {
             return;
         }
         let wrongly = self.assumed_wrongly(r.psn());
-        let excused = wrongly || self.unseen_since_in_order(r);
+        let forgotten = self.rx.forgotten.is_some_and(|ts| later(ts, now) || elapsed(ts, now) < window);
+        let excused = wrongly || self.unseen_since_in_order(r) || forgotten;
         let cause = answered.map_or(String::new(), |e| {
             format!(" (out-of-sequence PSN {} at seq {} found PSN {} missing)", e.cause.psn, e.cause.seq, e.lost)
         });
@@ -2133,6 +2145,7 @@ mod tests {
         timer_disabled: bool,
         /// The trace's last copy, of another connection.
         end_ns: Option<u64>,
+        retry_cnt: Option<u8>,
     }
 
     impl Trace {
@@ -2144,6 +2157,7 @@ mod tests {
                 missing: 0,
                 timer_disabled: false,
                 end_ns: None,
+                retry_cnt: None,
             }
         }
         /// The next packet's copy is missing from the trace.
@@ -2208,7 +2222,7 @@ mod tests {
         fn check_all(&self, verb: Verb, ipsn: u32) -> Checked {
             let (timeout_ns, read_nak_ns) = (self.timeout_ns, self.read_nak_ns);
             let (mtu, write_nak_ns) = (Some(1024), None);
-            let retry_cnt = None;
+            let retry_cnt = self.retry_cnt;
             let shortest_timeout_ns = timeout_ns;
             let params = Params {
                 conn: 3,
@@ -2798,6 +2812,24 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn a_send_after_the_last_expiry_shows_the_qp_alive() {
+        // Review, session 25: retry_cnt 1, an 8 µs timer. The go-back at 8 µs is the one
+        // retry; the expiry after it (16 µs) would fail the QP, but the requester sends new
+        // data at 16.2 µs: it was alive, and the ACK at 16.3 µs completes it.
+        let mut t = Trace::new();
+        (t.timeout_ns, t.retry_cnt) = (Some(8_000), Some(1));
+        t.data(100);
+        t.data(100);
+        t.data(101);
+        t.ack(101);
+        t.timed(&[0, 8_000, 16_200, 16_300]);
+        let (s, v) = t.check(Verb::Write);
+        assert_eq!((s.timeout_retransmissions, v), (1, vec![]));
+        assert_eq!((s.retries_exhausted_by_ns, s.retries_maybe_exhausted_by_ns), (None, None), "{s:?}");
+        assert_eq!((s.unacknowledged_at_end, s.retries_ran_out_at_end), (false, Some(false)));
     }
 
     #[test]

@@ -1152,8 +1152,14 @@ impl<'u> Tracker<'u> {
     /// which restarted nothing (sweep seed 3125: a READ response run that passed the switch
     /// just before the timer's go-back from its first PSN, which was that timeout's, not a
     /// READ NACK of the gap before).
+    /// Only progress that passed within the in-flight window before the go-back may not
+    /// have been heard: older progress was, and a go-back behind it is a late NACK (an
+    /// E810's READ NACK, 83 ms, after the timer's go-back already recovered the gap).
     fn expired_unheard(&self, first: PacketRef) -> bool {
-        let timer = self.crossed(first, false).map_or(self.timer, |(u, _)| u.timer);
+        let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
+        let recent = |u: &Unheard| later(u.at, first.switch_ts_ns) || elapsed(u.at, first.switch_ts_ns) < window;
+        let crossed = self.crossed(first, false).filter(|(u, _)| recent(u));
+        let timer = crossed.map_or(self.timer, |(u, _)| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
     }
 
@@ -2345,6 +2351,41 @@ mod tests {
             got.iter().filter_map(|r| Some((r.kind, r.data_retransmission?.seq))).collect();
         assert_eq!(answered, [(RecoveryKind::Timeout, 9)], "{got:?}");
         assert!(got.iter().all(|r| r.reaction_ns.is_none_or(|ns| ns < t)), "{got:?}");
+    }
+
+    #[test]
+    fn a_late_read_nack_behind_responses_heard_long_ago_is_no_timeout() {
+        use Role::{Requester as Req, Responder as Resp};
+        // Review, session 25: an E810 requester (READ NACK ~83 ms) with a 33 ms timer.
+        // Response 1 is dropped, 2 reveals the gap; the timer's go-back recovers it; the
+        // NIC's slow READ NACK repeats from 1 at 83 ms, behind responses heard 50 ms
+        // before: a NACK, not a timeout of the timer the go-back restarted.
+        let t = iba_timeout_ns(13).unwrap();
+        let read = Settings {
+            verb: Verb::Read,
+            configured_ns: Some(t),
+            fixed_ns: Some(t),
+            read_nak_ns: Some(166_000_000),
+            ..write(Some(false))
+        };
+        let got = replay(
+            read,
+            &[
+                (Resp, READ_REQUEST, 0, 1_000, 0, None),
+                (Resp, READ_REQUEST, 1, 1_100, 0, None),
+                (Resp, READ_REQUEST, 2, 1_200, 0, None),
+                (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+                (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None),
+                (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
+                (Resp, READ_REQUEST, 1, 2_000 + t + 100, 0, None),
+                (Resp, READ_REQUEST, 2, 2_000 + t + 200, 0, None),
+                (Req, READ_RESPONSE_ONLY, 1, 2_000 + t + 1_000, 0, None),
+                (Req, READ_RESPONSE_ONLY, 2, 2_000 + t + 1_100, 0, None),
+                (Resp, READ_REQUEST, 1, 2_200 + 83_000_000, 0, None),
+            ],
+        );
+        let timeouts = got.iter().filter(|r| r.kind == RecoveryKind::Timeout).count();
+        assert_eq!(timeouts, 1, "only the timer's go-back: {got:?}");
     }
 
     #[test]
