@@ -2146,6 +2146,8 @@ mod tests {
         /// The trace's last copy, of another connection.
         end_ns: Option<u64>,
         retry_cnt: Option<u8>,
+        /// Per packet, how long the port toward the requester queued it (ns); 0 past the end.
+        queued_ns: Vec<u64>,
     }
 
     impl Trace {
@@ -2158,6 +2160,7 @@ mod tests {
                 timer_disabled: false,
                 end_ns: None,
                 retry_cnt: None,
+                queued_ns: Vec::new(),
             }
         }
         /// The next packet's copy is missing from the trace.
@@ -2242,7 +2245,12 @@ mod tests {
             if records.first().is_some_and(|r| r.seq() > 1) {
                 unseen.lost_before_first();
             }
-            check_connection(&params, &unseen, self.packets.iter().map(|(r, role)| (r, *role, 0)))
+            let queued = |i: usize| self.queued_ns.get(i).copied().unwrap_or(0);
+            check_connection(
+                &params,
+                &unseen,
+                self.packets.iter().enumerate().map(|(i, (r, role))| (r, *role, queued(i))),
+            )
         }
     }
 
@@ -2812,6 +2820,28 @@ mod tests {
         t.timeout_ns = None;
         let (s, _) = t.check(Verb::Write);
         assert_eq!((s.nak_retransmissions, s.timeout_retransmissions), (1, 0));
+    }
+
+    #[test]
+    fn a_repeat_for_a_response_the_full_window_forgot_is_unverifiable() {
+        // Review, session 25: 1,100 responses in order, each queued 1 ms toward the
+        // requester; a repeat from the first right after them had not heard them. The
+        // in-flight window keeps 1,024: the first's entry was forgotten at the cap, within the
+        // window, so the repeat may be right: unverifiable, not read-wrong-restart.
+        let mut t = Trace::new();
+        let n = 1_100;
+        t.read_request(IPSN, n);
+        for p in 0..n {
+            t.response(IPSN + p);
+        }
+        t.read_request(IPSN, n);
+        let ts: Vec<u64> = (0..u64::from(n) + 2).map(|i| 1_000 + 10 * i).collect();
+        t.timed(&ts);
+        t.queued_ns = (0..u64::from(n) + 2).map(|i| if i == 0 || i > u64::from(n) { 0 } else { 1_000_000 }).collect();
+        let c = t.check_all(Verb::Read, IPSN);
+        assert_eq!(c.violations, vec![]);
+        let kinds: Vec<ViolationKind> = c.unverifiable.iter().map(|v| v.kind).collect();
+        assert_eq!(kinds, [ViolationKind::ReadWrongRestart]);
     }
 
     #[test]
