@@ -2326,6 +2326,19 @@ mod tests {
         assert_eq!(r.data_retransmission.map(|d| d.seq), Some(8));
     }
 
+    /// READ requests 0, 1, 2 and their responses, 1 dropped: 2 reveals the gap.
+    fn read_gap_at_one() -> Vec<Pkt> {
+        use Role::{Requester as Req, Responder as Resp};
+        vec![
+            (Resp, READ_REQUEST, 0, 1_000, 0, None),
+            (Resp, READ_REQUEST, 1, 1_100, 0, None),
+            (Resp, READ_REQUEST, 2, 1_200, 0, None),
+            (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None),
+            (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
+        ]
+    }
+
     #[test]
     fn a_repeated_read_request_dropped_on_its_way_is_answered_by_nothing() {
         use Role::{Requester as Req, Responder as Resp};
@@ -2333,20 +2346,13 @@ mod tests {
         // Response 1 is dropped, 2 reveals it; the requester asks again from 1 but that
         // request is dropped too; after its timer it asks again, and is answered.
         let read = Settings { verb: Verb::Read, ..write(Some(false)) };
-        let got = replay(
-            read,
-            &[
-                (Resp, READ_REQUEST, 0, 1_000, 0, None),
-                (Resp, READ_REQUEST, 1, 1_100, 0, None),
-                (Resp, READ_REQUEST, 2, 1_200, 0, None),
-                (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
-                (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None),
-                (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
-                (Resp, READ_REQUEST, 1, 5_000, 1, None),
-                (Resp, READ_REQUEST, 1, 5_000 + t + 100, 0, None),
-                (Req, READ_RESPONSE_ONLY, 1, 5_000 + t + 1_000, 0, None),
-            ],
-        );
+        let mut packets = read_gap_at_one();
+        packets.extend([
+            (Resp, READ_REQUEST, 1, 5_000, 1, None),
+            (Resp, READ_REQUEST, 1, 5_000 + t + 100, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 5_000 + t + 1_000, 0, None),
+        ]);
+        let got = replay(read, &packets);
         let answered: Vec<(RecoveryKind, u32)> =
             got.iter().filter_map(|r| Some((r.kind, r.data_retransmission?.seq))).collect();
         assert_eq!(answered, [(RecoveryKind::Timeout, 9)], "{got:?}");
@@ -2368,22 +2374,15 @@ mod tests {
             read_nak_ns: Some(166_000_000),
             ..write(Some(false))
         };
-        let got = replay(
-            read,
-            &[
-                (Resp, READ_REQUEST, 0, 1_000, 0, None),
-                (Resp, READ_REQUEST, 1, 1_100, 0, None),
-                (Resp, READ_REQUEST, 2, 1_200, 0, None),
-                (Req, READ_RESPONSE_ONLY, 0, 2_000, 0, None),
-                (Req, READ_RESPONSE_ONLY, 1, 2_100, 1, None),
-                (Req, READ_RESPONSE_ONLY, 2, 2_200, 0, None),
-                (Resp, READ_REQUEST, 1, 2_000 + t + 100, 0, None),
-                (Resp, READ_REQUEST, 2, 2_000 + t + 200, 0, None),
-                (Req, READ_RESPONSE_ONLY, 1, 2_000 + t + 1_000, 0, None),
-                (Req, READ_RESPONSE_ONLY, 2, 2_000 + t + 1_100, 0, None),
-                (Resp, READ_REQUEST, 1, 2_200 + 83_000_000, 0, None),
-            ],
-        );
+        let mut packets = read_gap_at_one();
+        packets.extend([
+            (Resp, READ_REQUEST, 1, 2_000 + t + 100, 0, None),
+            (Resp, READ_REQUEST, 2, 2_000 + t + 200, 0, None),
+            (Req, READ_RESPONSE_ONLY, 1, 2_000 + t + 1_000, 0, None),
+            (Req, READ_RESPONSE_ONLY, 2, 2_000 + t + 1_100, 0, None),
+            (Resp, READ_REQUEST, 1, 2_200 + 83_000_000, 0, None),
+        ]);
+        let got = replay(read, &packets);
         let timeouts = got.iter().filter(|r| r.kind == RecoveryKind::Timeout).count();
         assert_eq!(timeouts, 1, "only the timer's go-back: {got:?}");
     }
