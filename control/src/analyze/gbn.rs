@@ -194,8 +194,9 @@ pub struct ConnStats {
     /// The requester's timer expired once more after the last retry its retry count
     /// allows (with `retry_cnt` 0, at its first expiry), before the acknowledgement, NAK or
     /// response that came next could reach it: the QP went to the error state (IBA: its
-    /// retry count exhausted). What passed the switch toward it from this switch time on
-    /// reached it after that expiry: the requester did not take it.
+    /// retry count exhausted). What left the switch toward it from this switch time on (its
+    /// copy's time plus its queueing at the port toward the requester) reached it after that
+    /// expiry: the requester did not take it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries_exhausted_by_ns: Option<u64>,
     /// The same expiry may have come before the acknowledgement, NAK or response that came
@@ -904,10 +905,10 @@ impl<'u> Checker<'u> {
         if self.stats.retries_exhausted_by_ns.is_some() {
             return true;
         }
-        // By its copy's time, not when the port toward the requester sent it: the count here
-        // follows the trace's order, which under queueing there is not the order the
-        // requester heard progress and sent go-backs in (sweep seed 3109).
-        let heard = r.switch_ts_ns;
+        // When the port toward the requester sent it, as the timer hears it. Under queueing
+        // there the trace's order is not the order the requester heard progress and sent
+        // go-backs in, and the count may be off (`count_unknown`: no certain claim).
+        let heard = self.heard_ts(r);
         let counted = !self.unseen.between(self.first_retry, r.seq());
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
         // A count that may be off by any number (`count_unknown`) may have run out at the
@@ -931,9 +932,7 @@ impl<'u> Checker<'u> {
         let timed = sent_clock && (self.retries == 0 || self.count_certain);
         let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
         if later(by, heard) || self.retries > 0 && self.count_unknown {
-            // When `r` left the port toward the requester: queued there, it may have
-            // arrived after the expiry however early its copy.
-            let (maybe_by, arrival) = (ts_sub(expiry, way.max_lapse_ns), self.heard_ts(r));
+            let (maybe_by, arrival) = (ts_sub(expiry, way.max_lapse_ns), heard);
             let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
             if sent_clock && first && !later(maybe_by, arrival) {
                 (self.stats.retries_maybe_exhausted_by_ns, self.maybe_failed_at) = (Some(maybe_by), Some(expiry));
