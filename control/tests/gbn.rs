@@ -975,6 +975,28 @@ rig: {seed: 841696, dump-hosts: [{name: d0, weight: 1}, {name: d1, weight: 1}], 
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
+/// Queueing sweep seed 5004: eight READ QPs from a CX5 to a CX4 Lx, a 67 µs timer, three
+/// retries. QP 0's first response is dropped; the timer goes back three times, and the
+/// fourth expiry fails it — but its answer, queued toward the requester, may have come just
+/// before: gbn says the QP may have failed and counts that expiry as one that found
+/// everything acknowledged. The NIC counted it in `req_transport_retries_exceeded`, not
+/// `local_ack_timeout_err` (3, against the trace's 4): flagged inconsistent before. That
+/// expiry may be the failure: `local_ack_timeout_err` is allowed one fewer.
+#[test]
+fn the_expiry_that_may_have_failed_a_qp_may_be_no_retried_timeout() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, min-time-between-cnps: 4, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: false, adaptive-retrans: false, slow-restart: true}}
+traffic: {num-connections: 8, rdma-verb: read, num-msgs-per-qp: 4, mtu: 4096, message-size: 51399, multi-gid: true, barrier-sync: false, tx-depth: 8, min-retransmit-timeout: 4, max-retransmit-retry: 3, data-pkt-events: [{qpn: 1, psn: 1, type: drop, iter: 1}]}
+rig: {seed: 31823, first-mirror-seq: 2147483476, link-delay-ns: 500}
+";
+    let run = rig_run_yaml("gbn-expiry-that-may-have-failed", yaml);
+    assert_eq!(run.result.truth.qp_errors.len(), 1, "QP 0 ran out of retries");
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[0];
+    assert!(c.retries_maybe_exhausted_by_ns.is_some() && c.silent_timeouts > 0, "{c:?}");
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
     use control::analyze::retrans::RecoveryKind as Found;
     match k {

@@ -668,8 +668,12 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
             // Lumina §6.1: the READ requester's "NAK" is its own gap detection.
             d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
         }
-        d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c));
-        d.allow_more(Role::Requester, Quantity::Timeouts, c.maybe_silent_timeouts);
+        // An expiry that found everything acknowledged by the time progress arrived may be
+        // the one that failed a QP that may have failed (its retries used up): counted then in
+        // req_transport_retries_exceeded, not in local_ack_timeout_err.
+        let failure = u64::from(crossed(c) && c.silent_timeouts > 0);
+        d.add(Role::Requester, Quantity::Timeouts, timer_expiries(c) - failure);
+        d.allow_more(Role::Requester, Quantity::Timeouts, c.maybe_silent_timeouts + failure);
         d.add(Role::Requester, Quantity::RetriesExceeded, retries_exceeded(c));
         // Retries the trace cannot tell ran out (it ends too soon): the NIC may count that
         // last expiry or not.
