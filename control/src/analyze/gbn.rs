@@ -912,8 +912,9 @@ impl<'u> Checker<'u> {
         let counted = !self.unseen.between(self.first_retry, r.seq());
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
         // A count that may be off by any number (`count_unknown`) may have run out at the
-        // expiry after the last retry.
-        let used_up = used_up || self.retries > 0 && self.count_unknown && self.p.retry_cnt.is_some();
+        // expiry after the last retry; no failure is certain on it.
+        let unknown = self.retries > 0 && self.count_unknown;
+        let used_up = used_up || unknown && self.p.retry_cnt.is_some();
         let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
         let way = self.way_back();
         // The expiry, and whether it is on the clock of the requester's sends (what reaches
@@ -931,10 +932,10 @@ impl<'u> Checker<'u> {
         }
         let timed = sent_clock && (self.retries == 0 || self.count_certain);
         let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
-        if later(by, heard) || self.retries > 0 && self.count_unknown {
-            let (maybe_by, arrival) = (ts_sub(expiry, way.max_lapse_ns), heard);
+        if later(by, heard) || unknown {
+            let maybe_by = ts_sub(expiry, way.max_lapse_ns);
             let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
-            if sent_clock && first && !later(maybe_by, arrival) {
+            if sent_clock && first && !later(maybe_by, heard) {
                 (self.stats.retries_maybe_exhausted_by_ns, self.maybe_failed_at) = (Some(maybe_by), Some(expiry));
             }
             return false;
