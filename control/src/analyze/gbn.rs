@@ -364,6 +364,7 @@ pub fn check_connection<'r>(
     let mut c = Checker::new(p, unseen);
     let sender = Connection::data_sender(p.verb);
     for (r, to, queued_ns) in packets.into_iter().filter(|(r, _, _)| is_transport(r)) {
+        c.hear_pending(Some(r.switch_ts_ns));
         c.heard_delay_ns = if to == Role::Requester { queued_ns } else { 0 };
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
@@ -386,6 +387,16 @@ fn psn_range(a: u32, b: u32) -> String {
     } else {
         format!("PSNs {a}..={b}")
     }
+}
+
+/// A record toward the requester it hears later than the trace shows ([`Checker::pending`]).
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    /// When it left the switch toward the requester.
+    heard: u64,
+    seq: u64,
+    /// It starts the retry count over (progress).
+    progress: bool,
 }
 
 /// One loss episode at the data receiver.
@@ -815,13 +826,12 @@ struct Checker<'u> {
     /// may have crossed it and been undone by it, and the count may be one too high.
     reset_ts: Option<u64>,
     count_certain: bool,
-    /// The progress that last started the count over left the switch toward the requester
-    /// after the first retry since: what the requester heard between its retries the trace
-    /// shows before them, so the count may be off by any number, and no failure is claimed
-    /// on it (only `retries_maybe_exhausted_by_ns`).
-    count_unknown: bool,
-    /// The port toward the requester queued that progress beyond the delivery bound.
-    reset_queued: bool,
+    /// What the requester hears later than the trace shows it: records toward it that the
+    /// port queued beyond the delivery bound, and all behind them (the port is a FIFO),
+    /// oldest first. Retries it sent before they reached it come later in the trace, so
+    /// their effect on the retry count and the QP's life is applied once the trace's clock
+    /// passes when they left the switch ([`Self::hear_pending`]): the count in heard order.
+    pending: VecDeque<Pending>,
     /// The expiry that may have failed the QP (`retries_maybe_exhausted_by_ns`), on the
     /// clock of its sends' copies: a send after it shows the QP alive.
     maybe_failed_at: Option<u64>,
@@ -858,8 +868,7 @@ impl<'u> Checker<'u> {
             reset_ts: None,
             heard_delay_ns: 0,
             count_certain: true,
-            count_unknown: false,
-            reset_queued: false,
+            pending: VecDeque::new(),
             maybe_failed_at: None,
             last_request_ts: None,
         }
@@ -868,13 +877,58 @@ impl<'u> Checker<'u> {
     /// Progress `r` (an acknowledgement, READ: a response in order) reaches the requester,
     /// whose retry count starts over — unless its QP had failed ([`Self::failed_before`]).
     /// Returns whether the requester took it.
+    /// Heard later than the trace shows it, the requester takes it then if still alive:
+    /// taken for now ([`Self::pending`]).
     fn progress_heard(&mut self, r: &Record) -> bool {
+        if self.heard_later() {
+            self.defer(r, true);
+            return true;
+        }
         if self.failed_before(r) {
             return false;
         }
-        (self.retries, self.first_retry, self.reset_ts) = (0, None, Some(self.heard_ts(r)));
-        self.reset_queued = self.heard_delay_ns > self.delivery_ns();
+        self.start_count_over(self.heard_ts(r));
         true
+    }
+
+    fn start_count_over(&mut self, heard: u64) {
+        (self.retries, self.first_retry, self.reset_ts) = (0, None, Some(heard));
+    }
+
+    /// Whether the record being replayed reaches the requester later than the trace's
+    /// order says: queued beyond the delivery bound, or behind one that was.
+    fn heard_later(&self) -> bool {
+        !self.pending.is_empty() || self.heard_delay_ns > self.delivery_ns()
+    }
+
+    /// Keeps record `r` toward the requester for when the trace's clock passes its leaving
+    /// the switch; `progress`: it starts the retry count over.
+    fn defer(&mut self, r: &Record, progress: bool) {
+        let (heard, seq) = (self.heard_ts(r), r.seq());
+        match self.pending.back_mut() {
+            Some(p) if p.seq == seq => p.progress |= progress,
+            _ => self.pending.push_back(Pending { heard, seq, progress }),
+        }
+    }
+
+    /// The trace's clock reached `now` (a copy's switch time): what had left the switch
+    /// toward the requester by then reached it (within the delivery bound, which
+    /// [`Self::count_certain`] allows for), unless its QP had failed first. `None`: the
+    /// trace's end, where all of it is heard.
+    fn hear_pending(&mut self, now: Option<u64>) {
+        while let Some(p) = self.pending.front().copied() {
+            if now.is_some_and(|now| later(p.heard, now)) {
+                return;
+            }
+            self.pending.pop_front();
+            if self.failed_at(p.heard, p.seq) {
+                self.pending.clear();
+                return;
+            }
+            if p.progress {
+                self.start_count_over(p.heard);
+            }
+        }
     }
 
     /// When record `r`, being replayed, left the switch toward its end: its copy's time, plus
@@ -905,16 +959,21 @@ impl<'u> Checker<'u> {
         if self.stats.retries_exhausted_by_ns.is_some() {
             return true;
         }
-        // When the port toward the requester sent it, as the timer hears it. Under queueing
-        // there the trace's order is not the order the requester heard progress and sent
-        // go-backs in, and the count may be off (`count_unknown`: no certain claim).
-        let heard = self.heard_ts(r);
-        let counted = !self.unseen.between(self.first_retry, r.seq());
+        if self.heard_later() {
+            self.defer(r, false); // judged when the trace's clock gets there
+            return false;
+        }
+        self.failed_at(self.heard_ts(r), r.seq())
+    }
+
+    /// [`Self::failed_before`] a record of trace order `seq` that left the switch toward
+    /// the requester at `heard` (when the timer hears it).
+    fn failed_at(&mut self, heard: u64, seq: u64) -> bool {
+        if self.stats.retries_exhausted_by_ns.is_some() {
+            return true;
+        }
+        let counted = !self.unseen.between(self.first_retry, seq);
         let used_up = counted && self.p.retry_cnt.is_some_and(|n| self.retries >= u32::from(n));
-        // A count that may be off by any number (`count_unknown`) may have run out at the
-        // expiry after the last retry; no failure is certain on it.
-        let unknown = self.retries > 0 && self.count_unknown;
-        let used_up = used_up || unknown && self.p.retry_cnt.is_some();
         let (Some(t), true) = (self.p.timeout_ns, used_up) else { return false };
         let way = self.way_back();
         // The expiry, and whether it is on the clock of the requester's sends (what reaches
@@ -932,7 +991,7 @@ impl<'u> Checker<'u> {
         }
         let timed = sent_clock && (self.retries == 0 || self.count_certain);
         let by = ts_sub(expiry, if timed { way.lapse_ns } else { 0 });
-        if later(by, heard) || unknown {
+        if later(by, heard) {
             let maybe_by = ts_sub(expiry, way.max_lapse_ns);
             let first = self.stats.retries_maybe_exhausted_by_ns.is_none();
             if sent_clock && first && !later(maybe_by, heard) {
@@ -1518,7 +1577,6 @@ impl<'u> Checker<'u> {
                 // requester) may have started the count over after it, unseen in this order.
                 let now = r.switch_ts_ns;
                 self.count_certain = self.reset_ts.is_none_or(|a| !later(a, now) && elapsed(a, now) >= delivery);
-                self.count_unknown = self.reset_queued && self.reset_ts.is_some_and(|a| later(a, now));
                 self.first_retry = Some(r.seq());
             }
             self.timer.restart(r);
@@ -1967,6 +2025,7 @@ impl<'u> Checker<'u> {
 
     /// End of trace: episodes still waiting for their NAK never got one.
     fn finish(&mut self) {
+        self.hear_pending(None);
         self.stats.unacknowledged_at_end = match self.p.verb {
             Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
