@@ -1414,3 +1414,45 @@ rig:
     let at_37 = report.unverifiable.iter().find(|r| r.first_retransmission.is_some_and(|f| f.seq == 37));
     assert!(at_37.is_some_and(|r| r.kind == RecoveryKind::Timeout), "{name}: {at_37:?}");
 }
+
+/// Sweep seed 3109 (and queueing sweep seeds 5008, 5031, 5050): READ QPs from a CX6 Dx
+/// (100 GbE) to a CX4 Lx (40 GbE) with a 16 µs timer. The port toward the requester queues
+/// the answers to each go-back for hundreds of µs, and the next go-backs leave before they
+/// arrive. Taken when they passed the switch, those answers acknowledged the message that
+/// timed out and started the retry count over: attempts 1, 1, 1 where the requester counted
+/// 2, 3, 4. Now the count starts over when the port sends them (`egress`), as the requester
+/// hears them, and every timeout's attempt is the emulator's.
+#[test]
+fn answers_queued_toward_the_requester_start_the_retry_count_over_when_heard() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 51399, tx-depth: 4, min-retransmit-timeout: 2, max-retransmit-retry: 7}
+rig: {seed: 884882}
+";
+    let name = "retrans-attempts-heard-late";
+    let run = rig_run_yaml(name, yaml);
+    let truth = &run.result.truth;
+    let report = retrans::analyze(&analysis(&run).input());
+    let attempt_of = |conn: u32, seq: u32| {
+        let r = truth.recoveries.iter().find(|r| r.conn == conn && r.first_retransmission_seq == seq)?;
+        match r.trigger {
+            Trigger::Timeout(i) => Some(truth.timeouts[i as usize].attempt),
+            _ => None,
+        }
+    };
+    let mut compared = 0;
+    let found = report.recoveries.iter().chain(&report.unverifiable);
+    for r in found.filter(|r| r.kind == RecoveryKind::Timeout) {
+        let (Some(first), Some(d)) = (r.first_retransmission, r.timeout.as_ref()) else { continue };
+        let want = attempt_of(r.conn, first.seq).unwrap_or_else(|| panic!("{name}: seq {} is no timeout", first.seq));
+        assert_eq!(d.attempt, want, "{name}: conn {} timeout at seq {}: attempt", r.conn, first.seq);
+        compared += 1;
+    }
+    let later = truth.timeouts.iter().filter(|t| t.retried && t.attempt > 1).count();
+    assert!(
+        later > 50 && compared == truth.recoveries.len(),
+        "{name}: {compared} of {} compared",
+        truth.recoveries.len()
+    );
+    assert_eq!(report.overall.max_attempt, 7, "{name}: seven retries before each QP failed");
+}

@@ -193,7 +193,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
     // completions both follow the switch port toward it.
     let arrivals = &egress::Arrivals::toward_requester(input);
     let (gbn, counters, retransmission, cnp, interop, mut goodput, events) = std::thread::scope(|s| {
-        let retransmission = s.spawn(|| retrans::analyze(input));
+        let retransmission = s.spawn(|| retrans::analyze_with(input, arrivals));
         let cnp = s.spawn(|| cnp::analyze(input));
         let goodput = s.spawn(|| goodput::analyze_with(input, arrivals));
         let interop = s.spawn(|| interop::analyze(input));

@@ -61,6 +61,7 @@ use wire::psn;
 
 use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
+use super::egress;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
@@ -372,6 +373,13 @@ struct Settings {
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
+    analyze_with(input, &egress::Arrivals::toward_requester(input))
+}
+
+/// [`analyze`] with the arrivals at the requester `goodput` and `gbn` model: progress
+/// reaches the requester when the switch port toward it has sent it, which is when it
+/// starts the retry count over.
+pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
     let config = input.ctx.config.as_ref();
     let exponent = config.and_then(|c| c.min_retransmit_timeout);
     let mut report = Report {
@@ -409,7 +417,7 @@ pub fn analyze(input: &Input<'_>) -> Report {
         let mut t = Tracker::new(c, settings, &input.conns.unseen);
         for &(i, role) in &c.packets {
             if let Some(r) = input.view.records.get(i as usize) {
-                t.packet(i, r, role);
+                t.packet(i, r, role, arrivals.queued_ns(i, r));
             }
         }
         let retransmitted = t.retransmitted_packets;
@@ -430,6 +438,11 @@ pub fn analyze(input: &Input<'_>) -> Report {
     let retransmitted = report.connections.iter().map(|c| c.stats.retransmitted_packets).sum();
     report.overall = Stats::of(report.recoveries.iter(), &report.unverifiable, &report.losses, retransmitted);
     report
+}
+
+/// When a copy at switch time `ts` left the switch toward the requester, `queued_ns` later.
+fn heard_ts(ts: u64, queued_ns: u64) -> u64 {
+    ts.wrapping_add(queued_ns) & wire::mirror::TIMESTAMP_MAX
 }
 
 /// Relative PSNs from wire PSNs, the 24-bit wrap undone against the highest PSN so far.
@@ -700,6 +713,8 @@ struct Tracker<'u> {
     msg_starts: BTreeMap<u64, u64>,
     /// The last message end acknowledged.
     acked_end: Option<u64>,
+    /// The last [`PENDING_CAP`] message ends acknowledged.
+    acked_ends: BTreeSet<u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
@@ -712,6 +727,18 @@ struct Tracker<'u> {
     end_guessed: bool,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
+    /// The last message end acknowledged as the requester heard it (`acked_end` once the
+    /// progress reached it, [`Self::pending`]).
+    heard_end: Option<u64>,
+    /// How long the packet being replayed queued at the switch port toward the requester
+    /// beyond its ingress (`egress`); 0 for one toward the responder.
+    heard_delay_ns: u64,
+    /// Progress the requester hears later than the trace shows it (queued toward it past
+    /// the delivery bound, or behind such), oldest first: when it left the switch, its
+    /// `una` and the message end it acknowledged. The timeouts the requester had before it
+    /// arrived come later in the trace; the count starts over only once the trace's clock
+    /// passes it ([`Self::hear_pending`]): attempts in heard order.
+    pending: VecDeque<(u64, u64, Option<u64>)>,
     /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
     unheard: VecDeque<Unheard>,
     /// Progress was left out of `unheard` (full), between its first and second entries.
@@ -780,12 +807,16 @@ impl<'u> Tracker<'u> {
             msg_ends: BTreeSet::new(),
             msg_starts: BTreeMap::new(),
             acked_end: None,
+            acked_ends: BTreeSet::new(),
             una: 1,
             timer: Timer::default(),
             attempts: 0,
             timed_out: None,
             end_guessed: false,
             attempts_doubt: false,
+            heard_end: None,
+            heard_delay_ns: 0,
+            pending: VecDeque::new(),
             unheard: VecDeque::new(),
             unheard_thinned: false,
             fresh_ns: None,
@@ -812,7 +843,9 @@ impl<'u> Tracker<'u> {
         }
     }
 
-    fn packet(&mut self, index: u32, r: &Record, to: Role) {
+    fn packet(&mut self, index: u32, r: &Record, to: Role, queued_ns: u64) {
+        self.hear_pending(r.switch_ts_ns);
+        self.heard_delay_ns = if to == Role::Requester { queued_ns } else { 0 };
         let from = to.other();
         if !is_transport(r) {
             let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: 0, order: r.seq() };
@@ -1024,6 +1057,38 @@ impl<'u> Tracker<'u> {
         (closed.map(|i| self.closed.remove(i)), closed.is_some())
     }
 
+    /// Progress to `una`, acknowledging messages up to the one ending at `acked_end`,
+    /// reached the requester: the message that timed out acknowledged starts the retry
+    /// count over (IBA vol. 1 §9.7.6.1.3).
+    fn count_heard(&mut self, una: u64, acked_end: Option<u64>) {
+        self.heard_end = self.heard_end.max(acked_end);
+        if !self.end_guessed && self.timed_out.is_some_and(|t| una > t) {
+            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+        }
+        // Its end not known when it timed out: the message's Last, seen since, acknowledged.
+        if self.end_guessed && self.timed_out.zip(acked_end).is_some_and(|(from, e)| e >= from) {
+            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
+        }
+    }
+
+    /// The trace's clock reached `now`: the progress that had left the switch toward the
+    /// requester by then reached it ([`Self::pending`]).
+    fn hear_pending(&mut self, now: u64) {
+        while let Some(&(_, una, end)) = self.pending.front().filter(|p| !later(p.0, now)) {
+            self.pending.pop_front();
+            self.count_heard(una, end);
+        }
+    }
+
+    /// A timeout's go-back from `psn`: the requester had heard the progress up to it,
+    /// whatever the model of the port toward it says.
+    fn hear_acknowledged(&mut self, psn: u64) {
+        while let Some(&(_, una, end)) = self.pending.front().filter(|p| p.1 <= psn) {
+            self.pending.pop_front();
+            self.count_heard(una, end);
+        }
+    }
+
     /// Everything before `una` is acknowledged (IBA: the timer restarts on progress).
     fn progress(&mut self, una: u64, ts: u64) {
         // An acknowledgement unseen since the previous one seen may have made this
@@ -1051,16 +1116,18 @@ impl<'u> Tracker<'u> {
         let u = Unheard { una, before, at: ts, timer, attempts, timed_out, end_guessed, attempts_doubt };
         self.unheard.push_back(u);
         self.una = una;
-        if !self.end_guessed && self.timed_out.is_some_and(|t| una > t) {
-            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
-        }
         while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
             self.acked_end = Some(e);
+            if self.acked_ends.len() == PENDING_CAP {
+                self.acked_ends.pop_first();
+            }
+            self.acked_ends.insert(e);
         }
-        // Its end not known when it timed out: the message's Last, seen since, acknowledged.
-        if self.end_guessed && self.timed_out.zip(self.acked_end).is_some_and(|(from, e)| e >= from) {
-            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
+        let queued = !self.pending.is_empty() || self.heard_delay_ns > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        match queued {
+            true => self.pending.push_back((heard_ts(ts, self.heard_delay_ns), una, self.acked_end)),
+            false => self.count_heard(una, self.acked_end),
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -1568,6 +1635,7 @@ impl<'u> Tracker<'u> {
         // IBA: the timer and count as the requester ran them, without progress that reached
         // it after the expiry; its oldest PSN unacknowledged then is the one timed out.
         let short = !self.timer_expired(first.switch_ts_ns);
+        self.hear_acknowledged(first.psn);
         let mut from = first.psn;
         let mut thinned = false;
         if let Some((u, unsure)) = self.crossed(first, short) {
@@ -1575,6 +1643,11 @@ impl<'u> Tracker<'u> {
                 (u.timer, u.attempts, u.timed_out, u.end_guessed, u.attempts_doubt | unsure);
             from = from.min(u.before);
             thinned = unsure;
+            // A timeout goes back to the oldest PSN unacknowledged: the requester had heard
+            // the progress up to it, even if the trace's clock had not passed it when `u`
+            // was seen (`pending`).
+            let heard_end = self.acked_ends.range(..first.psn).next_back().copied();
+            self.count_heard(first.psn, heard_end);
         }
         self.unheard.clear();
         self.unheard_thinned = false;
@@ -1615,7 +1688,7 @@ impl<'u> Tracker<'u> {
             }
         }
         self.attempts_doubt |= doubt;
-        if self.acked_end.is_some_and(|e| e >= from) {
+        if self.heard_end.is_some_and(|e| e >= from) {
             // Progress that arrives after the expiry acknowledged its message: the count
             // starts over then.
             (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
@@ -2188,7 +2261,7 @@ mod tests {
         let unseen = Unseen::of(&records);
         let mut t = Tracker::new(&c, s, &unseen);
         for (i, (r, p)) in records.iter().zip(packets).enumerate() {
-            t.packet(i as u32, r, p.0);
+            t.packet(i as u32, r, p.0, 0);
         }
         t.finish()
     }
