@@ -28,8 +28,9 @@
 //! IP), per QP — is replayed with the NP's minimum interval (configured
 //! `min-time-between-cnps`, NVIDIA's 4 µs default, or E810's hidden 50 µs). A hypothesis
 //! explains the trace when, per connection, the CNPs it expects and the CNPs observed pair up
-//! one to one in order, each CNP after its trigger and within twice the median trigger→CNP
-//! delay plus 2 µs (so one missing CNP does not shift every later pairing: the delay is
+//! one to one in order, each CNP after its trigger and within twice the median delay from
+//! the trigger's arrival at the NP to the CNP, plus 2 µs (so one missing CNP does not shift
+//! every later pairing: the delay is
 //! estimated both from a first-in-first-out pairing and from the latest expected trigger
 //! before each CNP, and the tighter estimate wins unless it pairs worse). When several
 //! hypotheses explain it (one QP; or one address pair, where per port and per IP coincide)
@@ -182,6 +183,21 @@ struct Trig {
     cause: Cause,
     psn: u32,
     nak_seq: Option<u64>,
+}
+
+impl Trig {
+    /// Its estimated arrival at the NP on the switch's clock, ns (up to the constant
+    /// pipeline and cable delays).
+    fn arrival_ns(&self) -> u64 {
+        self.arrival_ps / 1_000
+    }
+
+    /// How long after it reached the NP CNP `c` passed the switch: the NP's generation
+    /// delay plus constant delays. Timed from its copy instead, a trigger queued at the
+    /// port toward a slower NP (READ answers to a CX4 Lx) would seem answered late.
+    fn delay_to(&self, c: &Seen) -> u64 {
+        c.ts_ns.saturating_sub(self.arrival_ns())
+    }
 }
 
 /// An observed CNP.
@@ -681,7 +697,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
                 let queue = pending.entry((c.conn, c.np)).or_default();
-                let late = |i: usize| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns) > h.window_ns;
+                let late = |i: usize| scan.triggers[i].delay_to(c) > h.window_ns;
                 while let Some(i) = queue.front().copied().filter(|&i| late(i)) {
                     queue.pop_front();
                     o.expired_by[i] = Some(k);
@@ -721,7 +737,7 @@ struct Hyp {
 /// right unless a CNP goes missing early, which shifts every later pairing by one trigger.
 fn fifo_window(scan: &Scan, o: &Outcome) -> u64 {
     let delays = o.trigger_of.iter().zip(&scan.cnps);
-    window_of(delays.filter_map(|(t, c)| t.map(|i| c.ts_ns.saturating_sub(scan.triggers[i].ts_ns))).collect())
+    window_of(delays.filter_map(|(t, c)| t.map(|i| scan.triggers[i].delay_to(c))).collect())
 }
 
 /// How late a CNP may come, from the latest trigger before it that the replay expected a
@@ -733,7 +749,7 @@ fn nearest_window(scan: &Scan, steps: &[Step], o: &Outcome) -> u64 {
         match *step {
             Step::Trigger(i) if o.decisions[i] == Decision::Sent => {
                 let t = &scan.triggers[i];
-                latest.insert((t.conn, t.np), t.ts_ns);
+                latest.insert((t.conn, t.np), t.arrival_ns());
             }
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
@@ -1285,7 +1301,7 @@ fn doubts(scan: &Scan, o: &Outcome) -> Vec<Doubt> {
 /// whose trigger its CNP may take ([`doubts`]).
 fn alternatives(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let trigger = |j: usize| &scan.triggers[pairs[j].0];
-    let late = |t: &Trig, c: &Seen| c.ts_ns.saturating_sub(t.ts_ns) > window_ns;
+    let late = |t: &Trig, c: &Seen| t.delay_to(c) > window_ns;
     let may_take = |j: usize, k: usize| {
         let (t, c) = (trigger(j), &scan.cnps[pairs[k].1]);
         t.idx < c.idx && !late(t, c)
@@ -1459,11 +1475,7 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
 
 /// How much a CNP's delay after its trigger varies: the spread of the paired delays.
 fn generation_jitter_ns(scan: &Scan, o: &Outcome) -> u64 {
-    let delays = o
-        .trigger_of
-        .iter()
-        .zip(&scan.cnps)
-        .filter_map(|(t, c)| Some(c.ts_ns.saturating_sub(scan.triggers[(*t)?].ts_ns)));
+    let delays = o.trigger_of.iter().zip(&scan.cnps).filter_map(|(t, c)| Some(scan.triggers[(*t)?].delay_to(c)));
     let (lo, hi) = delays.fold((u64::MAX, 0), |(lo, hi), d| (lo.min(d), hi.max(d)));
     hi.saturating_sub(lo)
 }
