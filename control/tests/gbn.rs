@@ -940,11 +940,7 @@ rig: {seed: 1}
 /// every QP ran out of them, as the emulator says.
 #[test]
 fn responses_queued_toward_a_slower_requester_are_heard_late() {
-    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true}}
-responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false}}
-traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 51399, tx-depth: 4, min-retransmit-timeout: 2, max-retransmit-retry: 7}
-rig: {seed: 884882}
-";
+    let yaml = READ_QUEUED_TOWARD_A_SLOWER_REQUESTER;
     let run = rig_run_yaml("gbn-read-queued-toward-requester", yaml);
     let truth = &run.result.truth;
     assert_eq!(truth.qp_errors.len(), 4, "every QP ran out of retries");

@@ -69,3 +69,12 @@ pub fn exists(p: &Path) -> bool {
 pub fn analysis(run: &RigRun) -> control::analyze::Analysis {
     control::analyze::Analysis::load(&reconstruct(run)).unwrap()
 }
+
+/// Sweep seed 3109: four READ QPs from a CX6 Dx (100 GbE) to a CX4 Lx (40 GbE) requester
+/// with a 16 µs timer, 7 retries: the switch port toward the requester queues the READ
+/// answers for hundreds of µs, longer than the timer, and every QP runs out of retries.
+pub const READ_QUEUED_TOWARD_A_SLOWER_REQUESTER: &str = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-rp-enable: false, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 51399, tx-depth: 4, min-retransmit-timeout: 2, max-retransmit-retry: 7}
+rig: {seed: 884882}
+";
