@@ -937,7 +937,8 @@ rig: {seed: 1}
 /// retry count, reset by responses the requester heard only after those repeats, was
 /// anyone's guess: QPs were claimed failed at the wrong time. Now progress counts from when
 /// the port sends it (goodput's model of that port), in that order against the retries:
-/// every QP ran out of them, as the emulator says.
+/// every QP ran out of them, as the emulator says. A new request sent while answers were
+/// still queued there armed no timer: it was running.
 #[test]
 fn responses_queued_toward_a_slower_requester_are_heard_late() {
     let yaml = READ_QUEUED_TOWARD_A_SLOWER_REQUESTER;
@@ -949,6 +950,10 @@ fn responses_queued_toward_a_slower_requester_are_heard_late() {
     for c in &r.gbn.connections {
         assert!(c.retries_exhausted_by_ns.is_some(), "conn {}: its retries ran out: {c:?}", c.conn);
     }
+    // A request sent while answers were still queued toward the requester found data
+    // outstanding (the timer running): no expiry "found everything acknowledged" there,
+    // and local_ack_timeout_err is the trace's retried timeouts (93, not 101).
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
 /// Sweep seed 2154: an 8 µs timer on 5 µs cables. The timer's go-back asked again from

@@ -743,17 +743,25 @@ fn fifo_window(scan: &Scan, o: &Outcome) -> u64 {
 /// How late a CNP may come, from the latest trigger before it that the replay expected a
 /// CNP for: right unless CNPs lag their triggers by more than the triggers' spacing.
 fn nearest_window(scan: &Scan, steps: &[Step], o: &Outcome) -> u64 {
-    let mut latest: FxHashMap<(u32, Role), u64> = FxHashMap::default();
+    // Per connection NP, the arrivals of the expected triggers not yet passed (in arrival
+    // order: the port toward the NP is a FIFO), and the latest one that arrived before the
+    // last CNP: a trigger still queued toward the NP when a CNP passed is not its.
+    let mut arrivals: FxHashMap<(u32, Role), (VecDeque<u64>, Option<u64>)> = FxHashMap::default();
     let mut delays = Vec::new();
     for step in steps {
         match *step {
             Step::Trigger(i) if o.decisions[i] == Decision::Sent => {
                 let t = &scan.triggers[i];
-                latest.insert((t.conn, t.np), t.arrival_ns());
+                arrivals.entry((t.conn, t.np)).or_default().0.push_back(t.arrival_ns());
             }
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
-                delays.extend(latest.get(&(c.conn, c.np)).map(|&ts| c.ts_ns.saturating_sub(ts)));
+                let Some((queued, latest)) = arrivals.get_mut(&(c.conn, c.np)) else { continue };
+                while let Some(a) = queued.front().copied().filter(|&a| a <= c.ts_ns) {
+                    queued.pop_front();
+                    *latest = Some(a);
+                }
+                delays.extend(latest.map(|a| c.ts_ns - a));
             }
             Step::Trigger(_) => {}
         }

@@ -397,6 +397,12 @@ struct Pending {
     seq: u64,
     /// It starts the retry count over (progress).
     progress: bool,
+    /// A NAK, and what the requester had been acknowledged (WRITE/SEND: `ack_una`; READ:
+    /// the response PSN it expected) before it: taken for now, they are what stands if the
+    /// QP had failed before it arrived.
+    nak: bool,
+    ack_una: Option<u32>,
+    epsn: Option<u32>,
 }
 
 /// One loss episode at the data receiver.
@@ -492,7 +498,8 @@ struct Sender {
     ack_una: Option<u32>,
     /// PSN ranges `[start, start + len)` skipped by a forward jump and not yet sent.
     holes: Vec<(u32, u32)>,
-    /// The last catch-up: the first PSN taken as sent unseen, and the PSN seen after them.
+    /// The last catch-up, until the sender sends past it: the first PSN taken as sent
+    /// unseen, and the PSN seen after them (which may have come before them instead).
     caught_up: Option<(u32, u32)>,
     /// Recent first transmissions no ACK has named yet: an ACK naming one times the path's
     /// round trip.
@@ -839,6 +846,10 @@ struct Checker<'u> {
     /// their effect on the retry count and the QP's life is applied once the trace's clock
     /// passes when they left the switch ([`Self::hear_pending`]): the count in heard order.
     pending: VecDeque<Pending>,
+    /// READ: the response PSN the requester expected when its QP failed, if a response
+    /// taken for now ([`Self::pending`]) turned out to have come after: the trace's end is
+    /// judged by it.
+    failed_epsn: Option<Option<u32>>,
     /// The expiry that may have failed the QP (`retries_maybe_exhausted_by_ns`), on the
     /// clock of its sends' copies: a send after it shows the QP alive.
     maybe_failed_at: Option<u64>,
@@ -876,6 +887,7 @@ impl<'u> Checker<'u> {
             heard_delay_ns: 0,
             count_certain: true,
             pending: VecDeque::new(),
+            failed_epsn: None,
             maybe_failed_at: None,
             last_request_ts: None,
         }
@@ -912,9 +924,10 @@ impl<'u> Checker<'u> {
     /// the switch; `progress`: it starts the retry count over.
     fn defer(&mut self, r: &Record, progress: bool) {
         let (heard, seq) = (self.heard_ts(r), r.seq());
+        let (nak, ack_una, epsn) = (is_seq_nak(r), self.tx.ack_una, self.rx.epsn());
         match self.pending.back_mut() {
             Some(p) if p.seq == seq => p.progress |= progress,
-            _ => self.pending.push_back(Pending { heard, seq, progress }),
+            _ => self.pending.push_back(Pending { heard, seq, progress, nak, ack_una, epsn }),
         }
     }
 
@@ -927,11 +940,15 @@ impl<'u> Checker<'u> {
             if now.is_some_and(|now| later(p.heard, now)) {
                 return;
             }
-            self.pending.pop_front();
             if self.failed_at(p.heard, p.seq) {
+                // It and all behind it came too late: what they told the requester is undone
+                // as far as the stats go (a NAK ignored, what stood acknowledged).
+                self.stats.naks_ignored += self.pending.iter().filter(|q| q.nak).count() as u64;
+                (self.tx.ack_una, self.failed_epsn) = (p.ack_una, Some(p.epsn));
                 self.pending.clear();
                 return;
             }
+            self.pending.pop_front();
             if p.progress {
                 self.start_count_over(p.heard);
             }
@@ -958,6 +975,9 @@ impl<'u> Checker<'u> {
     /// or progress that last started it (it was never considered): the count cannot be off.
     /// A copy missing since the first of those retries (with none, since the trace's start)
     /// may have been progress that started the count over: no failure is claimed then.
+    ///
+    /// A record the requester hears later than the trace shows ([`Self::pending`]) is
+    /// judged once the trace's clock gets there: false for now.
     ///
     /// An expiry the way to the requester may have crossed, up to the delivery bound (the
     /// `maybe_silent_timeouts` of a QP that still had retries), is a failure the trace cannot
@@ -1466,6 +1486,9 @@ impl<'u> Checker<'u> {
             self.tx.highest = Some(p);
             self.note_fresh(r);
         }
+        if self.tx.caught_up.is_some_and(|(_, b)| psn::gt(p, b)) {
+            self.tx.caught_up = None; // the sender went on past it: that doubt is over
+        }
     }
 
     /// WRITE/SEND: a go-back to `p` sends the first transmissions from `p` again.
@@ -1639,7 +1662,11 @@ impl<'u> Checker<'u> {
                 self.read_reissue(r);
             }
         } else {
-            if self.rx.epsn() == self.read.sent_end {
+            // The last response left the port toward the requester after this request's
+            // copy (queued there): the requester had not heard it, and sent this one with
+            // data outstanding, its timer running.
+            let unheard = self.rx.recent.back().is_some_and(|&(_, heard)| later(heard, r.switch_ts_ns));
+            if self.rx.epsn() == self.read.sent_end && !unheard {
                 // Nothing was outstanding: the request arms the timer.
                 self.count_silent_expiry(Some(r.switch_ts_ns));
                 match self.read.sent_end {
@@ -2055,7 +2082,7 @@ impl<'u> Checker<'u> {
     fn finish(&mut self) {
         self.hear_pending(None);
         self.stats.unacknowledged_at_end = match self.p.verb {
-            Verb::Read => self.read.sent_end.is_some_and(|end| self.rx.epsn() != Some(end)),
+            Verb::Read => self.read.sent_end.is_some_and(|end| self.failed_epsn.unwrap_or(self.rx.epsn()) != Some(end)),
             _ => self.tx.highest.is_some_and(|h| self.tx.ack_una != Some(psn::add(h, 1))),
         };
         self.stats.stalled_at_end = self.stats.unacknowledged_at_end && self.p.timer_disabled;
@@ -2915,6 +2942,22 @@ mod tests {
         let (_, v) = t.check(Verb::Write);
         let ooo: Vec<_> = kinds(&v).into_iter().filter(|k| k.0 == ViolationKind::OooData).collect();
         assert_eq!(ooo, [(ViolationKind::OooData, 4)]);
+        // Once the sender went on past the catch-up, a later skip over it is flagged
+        // (review, session 26: the doubt was never cleared).
+        let mut t = Trace::new();
+        for p in [100, 101, 102] {
+            t.data(p);
+        }
+        t.unseen();
+        for p in [104, 103, 105, 106, 107] {
+            t.data(p);
+        }
+        t.ack(102);
+        t.data(103);
+        t.data(105);
+        let c = t.check_all(Verb::Write, IPSN);
+        let skips = |v: &[Violation]| v.iter().filter(|v| v.message.contains("skips PSN 104")).count();
+        assert_eq!((skips(&c.violations), skips(&c.unverifiable)), (1, 1), "{:#?}", c.violations);
     }
 
     /// Lossy queueing sweep seed 5021: the copy of a READ request went missing; the

@@ -1646,8 +1646,11 @@ impl<'u> Tracker<'u> {
             // A timeout goes back to the oldest PSN unacknowledged: the requester had heard
             // the progress up to it, even if the trace's clock had not passed it when `u`
             // was seen (`pending`).
-            let heard_end = self.acked_ends.range(..first.psn).next_back().copied();
-            self.count_heard(first.psn, heard_end);
+            // (Through `ran_out`, `u` itself may be behind the go-back: heard, but after the
+            // expiry; only what came before it counts then.)
+            let heard_to = if u.una > first.psn { first.psn } else { u.before };
+            let heard_end = self.acked_ends.range(..heard_to).next_back().copied();
+            self.count_heard(heard_to, heard_end);
         }
         self.unheard.clear();
         self.unheard_thinned = false;
