@@ -761,7 +761,7 @@ fn nearest_window(scan: &Scan, steps: &[Step], o: &Outcome) -> u64 {
                     queued.pop_front();
                     *latest = Some(a);
                 }
-                delays.extend(latest.map(|a| c.ts_ns - a));
+                delays.extend(latest.map(|a| c.ts_ns.saturating_sub(a)));
             }
             Step::Trigger(_) => {}
         }
