@@ -895,10 +895,12 @@ impl<'u> Checker<'u> {
 
     /// Progress `r` (an acknowledgement, READ: a response in order) reaches the requester,
     /// whose retry count starts over — unless its QP had failed ([`Self::failed_before`]).
-    /// Returns whether the requester took it.
-    /// Heard later than the trace shows it, the requester takes it then if still alive:
-    /// taken for now ([`Self::pending`]).
+    /// Returns whether the requester took it. Heard later than the trace shows it, the
+    /// requester takes it then if still alive: taken for now ([`Self::pending`]).
     fn progress_heard(&mut self, r: &Record) -> bool {
+        if self.stats.retries_exhausted_by_ns.is_some() {
+            return false;
+        }
         if self.heard_later() {
             self.defer(r, true);
             return true;
