@@ -50,7 +50,8 @@ use super::context::{TestConfig, Verb};
 use super::egress;
 use super::transport::{
     delivered, elapsed, fixed_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak, is_transport, later,
-    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, timer_disabled, Arrival, GbnReceiver,
+    path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns, timer_disabled, ts_add, ts_sub, within, Arrival,
+    GbnReceiver,
 };
 use super::unseen::{Since, Unseen};
 use super::{plural, render_capped, Input};
@@ -654,7 +655,7 @@ impl Timer {
     /// once that progress is heard, if it found the timer running.
     fn arm(&mut self, r: &Record, una: u32, delivery_ns: u64) {
         let now = r.switch_ts_ns;
-        let crossing = |h: &&mut Heard| later(h.at, now) || elapsed(h.at, now) < delivery_ns;
+        let crossing = |h: &&mut Heard| within(h.at, now, delivery_ns);
         match self.heard.back_mut().filter(|h| h.una == una).filter(crossing) {
             Some(h) => h.then_sent = Some(now),
             None => self.restart(r),
@@ -767,14 +768,6 @@ fn expired_before(s: Start, t: u64, at: u64, lapse_ns: u64) -> bool {
 /// `ns` in µs, for messages.
 fn micros(ns: u64) -> String {
     format!("{}.{:03} µs", ns / 1000, ns % 1000)
-}
-
-fn ts_add(ts: u64, ns: u64) -> u64 {
-    ts.wrapping_add(ns) & wire::mirror::TIMESTAMP_MAX
-}
-
-fn ts_sub(ts: u64, ns: u64) -> u64 {
-    ts.wrapping_sub(ns) & wire::mirror::TIMESTAMP_MAX
 }
 
 /// The later of two switch times.
@@ -1402,7 +1395,7 @@ impl<'u> Checker<'u> {
     fn note_in_order(&mut self, r: &Record) {
         let (window, heard, now) = (self.in_flight_ns(), self.heard_ts(r), r.switch_ts_ns);
         let recent = &mut self.rx.recent;
-        while recent.front().is_some_and(|&(_, ts)| !later(ts, now) && elapsed(ts, now) >= window) {
+        while recent.front().is_some_and(|&(_, ts)| !within(ts, now, window)) {
             recent.pop_front();
         }
         if recent.len() == MAX_PENDING {
@@ -1613,7 +1606,7 @@ impl<'u> Checker<'u> {
                 // Progress heard after the go-back left (queued at the port toward the
                 // requester) may have started the count over after it, unseen in this order.
                 let now = r.switch_ts_ns;
-                self.count_certain = self.reset_ts.is_none_or(|a| !later(a, now) && elapsed(a, now) >= delivery);
+                self.count_certain = self.reset_ts.is_none_or(|a| !within(a, now, delivery));
                 self.first_retry = Some(r.seq());
             }
             self.timer.restart(r);
@@ -1743,8 +1736,8 @@ impl<'u> Checker<'u> {
         // within the in-flight window): they reach the requester next, in order, and a gap
         // after them is found as any other (sweep seed 2154).
         let (window, now) = (self.in_flight_ns(), r.switch_ts_ns);
-        let on_its_way = |&(p, ts): &(u32, u64)| p == r.psn() && (later(ts, now) || elapsed(ts, now) < window);
-        if !self.rx.recent.iter().any(on_its_way) {
+        let on_its_way = self.rx.recent.iter().any(|&(p, ts)| p == r.psn() && within(ts, now, window));
+        if !on_its_way {
             self.rx.gbn.recovering();
         }
         if timer != Some(false) {
@@ -1767,14 +1760,11 @@ impl<'u> Checker<'u> {
         }
         self.count_go_back_as(r, timer.unwrap_or(answered.is_none()));
         let Some(epsn) = self.rx.epsn() else { return };
-        let window = self.in_flight_ns();
-        let now = r.switch_ts_ns;
-        let seen_late = |&(p, ts): &(u32, u64)| p == r.psn() && (later(ts, now) || elapsed(ts, now) < window);
-        if r.psn() == epsn || self.rx.recent.iter().any(seen_late) {
+        if r.psn() == epsn || on_its_way {
             return;
         }
         let wrongly = self.assumed_wrongly(r.psn());
-        let forgotten = self.rx.forgotten.is_some_and(|ts| later(ts, now) || elapsed(ts, now) < window);
+        let forgotten = self.rx.forgotten.is_some_and(|ts| within(ts, now, window));
         let excused = wrongly || self.unseen_since_in_order(r) || forgotten;
         let cause = answered.map_or(String::new(), |e| {
             format!(" (out-of-sequence PSN {} at seq {} found PSN {} missing)", e.cause.psn, e.cause.seq, e.lost)

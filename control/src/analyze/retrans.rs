@@ -65,8 +65,8 @@ use super::egress;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, Arrival,
-    GbnReceiver,
+    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, ts_add,
+    within, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -440,11 +440,6 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
     report
 }
 
-/// When a copy at switch time `ts` left the switch toward the requester, `queued_ns` later.
-fn heard_ts(ts: u64, queued_ns: u64) -> u64 {
-    ts.wrapping_add(queued_ns) & wire::mirror::TIMESTAMP_MAX
-}
-
 /// Relative PSNs from wire PSNs, the 24-bit wrap undone against the highest PSN so far.
 #[derive(Debug, Clone, Copy)]
 struct Unwrap {
@@ -711,9 +706,7 @@ struct Tracker<'u> {
     /// repeated), with the trace order they were first seen at: where a recovery's packet
     /// lies within its message (`Recovery::psn_in_message`).
     msg_starts: BTreeMap<u64, u64>,
-    /// The last message end acknowledged.
-    acked_end: Option<u64>,
-    /// The last [`PENDING_CAP`] message ends acknowledged.
+    /// The last [`PENDING_CAP`] message ends acknowledged, the last one last.
     acked_ends: BTreeSet<u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
@@ -727,7 +720,7 @@ struct Tracker<'u> {
     end_guessed: bool,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
-    /// The last message end acknowledged as the requester heard it (`acked_end` once the
+    /// The last message end acknowledged as the requester heard it (`acked_ends`' last once the
     /// progress reached it, [`Self::pending`]).
     heard_end: Option<u64>,
     /// How long the packet being replayed queued at the switch port toward the requester
@@ -806,7 +799,6 @@ impl<'u> Tracker<'u> {
             retransmitted_packets: 0,
             msg_ends: BTreeSet::new(),
             msg_starts: BTreeMap::new(),
-            acked_end: None,
             acked_ends: BTreeSet::new(),
             una: 1,
             timer: Timer::default(),
@@ -1074,16 +1066,18 @@ impl<'u> Tracker<'u> {
     /// The trace's clock reached `now`: the progress that had left the switch toward the
     /// requester by then reached it ([`Self::pending`]).
     fn hear_pending(&mut self, now: u64) {
-        while let Some(&(_, una, end)) = self.pending.front().filter(|p| !later(p.0, now)) {
-            self.pending.pop_front();
-            self.count_heard(una, end);
-        }
+        self.hear_while(|&(heard, _, _)| !later(heard, now));
     }
 
     /// A timeout's go-back from `psn`: the requester had heard the progress up to it,
     /// whatever the model of the port toward it says.
     fn hear_acknowledged(&mut self, psn: u64) {
-        while let Some(&(_, una, end)) = self.pending.front().filter(|p| p.1 <= psn) {
+        self.hear_while(|&(_, una, _)| una <= psn);
+    }
+
+    /// Counts the pending progress in order while `heard` says it had reached the requester.
+    fn hear_while(&mut self, heard: impl Fn(&(u64, u64, Option<u64>)) -> bool) {
+        while let Some(&(_, una, end)) = self.pending.front().filter(|p| heard(p)) {
             self.pending.pop_front();
             self.count_heard(una, end);
         }
@@ -1118,16 +1112,16 @@ impl<'u> Tracker<'u> {
         self.una = una;
         while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
             self.msg_ends.pop_first();
-            self.acked_end = Some(e);
             if self.acked_ends.len() == PENDING_CAP {
                 self.acked_ends.pop_first();
             }
             self.acked_ends.insert(e);
         }
         let queued = !self.pending.is_empty() || self.heard_delay_ns > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        let acked_end = self.acked_ends.last().copied();
         match queued {
-            true => self.pending.push_back((heard_ts(ts, self.heard_delay_ns), una, self.acked_end)),
-            false => self.count_heard(una, self.acked_end),
+            true => self.pending.push_back((ts_add(ts, self.heard_delay_ns), una, acked_end)),
+            false => self.count_heard(una, acked_end),
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -1224,7 +1218,7 @@ impl<'u> Tracker<'u> {
     /// E810's READ NACK, 83 ms, after the timer's go-back already recovered the gap).
     fn expired_unheard(&self, first: PacketRef) -> bool {
         let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
-        let recent = |u: &Unheard| later(u.at, first.switch_ts_ns) || elapsed(u.at, first.switch_ts_ns) < window;
+        let recent = |u: &Unheard| within(u.at, first.switch_ts_ns, window);
         let crossed = self.crossed(first, false).filter(|(u, _)| recent(u));
         let timer = crossed.map_or(self.timer, |(u, _)| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)

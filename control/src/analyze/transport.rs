@@ -171,6 +171,21 @@ pub fn later(a: u64, b: u64) -> bool {
     d != 0 && d < 1 << 47
 }
 
+/// Whether switch time `ts` is less than `window` ns before `now`, or after it.
+pub fn within(ts: u64, now: u64, window: u64) -> bool {
+    later(ts, now) || elapsed(ts, now) < window
+}
+
+/// Switch time `ts` plus `ns`, on the 48-bit clock.
+pub fn ts_add(ts: u64, ns: u64) -> u64 {
+    ts.wrapping_add(ns) & wire::mirror::TIMESTAMP_MAX
+}
+
+/// Switch time `ts` less `ns`, on the 48-bit clock.
+pub fn ts_sub(ts: u64, ns: u64) -> u64 {
+    ts.wrapping_sub(ns) & wire::mirror::TIMESTAMP_MAX
+}
+
 /// The switch clock unwrapped over one trace: nanoseconds since the clock's zero, counted
 /// from the first mirrored copy (exact for traces shorter than 2^48 ns, 78 hours).
 #[derive(Debug, Clone, Copy, Default)]
