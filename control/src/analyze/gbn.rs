@@ -898,10 +898,11 @@ impl<'u> Checker<'u> {
             self.defer(r, true);
             return true;
         }
-        if self.failed_before(r) {
+        let heard = self.heard_ts(r);
+        if self.failed_at(heard, r.seq()) {
             return false;
         }
-        self.start_count_over(self.heard_ts(r));
+        self.start_count_over(heard);
         true
     }
 
