@@ -148,7 +148,14 @@ proptest! {
         let (kept, wire_len) = mirror::dumper_rewrite(&mut d, &cfg).unwrap();
         prop_assert_eq!(kept, y.len().min(mirror::DUMPER_CAPLEN));
         let info = classify(&y, &cfg).unwrap();
-        prop_assert_eq!(wire_len as usize, y.len() - usize::from(info.l3_offset) + 14);
+        // The dumper counts the IP header's length + 14: a frame under the 60-byte Ethernet
+        // minimum carries padding beyond that (docs/formats.md §6, "Lumina-dumper files").
+        let counted = y.len() - usize::from(info.l3_offset) + 14;
+        if y.len() > 60 {
+            prop_assert_eq!(wire_len as usize, counted);
+        } else {
+            prop_assert!(wire_len as usize <= counted);
+        }
         d.truncate(kept);
 
         // The signature: dst MAC = the record's timestamp, to the file's resolution.
