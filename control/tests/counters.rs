@@ -163,18 +163,21 @@ fn derived_timeouts(run: &RigRun) -> u64 {
     conns.iter().map(|c| counters::timer_expiries(c) + counters::retries_exceeded(c)).sum()
 }
 
-/// QP 1's tail packet dropped on every try: 7 retries, then the expiry that errors the QP.
-/// QP 2 runs on past that expiry (its second message's tail dropped on 7 tries, its third's
+/// QP 1's tail packet dropped on every try: 7 retries, then the expiry that errors the QP
+/// (WRITE/SEND: 8 retries, as the first go-back's duplicates of the message's other
+/// packets are acknowledged and the count starts over). QP 2 runs on past that expiry (its second message's tail dropped on 7 tries, its third's
 /// on 2), so the trace shows QP 1 made no eighth try: its retries ran out. QP 1 alone, the
 /// trace ending with its 7th retry, looks like a run cut short before that expiry (the
 /// emulator's time limit makes such runs, counting 0): the counter may then be 0 or 1.
 #[test]
 fn a_qp_that_runs_out_of_retries_counts_its_last_expiry_apart() {
     use EventKind::Drop;
-    let alone: Vec<_> = (1..=8).map(|i| ev(1, 16, Drop, i)).collect();
-    let mut events = alone.clone();
+    // The expiries of QP 1: all retries and the last.
+    let expiries = |verb| if verb == Verb::Read { 8u32 } else { 9 };
+    let alone = |verb| (1..=expiries(verb)).map(|i| ev(1, 16, Drop, i)).collect::<Vec<_>>();
     // ITER counts a QP's go-backs (Lumina §3.3): QP 2's third message goes out in its 8th.
-    events.extend((1..=7).map(|i| ev(2, 16, Drop, i)).chain((8..=9).map(|i| ev(2, 24, Drop, i))));
+    let qp2 = (1..=7).map(|i| ev(2, 16, Drop, i)).chain((8..=9).map(|i| ev(2, 24, Drop, i)));
+    let events = |verb| alone(verb).into_iter().chain(qp2.clone()).collect::<Vec<_>>();
     let knobs = |verb, events: &[_], conns| Knobs {
         verb,
         conns,
@@ -184,20 +187,21 @@ fn a_qp_that_runs_out_of_retries_counts_its_last_expiry_apart() {
         ..Knobs::default()
     };
     for verb in VERBS {
-        let run = rig_run(&format!("counters-retries-{}", verb.name()), &knobs(verb, &events, 2));
+        let run = rig_run(&format!("counters-retries-{}", verb.name()), &knobs(verb, &events(verb), 2));
         assert_eq!(run.result.truth.qp_errors.len(), 1, "{verb:?}");
-        assert_eq!(run.result.truth.timeouts.len(), 8 + 9);
+        assert_eq!(run.result.truth.timeouts.len() as u32, expiries(verb) + 9);
         let r = report(&run);
         assert_eq!(r.problems(), 0, "{verb:?}: {:#?}", r.inconsistent());
         let req = r.hosts.iter().find(|h| h.host == Role::Requester).unwrap();
         let count = |q| req.checks.iter().find(|c| c.quantity == q).map(|c| (c.name.as_str(), c.nic, c.trace));
         // NVIDIA: local_ack_timeout_err counts the expiries "the QP retry limit was not
-        // exceeded" on; QP 1's 8th is req_transport_retries_exceeded's.
-        assert_eq!(count(Quantity::Timeouts), Some(("local_ack_timeout_err", 7 + 9, 7 + 9)));
+        // exceeded" on; QP 1's last is req_transport_retries_exceeded's.
+        let retried = u64::from(expiries(verb) - 1 + 9);
+        assert_eq!(count(Quantity::Timeouts), Some(("local_ack_timeout_err", retried, retried)));
         assert_eq!(count(Quantity::RetriesExceeded), Some(("req_transport_retries_exceeded", 1, 1)));
         assert!(r.notes.iter().any(|n| n.contains("unacknowledged")), "{:?}", r.notes);
 
-        let run = rig_run(&format!("counters-retries-alone-{}", verb.name()), &knobs(verb, &alone, 1));
+        let run = rig_run(&format!("counters-retries-alone-{}", verb.name()), &knobs(verb, &alone(verb), 1));
         assert_eq!(run.result.truth.qp_errors.len(), 1, "{verb:?}");
         let r = report(&run);
         assert_eq!(r.problems(), 0, "{verb:?}: {:#?}", r.inconsistent());
@@ -207,7 +211,7 @@ fn a_qp_that_runs_out_of_retries_counts_its_last_expiry_apart() {
     // A NIC that counted the last expiry as a local ACK timeout, or not at all.
     let lie = |counter: &str, add: i64| {
         let faults = format!("    counter-lies:\n    - {{host: requester, counter: {counter}, add: {add}}}\n");
-        let knobs = Knobs { faults, ..knobs(Verb::Write, &events, 2) };
+        let knobs = Knobs { faults, ..knobs(Verb::Write, &events(Verb::Write), 2) };
         let r = report(&rig_run(&format!("counters-retries-lie-{counter}"), &knobs));
         r.inconsistent().into_iter().map(|(h, n)| (h, n.to_string())).collect::<Vec<_>>()
     };

@@ -52,7 +52,7 @@
 //! it can be shorter than the timer: go-back-N resends do not restart the timer);
 //! `timer_elapsed_ns` runs from the timer's (re)start as the trace shows it.
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -64,9 +64,9 @@ use super::context::Verb;
 use super::egress;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
-    delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak,
-    is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, ts_add,
-    within, Arrival, GbnReceiver,
+    delivered, elapsed, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak,
+    is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, ts_add, within,
+    Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -205,8 +205,8 @@ pub struct Loss {
 
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct TimeoutDetail {
-    /// 1 for the first timeout since the oldest outstanding message was last acknowledged
-    /// further, 2 for the next, ... (the retry count + 1).
+    /// 1 for the first timeout since the requester last heard of forward progress, 2 for
+    /// the next, ... (the retry count + 1).
     pub attempt: u32,
     /// The last packet the retransmitting end sent before the retransmission.
     pub last_tx: Option<PacketRef>,
@@ -563,8 +563,18 @@ struct Unheard {
     at: u64,
     timer: Timer,
     attempts: u32,
-    timed_out: Option<u64>,
-    end_guessed: bool,
+    heard_una: u64,
+    attempts_doubt: bool,
+}
+
+/// The retry count as it was before progress the trace's clock took as heard started it
+/// over, and that progress (`una`): a later timeout's go-back from a PSN before `una` shows
+/// that the requester had not heard it by the expiry (`Tracker::heard_after_expiry`).
+#[derive(Debug, Clone, Copy)]
+struct Reset {
+    una: u64,
+    attempts: u32,
+    heard_una: u64,
     attempts_doubt: bool,
 }
 
@@ -700,38 +710,35 @@ struct Tracker<'u> {
     unresent: FxHashMap<u64, (PacketRef, u64, u64)>,
     lost_packets: Vec<Loss>,
     retransmitted_packets: u64,
-    /// PSNs of the last packets of messages (data direction), from `una` on.
-    msg_ends: BTreeSet<u64>,
     /// PSNs of the first packets of messages (SEND/WRITE First/Only, READ requests not
     /// repeated), with the trace order they were first seen at: where a recovery's packet
     /// lies within its message (`Recovery::psn_in_message`).
     msg_starts: BTreeMap<u64, u64>,
-    /// The last [`PENDING_CAP`] message ends acknowledged, the last one last.
-    acked_ends: BTreeSet<u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
+    /// Expiries since the requester last heard of forward progress: IBA's retry count
+    /// (rxe `reset_retry_counters` on every ACK or READ response that moves it on).
     attempts: u32,
-    /// Last PSN of the message that timed out; progress past it resets `attempts`.
-    timed_out: Option<u64>,
-    /// That message's end was not known (a SEND whose Last the trace had not shown yet):
-    /// `timed_out` is the first PSN timed out, and the count resets once a message end at
-    /// or after it is acknowledged (its Last, seen since).
-    end_guessed: bool,
+    /// The oldest PSN unacknowledged as the requester had heard it when `attempts` last
+    /// started over: progress past it starts the count over again.
+    heard_una: u64,
+    /// The highest `una` the trace's clock took as heard: progress a timeout's go-back
+    /// shows reached the requester only after the expiry starts the count over after it.
+    clock_heard_una: u64,
+    /// The first start-over since the last timeout by progress taken as heard.
+    first_reset: Option<Reset>,
     /// An unverifiable timeout was counted in `attempts` since its reset.
     attempts_doubt: bool,
-    /// The last message end acknowledged as the requester heard it (`acked_ends`' last once the
-    /// progress reached it, [`Self::pending`]).
-    heard_end: Option<u64>,
     /// How long the packet being replayed queued at the switch port toward the requester
     /// beyond its ingress (`egress`); 0 for one toward the responder.
     heard_delay_ns: u64,
     /// Progress the requester hears later than the trace shows it (queued toward it past
     /// the delivery bound, or behind such), oldest first: when it left the switch, its
-    /// `una` and the message end it acknowledged. The timeouts the requester had before it
-    /// arrived come later in the trace; the count starts over only once the trace's clock
-    /// passes it ([`Self::hear_pending`]): attempts in heard order.
-    pending: VecDeque<(u64, u64, Option<u64>)>,
+    /// `una`. The timeouts the requester had before it arrived come later in the trace;
+    /// the count starts over only once the trace's clock passes it ([`Self::hear_pending`]):
+    /// attempts in heard order.
+    pending: VecDeque<(u64, u64)>,
     /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
     unheard: VecDeque<Unheard>,
     /// Progress was left out of `unheard` (full), between its first and second entries.
@@ -797,16 +804,14 @@ impl<'u> Tracker<'u> {
             unresent: FxHashMap::default(),
             lost_packets: Vec::new(),
             retransmitted_packets: 0,
-            msg_ends: BTreeSet::new(),
             msg_starts: BTreeMap::new(),
-            acked_ends: BTreeSet::new(),
             una: 1,
             timer: Timer::default(),
             attempts: 0,
-            timed_out: None,
-            end_guessed: false,
+            heard_una: 1,
+            clock_heard_una: 1,
+            first_reset: None,
             attempts_doubt: false,
-            heard_end: None,
             heard_delay_ns: 0,
             pending: VecDeque::new(),
             unheard: VecDeque::new(),
@@ -911,12 +916,6 @@ impl<'u> Tracker<'u> {
         if self.s.verb != Verb::Read && starts_message(r.opcode()) {
             self.msg_starts.entry(p.psn).or_insert(self.order);
         }
-        if ends_message(r.opcode()) && p.psn >= self.una {
-            self.msg_ends.insert(p.psn);
-        }
-        if let Some(end) = self.reth_end(p, r).filter(|&e| e >= self.una) {
-            self.msg_ends.insert(end);
-        }
         if !delivered(r) {
             self.unresent.insert(p.psn, (p, self.order, self.floor()));
             self.losses.insert(p.psn, p);
@@ -924,14 +923,6 @@ impl<'u> Tracker<'u> {
             self.losses.remove(&p.psn);
             self.deliver(p, retx);
         }
-    }
-
-    /// WRITE First/Only: its message's last PSN, from the RETH's length and the path MTU
-    /// (a timeout during the message's first transmission is its, before its Last is seen).
-    fn reth_end(&self, p: PacketRef, r: &Record) -> Option<u64> {
-        let first = self.s.verb == Verb::Write && starts_message(r.opcode()) && r.has(flag::RETH);
-        let mtu = self.s.mtu.filter(|&m| first && m > 0)?;
-        Some(p.psn + u64::from(r.dma_len().div_ceil(mtu).max(1)) - 1)
     }
 
     /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
@@ -1049,37 +1040,53 @@ impl<'u> Tracker<'u> {
         (closed.map(|i| self.closed.remove(i)), closed.is_some())
     }
 
-    /// Progress to `una`, acknowledging messages up to the one ending at `acked_end`,
-    /// reached the requester: the message that timed out acknowledged starts the retry
-    /// count over (IBA vol. 1 §9.7.6.1.3).
-    fn count_heard(&mut self, una: u64, acked_end: Option<u64>) {
-        self.heard_end = self.heard_end.max(acked_end);
-        if !self.end_guessed && self.timed_out.is_some_and(|t| una > t) {
-            (self.attempts, self.timed_out, self.attempts_doubt) = (0, None, false);
+    /// Progress to `una` reached the requester: forward progress starts the retry count
+    /// over (IBA vol. 1 §9.7.6.1.3; rxe `reset_retry_counters`).
+    fn count_heard(&mut self, una: u64) {
+        if una > self.heard_una {
+            (self.attempts, self.heard_una, self.attempts_doubt) = (0, una, false);
         }
-        // Its end not known when it timed out: the message's Last, seen since, acknowledged.
-        if self.end_guessed && self.timed_out.zip(acked_end).is_some_and(|(from, e)| e >= from) {
-            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
+    }
+
+    /// Progress to `una` reached the requester as the trace's clock tells: counted, and the
+    /// count before the first such start-over since the last timeout kept, for a go-back
+    /// that shows it came after the expiry ([`Self::heard_after_expiry`]).
+    fn clock_heard(&mut self, una: u64) {
+        self.clock_heard_una = self.clock_heard_una.max(una);
+        if una > self.heard_una && self.first_reset.is_none() {
+            let (attempts, heard_una, attempts_doubt) = (self.attempts, self.heard_una, self.attempts_doubt);
+            self.first_reset = Some(Reset { una, attempts, heard_una, attempts_doubt });
+        }
+        self.count_heard(una);
+    }
+
+    /// A timeout's go-back from `psn`: the requester's oldest PSN unacknowledged at the
+    /// expiry. Progress past it that the trace's clock took as heard reached the requester
+    /// after the expiry: the count it started over goes on.
+    fn heard_after_expiry(&mut self, psn: u64) {
+        if let Some(r) = self.first_reset.take().filter(|r| r.una > psn) {
+            (self.attempts, self.heard_una, self.attempts_doubt) = (r.attempts, r.heard_una, r.attempts_doubt);
+            self.count_heard(psn);
         }
     }
 
     /// The trace's clock reached `now`: the progress that had left the switch toward the
     /// requester by then reached it ([`Self::pending`]).
     fn hear_pending(&mut self, now: u64) {
-        self.hear_while(|&(heard, _, _)| !later(heard, now));
+        self.hear_while(|&(heard, _)| !later(heard, now));
     }
 
     /// A timeout's go-back from `psn`: the requester had heard the progress up to it,
     /// whatever the model of the port toward it says.
     fn hear_acknowledged(&mut self, psn: u64) {
-        self.hear_while(|&(_, una, _)| una <= psn);
+        self.hear_while(|&(_, una)| una <= psn);
     }
 
     /// Counts the pending progress in order while `heard` says it had reached the requester.
-    fn hear_while(&mut self, heard: impl Fn(&(u64, u64, Option<u64>)) -> bool) {
-        while let Some(&(_, una, end)) = self.pending.front().filter(|p| heard(p)) {
+    fn hear_while(&mut self, heard: impl Fn(&(u64, u64)) -> bool) {
+        while let Some(&(_, una)) = self.pending.front().filter(|p| heard(p)) {
             self.pending.pop_front();
-            self.count_heard(una, end);
+            self.clock_heard(una);
         }
     }
 
@@ -1104,24 +1111,16 @@ impl<'u> Tracker<'u> {
             self.unheard.remove(1);
             self.unheard_thinned = true;
         }
-        let (timer, attempts, timed_out, end_guessed, attempts_doubt) =
-            (self.timer, self.attempts, self.timed_out, self.end_guessed, self.attempts_doubt);
+        let (timer, attempts, heard_una, attempts_doubt) =
+            (self.timer, self.attempts, self.heard_una, self.attempts_doubt);
         let before = self.una;
-        let u = Unheard { una, before, at: ts, timer, attempts, timed_out, end_guessed, attempts_doubt };
+        let u = Unheard { una, before, at: ts, timer, attempts, heard_una, attempts_doubt };
         self.unheard.push_back(u);
         self.una = una;
-        while let Some(e) = self.msg_ends.first().copied().filter(|&e| e < una) {
-            self.msg_ends.pop_first();
-            if self.acked_ends.len() == PENDING_CAP {
-                self.acked_ends.pop_first();
-            }
-            self.acked_ends.insert(e);
-        }
         let queued = !self.pending.is_empty() || self.heard_delay_ns > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
-        let acked_end = self.acked_ends.last().copied();
         match queued {
-            true => self.pending.push_back((ts_add(ts, self.heard_delay_ns), una, acked_end)),
-            false => self.count_heard(una, acked_end),
+            true => self.pending.push_back((ts_add(ts, self.heard_delay_ns), una)),
+            false => self.clock_heard(una),
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
@@ -1633,8 +1632,8 @@ impl<'u> Tracker<'u> {
         let mut from = first.psn;
         let mut thinned = false;
         if let Some((u, unsure)) = self.crossed(first, short) {
-            (self.timer, self.attempts, self.timed_out, self.end_guessed, self.attempts_doubt) =
-                (u.timer, u.attempts, u.timed_out, u.end_guessed, u.attempts_doubt | unsure);
+            (self.timer, self.attempts, self.heard_una, self.attempts_doubt) =
+                (u.timer, u.attempts, u.heard_una, u.attempts_doubt | unsure);
             from = from.min(u.before);
             thinned = unsure;
             // A timeout goes back to the oldest PSN unacknowledged: the requester had heard
@@ -1643,16 +1642,13 @@ impl<'u> Tracker<'u> {
             // (Through `ran_out`, `u` itself may be behind the go-back: heard, but after the
             // expiry; only what came before it counts then.)
             let heard_to = if u.una > first.psn { first.psn } else { u.before };
-            let heard_end = self.acked_ends.range(..heard_to).next_back().copied();
-            self.count_heard(heard_to, heard_end);
+            self.count_heard(heard_to);
         }
+        self.heard_after_expiry(first.psn);
         self.unheard.clear();
         self.unheard_thinned = false;
+        // IBA §9.7.6.1.3: the retry count, expiries since the last forward progress.
         self.attempts += 1;
-        // IBA §9.7.6.1.3: the retry count is the oldest outstanding message's; its end is
-        // known from its Last, or from its RETH length (`data`), before its Last is seen.
-        let end = self.msg_ends.range(from..).next().copied();
-        (self.timed_out, self.end_guessed) = (Some(end.unwrap_or(from)), end.is_none());
         // The requester's last packet before the go-back may be unseen: then so is the
         // observed timeout (the recovery itself stands).
         let last_tx = self.last_tx[Role::Requester.index()].filter(|l| !self.unseen.between(Some(l.order), self.order));
@@ -1685,10 +1681,11 @@ impl<'u> Tracker<'u> {
             }
         }
         self.attempts_doubt |= doubt;
-        if self.heard_end.is_some_and(|e| e >= from) {
-            // Progress that arrives after the expiry acknowledged its message: the count
-            // starts over then.
-            (self.attempts, self.timed_out, self.attempts_doubt, self.end_guessed) = (0, None, false, false);
+        // Progress seen before the go-back, past the PSN it went back to, arrives after the
+        // expiry: the count starts over then.
+        self.first_reset = None;
+        if self.clock_heard_una > from {
+            self.clock_heard(self.clock_heard_una);
         }
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order, None);

@@ -121,14 +121,15 @@ fn adaptive_retransmission_timeouts() {
     assert_eq!(spec.truth.timeouts.len(), 7);
 }
 
-/// §6.3: with retry_cnt 7, adaptive mode retries 8–13 times; IBA mode exactly 7.
+/// §6.3: with retry_cnt 7, adaptive mode retries 8–13 times; IBA mode exactly 7. The
+/// packet dropped again and again is a message of its own, so no resend makes progress.
 #[test]
 fn retry_counts() {
-    let drops = (1..=20).map(|i| ev(1, 4, EventKind::Drop, i)).collect::<Vec<_>>();
+    let drops = (1..=20).map(|i| ev(1, 1, EventKind::Drop, i)).collect::<Vec<_>>();
     // Adaptive timeouts double past the paper's seven: 13 of them take about 17 s.
     let extra_rig = "  time-limit-ms: 60000\n".to_string();
     let base =
-        Knobs { nic: NicKind::Cx5, msgs: 1, msg_pkts: 4, timeout: 4, events: drops, extra_rig, ..Knobs::default() };
+        Knobs { nic: NicKind::Cx5, msgs: 1, msg_pkts: 1, timeout: 4, events: drops, extra_rig, ..Knobs::default() };
     let retries = |r: &rig::RunResult| r.truth.timeouts.iter().filter(|t| t.retried).count();
     let spec = run(&base.clone().config());
     assert_eq!(retries(&spec), 7);
@@ -145,6 +146,21 @@ fn retry_counts() {
         seen.insert(n);
     }
     assert!(seen.len() > 3, "retries vary by run: {seen:?}");
+}
+
+/// The retry count is the QP's expiries without forward progress (IBA's retry counter; rxe
+/// `reset_retry_counters`): the tail of a 4-packet message dropped again and again, the first
+/// go-back's duplicates of PSNs 1–3 are acknowledged (its responder acknowledges a message
+/// at its Last), and the count starts over. The adaptive timeouts go on advancing (§6.3).
+#[test]
+fn forward_progress_starts_the_retry_count_over() {
+    let drops = (1..=20).map(|i| ev(1, 4, EventKind::Drop, i)).collect::<Vec<_>>();
+    let k = Knobs { nic: NicKind::Cx5, msgs: 1, msg_pkts: 4, timeout: 4, events: drops, ..Knobs::default() };
+    let r = run(&k.config());
+    let attempts: Vec<u32> = r.truth.timeouts.iter().map(|t| t.attempt).collect();
+    assert_eq!(attempts, [1, 1, 2, 3, 4, 5, 6, 7, 8], "the first go-back acknowledges PSNs 1-3");
+    assert_eq!(r.truth.timeouts.iter().filter(|t| t.retried).count(), 8);
+    assert_eq!(r.truth.qp_errors.len(), 1);
 }
 
 /// §6.2.3: E810 sends MigReq 0, NVIDIA NICs 1 — on every packet they send.

@@ -89,11 +89,16 @@ pub struct ReqQp {
     /// `deadline`; an event that fires early re-queues itself, so a QP never has more than
     /// one event in the queue however often its timer restarts.
     timer_event_at: Option<Ps>,
+    /// Expiries since the requester last heard of forward progress: IBA's retry counter,
+    /// started over by any ACK or READ response that acknowledges something new (rxe
+    /// `reset_retry_counters`; NVIDIA fails a QP that makes "no forward progress").
+    retries: u32,
     /// Consecutive timeouts of the request (message) that was the oldest unacked when the
     /// timer last fired; `timed_out` is its last offset. Reset once that request is
-    /// acknowledged — IBA's retry counter, and the index into the adaptive timeouts, which
-    /// the paper saw advance while the same tail packet kept being dropped (§6.3).
-    timeouts: u32,
+    /// acknowledged: the index into the adaptive timeouts, which the paper saw advance while
+    /// the same tail packet kept being dropped (§6.3), though the first go-back's duplicates
+    /// of the packets before it were acknowledged.
+    adaptive_step: u32,
     timed_out: Option<u64>,
     goback_pending: Option<u64>,
     /// NAK truth indices whose go-back is scheduled and has not run yet, and those a
@@ -128,7 +133,8 @@ impl ReqQp {
             deadline: None,
             timer_started: 0,
             timer_event_at: None,
-            timeouts: 0,
+            retries: 0,
+            adaptive_step: 0,
             timed_out: None,
             goback_pending: None,
             nak_gobacks: Vec::new(),
@@ -263,7 +269,7 @@ impl ReqQp {
         if self.timer.disabled() {
             return;
         }
-        let at = ctx.now + self.timer.timeout(self.timeouts);
+        let at = ctx.now + self.timer.timeout(self.adaptive_step);
         self.deadline = Some(at);
         self.timer_started = ctx.now;
         self.queue_timer_event(ctx, at);
@@ -394,8 +400,9 @@ impl ReqQp {
             return false;
         }
         self.snd_una = una.min(self.sent_max);
+        self.retries = 0;
         if self.timed_out.is_some_and(|t| self.snd_una > t) {
-            self.timeouts = 0;
+            self.adaptive_step = 0;
             self.timed_out = None;
         }
         while self.completed < self.posted && (self.completed + 1) * self.shape.pkts <= self.snd_una {
@@ -469,10 +476,11 @@ impl ReqQp {
         if self.failed || self.snd_una >= self.sent_max {
             return false;
         }
-        let armed = self.timer.timeout(self.timeouts);
-        self.timeouts += 1;
+        let armed = self.timer.timeout(self.adaptive_step);
+        self.adaptive_step += 1;
+        self.retries += 1;
         self.timed_out = Some((self.snd_una / self.shape.pkts + 1) * self.shape.pkts - 1);
-        let retried = self.timeouts <= self.timer.retry_limit;
+        let retried = self.retries <= self.timer.retry_limit;
         // mlx5 and rxe: an expiry that is retried is a local ACK timeout; the one that
         // exhausts the retry count is counted apart, as the QP's transport error.
         if retried {
@@ -483,7 +491,7 @@ impl ReqQp {
         let index = ctx.truth.timeouts.len() as u32;
         ctx.truth.timeouts.push(Timeout {
             conn: self.conn,
-            attempt: self.timeouts,
+            attempt: self.retries,
             model_timeout_ns: to_ns(armed),
             oldest_unacked_psn: self.snd_una + 1,
             started_at_ns: to_ns(self.timer_started),
@@ -495,7 +503,7 @@ impl ReqQp {
             self.failed = true;
             ctx.truth.qp_errors.push(QpError {
                 conn: self.conn,
-                reason: format!("retry count exceeded: {} timeouts, {} retries", self.timeouts, self.timeouts - 1),
+                reason: format!("retry count exceeded: {} timeouts, {} retries", self.retries, self.retries - 1),
                 at_ns: to_ns(ctx.now),
             });
             return false;
