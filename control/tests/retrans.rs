@@ -1471,3 +1471,44 @@ fn answers_queued_toward_the_requester_start_the_retry_count_over_when_heard() {
     );
     assert_eq!(report.overall.max_attempt, 7, "{name}: seven retries before each QP failed");
 }
+
+/// Random case 1831 (CX4 Lx READ, a 262 µs timer): a READ NACK's repeat from PSN 5, then
+/// the timer's from PSN 5 again (both with the requests after it, for PSNs 7 and 10); the
+/// answer to the first reveals a second gap, at PSN 6, whose READ NACK asks from PSN 7
+/// while the responder is still answering the timer's repeat. That answer's PSN 7, in order
+/// after its PSN 6, was taken as the new repeat's: the responder answers requests in the
+/// order they came, and the new repeat's answer is the next one from PSN 7.
+#[test]
+fn a_response_continuing_the_answer_under_way_is_not_a_later_repeats() {
+    use EventKind::{Corrupt, Drop, Ecn};
+    let events = vec![
+        ev(1, 11, Corrupt, 2),
+        ev(2, 8, Drop, 2),
+        ev(1, 5, Ecn, 2),
+        ev(2, 12, Drop, 2),
+        ev(1, 12, Ecn, 3),
+        ev(2, 1, Ecn, 2),
+        ev(2, 5, Corrupt, 1),
+        ev(2, 6, Corrupt, 2),
+    ];
+    let knobs = Knobs {
+        seed: 1831,
+        verb: Verb::Read,
+        nic: NicKind::Cx4Lx,
+        conns: 2,
+        msgs: 4,
+        msg_pkts: 3,
+        tx_depth: 4,
+        timeout: 6,
+        events,
+        ..Knobs::default()
+    };
+    let name = "retrans-answer-under-way";
+    // `check` compares every recovery with the truth: the second READ NACK's go-back is
+    // the response at seq 57, not the timer's answer going on at seq 51.
+    let (run, _) = check(name, &knobs);
+    let p = |seq: u32| run.result.packets.iter().find(|p| p.seq == seq).map(|p| (p.conn, p.psn, p.retransmission));
+    assert_eq!((p(48), p(51), p(57)), (Some((1, 6, true)), Some((1, 7, true)), Some((1, 7, true))), "{name}: the case");
+    let nack = run.result.truth.recoveries.iter().find(|r| r.kind == truth::RecoveryKind::ReadNack && r.psn == 7);
+    assert_eq!(nack.map(|r| r.first_retransmission_seq), Some(57), "{name}: the case");
+}

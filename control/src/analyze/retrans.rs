@@ -760,8 +760,13 @@ struct Tracker<'u> {
     rnr_pending: Option<u64>,
     requests: Requests,
     /// READ go-backs of the requests waiting for the responder's go-back: (draft, PSN).
-    /// With the end (exclusive) of the PSNs it asked for, when the MTU tells.
+    /// With the end (exclusive) of the PSNs it asked for, when the MTU tells: its repeated
+    /// request and those continuing it.
     awaiting_data: VecDeque<(usize, u64, Option<u64>)>,
+    /// READ: the end (exclusive) of the PSNs asked for by the go-back whose answer is under
+    /// way. The responder answers requests in the order they came: a response in order
+    /// before it continues that answer, whatever later repeat waits for the same PSNs.
+    answering: Option<u64>,
     /// Last packet sent by the requester / the responder, a CNP included: the observed
     /// timeout counts from it ("since the requester's last send").
     last_tx: [Option<PacketRef>; 2],
@@ -825,6 +830,7 @@ impl<'u> Tracker<'u> {
             rnr_pending: None,
             requests: Requests::default(),
             awaiting_data: VecDeque::new(),
+            answering: None,
             last_tx: [None; 2],
             last_send_ns: None,
             drafts: Vec::new(),
@@ -898,6 +904,7 @@ impl<'u> Tracker<'u> {
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
+        let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
             Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
@@ -906,7 +913,7 @@ impl<'u> Tracker<'u> {
             }
             // The answer to a request asked again: a go-back, or for a request the responder
             // never had (or a response lost before the mirror), a first transmission.
-            Verb::Read if go_back || !self.awaiting_data.is_empty() => self.response_go_back(p, go_back),
+            Verb::Read if go_back || !self.awaiting_data.is_empty() && !continues => self.response_go_back(p, go_back),
             _ => {}
         }
         if self.s.verb != Verb::Read {
@@ -1425,6 +1432,8 @@ impl<'u> Tracker<'u> {
             });
         if go_back {
             self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
+        } else if repeat {
+            self.go_back_continues(p.psn, pkts);
         }
         if !repeat {
             self.msg_starts.entry(p.psn).or_insert(self.order);
@@ -1548,6 +1557,25 @@ impl<'u> Tracker<'u> {
         (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
     }
 
+    /// READ: a request continuing the repeated run before it (the next message's PSN): the
+    /// go-back waiting for its answer asked for its PSNs too.
+    fn go_back_continues(&mut self, psn: u64, pkts: Option<u64>) {
+        if let (Some(n), Some(last)) = (pkts, self.awaiting_data.back_mut()) {
+            if last.2 == Some(psn) {
+                last.2 = Some(psn + n);
+            }
+        }
+    }
+
+    /// READ: response `psn`, in order after the one before it, continues the answer under
+    /// way ([`Self::answering`]); past its end, no answer is.
+    fn answer_continues(&mut self, psn: u64) -> bool {
+        if self.answering.is_some_and(|end| psn >= end) {
+            self.answering = None;
+        }
+        self.answering.is_some()
+    }
+
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
     fn response_go_back(&mut self, first: PacketRef, go_back: bool) {
         // From the request's PSN, or from the missing PSN an unseen repeat asked for.
@@ -1564,12 +1592,14 @@ impl<'u> Tracker<'u> {
         let start = if exact.is_none() && go_back && self.unseen_before { unseen_start() } else { None };
         let Some(k) = exact.or(start) else {
             if go_back {
+                self.answering = None;
                 self.unseen_request_go_back(first);
             }
             return;
         };
-        let (i, asked, _) = self.awaiting_data[k];
+        let (i, asked, end) = self.awaiting_data[k];
         self.awaiting_data.drain(..=k);
+        self.answering = end;
         let (unseen_before, una) = (self.unseen_before, self.floor());
         let d = &mut self.drafts[i];
         let at_asked = asked == first.psn || d.from == Some(first.psn);
