@@ -966,11 +966,13 @@ fn random_configurations_under_capture_loss_are_exact_or_unverifiable() {
 /// 589); latencies across a missing copy (816, 1109); an unverifiable timeout measured
 /// though it may have been a NAK's go-back (623, 727); a timeout's go-back wholly unseen
 /// between two seen (not listed, the next one's attempt wrong: 389, 447, 660, 902, 929);
-/// a timeout's attempt counted after an unverifiable one's unsure PSN (767, 1097).
+/// a timeout's attempt counted after an unverifiable one's unsure PSN (767, 1097); a READ
+/// timeout's repeat taken as continuing the repeated run before it, the copy of that run's
+/// last request missing (not listed: 545).
 #[test]
 fn capture_loss_cases_found_by_random_runs() {
     let cases = random_lossy_cases(1110);
-    let bad: Vec<String> = [389, 447, 589, 623, 660, 727, 767, 781, 816, 899, 902, 929, 1091, 1097, 1109]
+    let bad: Vec<String> = [389, 447, 545, 589, 623, 660, 727, 767, 781, 816, 899, 902, 929, 1091, 1097, 1109]
         .into_iter()
         .flat_map(|case| check_lossy_case(case, &cases[case].0, cases[case].1))
         .collect();
@@ -982,11 +984,12 @@ fn capture_loss_cases_found_by_random_runs() {
 /// the timer restarted by an unseen acknowledgement before the NAK seen (a false early
 /// timeout PROBLEM, 970); a go-back taken for a NAK's though the timer, started by an
 /// unseen send, may have fired first (invented, 977); a NAK whose go-back was unseen
-/// paired with a go-back long after, everything sent at its time acknowledged (622).
+/// paired with a go-back long after, everything sent at its time acknowledged (622); as
+/// 545 above, on an E810 (1272).
 #[test]
 fn capture_loss_cases_with_faults_found_by_random_runs() {
-    let cases = random_lossy_cases_with_faults(1000);
-    let bad: Vec<String> = [190, 330, 622, 970, 977]
+    let cases = random_lossy_cases_with_faults(1300);
+    let bad: Vec<String> = [190, 330, 622, 970, 977, 1272]
         .into_iter()
         .flat_map(|case| check_lossy_case(case + 5000, &cases[case].0, cases[case].1))
         .collect();

@@ -1430,8 +1430,12 @@ impl<'u> Tracker<'u> {
             && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
             });
-        if go_back {
-            self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
+        // A request continuing the repeated run before it, but a whole timeout later with a
+        // copy missing in between: that copy may have continued the run, this one going back.
+        let unseen_go_back = repeat && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
+        if go_back || unseen_go_back {
+            let i = self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
+            self.drafts[i].doubt |= unseen_go_back;
         } else if repeat {
             self.go_back_continues(p.psn, pkts);
         }
@@ -1451,8 +1455,9 @@ impl<'u> Tracker<'u> {
     /// fired first.
     ///
     /// Only a request that reached the responder waits for its answer: one dropped on its
-    /// way is answered by nothing (the next one asked, after a timeout, is).
-    fn request_go_back(&mut self, req: PacketRef, reached: bool, end: Option<u64>) {
+    /// way is answered by nothing (the next one asked, after a timeout, is). Returns its
+    /// draft.
+    fn request_go_back(&mut self, req: PacketRef, reached: bool, end: Option<u64>) -> usize {
         if self.in_assumed(req.psn) {
             // Taken as received unseen, but asked again: the requester never had it, and
             // expects it since (as a WRITE NAK naming it shows, `ack`).
@@ -1484,7 +1489,7 @@ impl<'u> Tracker<'u> {
             if reached {
                 self.await_data(i, req.psn, end);
             }
-            return;
+            return i;
         }
         if let Some(i) = self.repeated_nak(req) {
             let first = &self.drafts[i];
@@ -1493,7 +1498,7 @@ impl<'u> Tracker<'u> {
             if reached {
                 self.await_data(i, req.psn, end);
             }
-            return;
+            return i;
         }
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
         // were seen: the oldest pending gap is this one's (several are pending only when
@@ -1520,10 +1525,10 @@ impl<'u> Tracker<'u> {
         };
         self.drafts[i].after_gap = self.unseen_before;
         // The unseen repeat before this one may have reached the responder.
-        if !reached && !self.unseen_before {
-            return;
+        if reached || self.unseen_before {
+            self.await_data(i, req.psn, end);
         }
-        self.await_data(i, req.psn, end);
+        i
     }
 
     /// Draft `i`'s repeated request (its PSN `psn`) waits for the responder's go-back.
