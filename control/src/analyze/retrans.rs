@@ -905,6 +905,9 @@ impl<'u> Tracker<'u> {
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
+        if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back) {
+            self.expected_again(p.psn);
+        }
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
             Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
@@ -1142,6 +1145,16 @@ impl<'u> Tracker<'u> {
             for g in closed {
                 push_capped(&mut self.closed, g);
             }
+        }
+    }
+
+    /// A go-back from `psn` (READ: a repeated request), taken as received unseen: the
+    /// data receiver never had it, and expects it since (as a NAK naming it shows,
+    /// `seq_nak`); what looked like later gaps were none to it.
+    fn expected_again(&mut self, psn: u64) {
+        if self.in_assumed(psn) {
+            self.gaps.retain(|g| g.expected <= psn);
+            self.rx.expect(psn);
         }
     }
 
@@ -1430,9 +1443,11 @@ impl<'u> Tracker<'u> {
             && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
                 !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
             });
-        // A request continuing the repeated run before it, but a whole timeout later with a
-        // copy missing in between: that copy may have continued the run, this one going back.
-        let unseen_go_back = repeat && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
+        // A request continuing the repeated run before it, with a copy missing in between,
+        // a whole timeout later or from the PSN a gap since expects: that copy may have
+        // continued the run, this one going back.
+        let cause = self.timer_expired(p.switch_ts_ns) || self.gaps.iter().any(|g| g.expected == p.psn);
+        let unseen_go_back = repeat && !go_back && self.unseen_before && cause;
         if go_back || unseen_go_back {
             let i = self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
             self.drafts[i].doubt |= unseen_go_back;
@@ -1458,12 +1473,7 @@ impl<'u> Tracker<'u> {
     /// way is answered by nothing (the next one asked, after a timeout, is). Returns its
     /// draft.
     fn request_go_back(&mut self, req: PacketRef, reached: bool, end: Option<u64>) -> usize {
-        if self.in_assumed(req.psn) {
-            // Taken as received unseen, but asked again: the requester never had it, and
-            // expects it since (as a WRITE NAK naming it shows, `ack`).
-            self.gaps.retain(|g| g.expected <= req.psn);
-            self.rx.expect(req.psn);
-        }
+        self.expected_again(req.psn);
         self.rx.recovering();
         self.drop_overdue_gaps(req.switch_ts_ns);
         // A lost READ request: the responder NAKed its PSN, the requester asks again.
@@ -1605,6 +1615,9 @@ impl<'u> Tracker<'u> {
         let (i, asked, end) = self.awaiting_data[k];
         self.awaiting_data.drain(..=k);
         self.answering = end;
+        if start.is_some() {
+            self.answered_unseen_from(asked, first.psn);
+        }
         let (unseen_before, una) = (self.unseen_before, self.floor());
         let d = &mut self.drafts[i];
         let at_asked = asked == first.psn || d.from == Some(first.psn);
@@ -1621,6 +1634,20 @@ impl<'u> Tracker<'u> {
         d.data = Some(first);
         if d.kind == RecoveryKind::ReadNack {
             d.first = Some(first);
+        }
+    }
+
+    /// READ: a go-back's answer from `asked` seen first at `psn`, its first responses'
+    /// copies missing: the requester is taken to have had them, as PSNs a gap skips past
+    /// missing copies (`deliver`); it no longer waits for `asked` while it ignores the rest.
+    fn answered_unseen_from(&mut self, asked: u64, psn: u64) {
+        if self.rx.expected().is_some_and(|e| asked <= e && e < psn) {
+            let from = self.rx.expected().unwrap_or(asked);
+            self.rx.expect(psn);
+            self.assumed.insert(from, psn);
+            if self.assumed.len() > PENDING_CAP {
+                self.assumed.pop_first();
+            }
         }
     }
 
