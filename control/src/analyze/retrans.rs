@@ -1158,6 +1158,23 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// READ: the requester repeated its request from `psn`, the first PSN it was missing
+    /// (a READ NACK) or its oldest unacknowledged (a timeout): with copies missing since
+    /// the replay's receiver last progressed, the PSNs it expected before `psn` arrived
+    /// unseen. Its repeat is outstanding: later arrivals out of order reveal no gap.
+    fn asked_from(&mut self, psn: u64) {
+        let Some(e) = self.rx.expected().filter(|&e| e < psn) else { return };
+        if self.unseen.between(self.rx_since, self.order) {
+            self.gaps.retain(|g| g.expected >= psn);
+            self.rx.expect(psn);
+            self.rx.recovering();
+            self.assumed.insert(e, psn);
+            if self.assumed.len() > PENDING_CAP {
+                self.assumed.pop_first();
+            }
+        }
+    }
+
     /// Whether `psn` was taken as received unseen (not acknowledged since).
     fn in_assumed(&self, psn: u64) -> bool {
         self.assumed.range(..=psn).next_back().is_some_and(|(_, &end)| psn < end)
@@ -1451,6 +1468,7 @@ impl<'u> Tracker<'u> {
         if go_back || unseen_go_back {
             let i = self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
             self.drafts[i].doubt |= unseen_go_back;
+            self.asked_from(p.psn);
         } else if repeat {
             self.go_back_continues(p.psn, pkts);
         }
