@@ -64,9 +64,9 @@ use super::context::Verb;
 use super::egress;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
-    delivered, elapsed, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request, is_rnr_nak, is_seq_nak,
-    is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message, timer_disabled, ts_add, within,
-    Arrival, GbnReceiver,
+    adaptive_retrans, delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request,
+    is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message,
+    timer_disabled, ts_add, within, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -388,9 +388,14 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
         configured_timeout_ns: exponent.and_then(iba_timeout_ns),
         timer_disabled: timer_disabled(config),
         retry_cnt: config.and_then(|c| c.max_retransmit_retry),
-        adaptive_retrans: config.and_then(|c| c.requester.adaptive_retrans),
+        adaptive_retrans: adaptive_retrans(config),
         ..Report::default()
     };
+    if config.is_some_and(|c| c.requester.adaptive_retrans == Some(true)) && report.adaptive_retrans == Some(false) {
+        report.notes.push(
+            "adaptive-retrans is set, but the requester's E810 has no adaptive mode: its timer is the IBA one".into(),
+        );
+    }
     // A disabled timer (`timer_disabled`) is no missing configuration: no note for it.
     if report.configured_timeout_ns.is_none() && !report.timer_disabled {
         report.notes.push(
@@ -891,6 +896,11 @@ impl<'u> Tracker<'u> {
 
     /// A data packet from the data sender.
     fn data(&mut self, p: PacketRef, r: &Record) {
+        if self.s.verb == Verb::Read && !ends_message(r.opcode()) {
+            // A READ response First or Middle: its request asked for the next PSN too, even
+            // when that request's copy is missing (the timer runs on past this one's progress).
+            self.requests.end = self.requests.end.max(p.psn + 2);
+        }
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
         if let Some((_, asked)) = self.requests.asked.filter(|&(q, _)| q == p.psn && !retx) {
             let t = elapsed(asked, p.switch_ts_ns);

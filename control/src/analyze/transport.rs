@@ -112,13 +112,19 @@ pub fn timer_disabled(config: Option<&TestConfig>) -> bool {
     config.and_then(|c| c.min_retransmit_timeout) == Some(0)
 }
 
+/// Whether the requester runs NVIDIA's adaptive retransmission (Lumina §6.3): as
+/// configured, but never on an E810, which has no adaptive mode (its `adaptive-retrans`
+/// setting does nothing); `None` when not configured.
+pub fn adaptive_retrans(config: Option<&TestConfig>) -> Option<bool> {
+    let r = &config?.requester;
+    r.adaptive_retrans.map(|a| a && r.nic.as_deref() != Some("e810"))
+}
+
 /// The requester's retransmission timeout when it is fixed; `None` when it is not
-/// configured, or when NVIDIA's adaptive retransmission (Lumina §6.3) makes it vary (the
-/// E810 has no adaptive mode).
+/// configured, or when adaptive retransmission makes it vary ([`adaptive_retrans`]).
 pub fn fixed_timeout_ns(config: Option<&TestConfig>) -> Option<u64> {
-    let c = config?;
-    let adaptive = c.requester.adaptive_retrans == Some(true) && c.requester.nic.as_deref() != Some("e810");
-    c.min_retransmit_timeout.filter(|_| !adaptive).and_then(iba_timeout_ns)
+    let adaptive = adaptive_retrans(config) == Some(true);
+    config?.min_retransmit_timeout.filter(|_| !adaptive).and_then(iba_timeout_ns)
 }
 
 /// The shortest adaptive retransmission timeout Lumina §6.3 saw (CX6 Dx, `timeout` 14:
