@@ -514,6 +514,14 @@ impl Sent {
         true
     }
 
+    /// PSNs up to `last` were sent, unseen (a NAK named `last`: a packet at or past it
+    /// revealed the gap); the stream goes on after it.
+    fn sent_unseen(&mut self, last: u64) {
+        if last > self.max {
+            (self.max, self.next) = (last, Some(last + 1));
+        }
+    }
+
     /// Everything before `una` is acknowledged: holes there will never be sent.
     fn acked(&mut self, una: u64) {
         while self.holes.first_key_value().is_some_and(|(_, &end)| end <= una) {
@@ -1011,6 +1019,9 @@ impl<'u> Tracker<'u> {
     /// answers the gap expecting that PSN; the responder NAKs each gap once, in order, so
     /// failing that (the PSN unknown to us) it is the oldest gap's.
     fn seq_nak(&mut self, p: PacketRef, reached: bool) {
+        // Naming a PSN past every one seen sent: their copies are missing, and its go-back
+        // resends them.
+        self.data.sent_unseen(p.psn);
         let assumed = self.in_assumed(p.psn);
         if assumed {
             // It was not received: the receiver has expected it since, so what looked
