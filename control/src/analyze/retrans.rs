@@ -938,6 +938,7 @@ impl<'u> Tracker<'u> {
             _ => {}
         }
         if self.s.verb != Verb::Read {
+            self.unseen_expiry_before(p, retx);
             self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         }
         self.resent(p);
@@ -1230,6 +1231,18 @@ impl<'u> Tracker<'u> {
     /// The requester's PSNs sent so far end before this.
     fn sent_end(&self) -> u64 {
         self.data.end().max(self.requests.end).max(self.requests.max + 1)
+    }
+
+    /// A send taken as a first transmission, with nothing outstanding as the trace shows it
+    /// and a copy missing just before it, a configured timeout or more after the earliest an
+    /// unseen send may have been: that copy may have been this PSN's first transmission, timed
+    /// out, and this its go-back. The retry count may be one short until it starts over.
+    fn unseen_expiry_before(&mut self, p: PacketRef, retx: bool) {
+        let idle = !retx && self.timer.start.is_none();
+        let since = self.unseen_send().filter(|_| idle);
+        if self.s.fixed_ns.zip(since).is_some_and(|(t, since)| elapsed(since, p.switch_ts_ns) >= t) {
+            self.attempts_doubt = true;
+        }
     }
 
     /// With a copy missing just before the requester's send, the earliest an unseen send
