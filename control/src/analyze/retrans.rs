@@ -66,7 +66,7 @@ use super::gbn::DELIVERY_NS;
 use super::transport::{
     adaptive_retrans, delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request,
     is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message,
-    timer_disabled, ts_add, within, Arrival, GbnReceiver,
+    timer_disabled, ts_add, within, Arrival, GbnReceiver, ADAPTIVE_SHORTEST_NS,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -920,7 +920,7 @@ impl<'u> Tracker<'u> {
         }
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
-        let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_expired(p.switch_ts_ns);
+        let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_may_have_run_out(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
         if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back) {
@@ -1267,6 +1267,13 @@ impl<'u> Tracker<'u> {
         p.psn == self.una && idle && elapsed(start, p.switch_ts_ns) >= t
     }
 
+    /// Whether the timer, started as the trace shows, may have fired by `ts`: it ran the
+    /// fixed timeout, or with adaptive retransmission the shortest adaptive one (§6.3).
+    fn timer_may_have_run_out(&self, ts: u64) -> bool {
+        let adaptive = self.s.configured_ns.filter(|_| self.s.adaptive == Some(true)).map(|_| ADAPTIVE_SHORTEST_NS);
+        self.s.fixed_ns.or(adaptive).zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
+    }
+
     /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
     fn maybe_expired(&self, ts: u64) -> bool {
         self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| elapsed(e, ts) >= t)
@@ -1497,7 +1504,7 @@ impl<'u> Tracker<'u> {
         // A request continuing the repeated run before it, with a copy missing in between,
         // a whole timeout later or from the PSN a gap since expects: that copy may have
         // continued the run, this one going back.
-        let cause = self.timer_expired(p.switch_ts_ns) || self.gaps.iter().any(|g| g.expected == p.psn);
+        let cause = self.timer_may_have_run_out(p.switch_ts_ns) || self.gaps.iter().any(|g| g.expected == p.psn);
         let unseen_go_back = repeat && !go_back && self.unseen_before && cause;
         if go_back || unseen_go_back {
             let i = self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
