@@ -975,10 +975,7 @@ impl<'u> Tracker<'u> {
             Arrival::Gap { missing } if self.unseen_before => {
                 self.rx.expect(p.psn + 1);
                 self.rx_since = Some(self.order);
-                self.assumed.insert(missing, p.psn);
-                if self.assumed.len() > PENDING_CAP {
-                    self.assumed.pop_first();
-                }
+                self.take_as_received(missing, p.psn);
             }
             Arrival::Gap { missing } => {
                 // Past the missing PSN by one, nothing could arrive before it past the gap.
@@ -1190,10 +1187,7 @@ impl<'u> Tracker<'u> {
             self.gaps.retain(|g| g.expected >= psn);
             self.rx.expect(psn);
             self.rx.recovering();
-            self.assumed.insert(e, psn);
-            if self.assumed.len() > PENDING_CAP {
-                self.assumed.pop_first();
-            }
+            self.take_as_received(e, psn);
         }
     }
 
@@ -1700,13 +1694,17 @@ impl<'u> Tracker<'u> {
     /// copies missing: the requester is taken to have had them, as PSNs a gap skips past
     /// missing copies (`deliver`); it no longer waits for `asked` while it ignores the rest.
     fn answered_unseen_from(&mut self, asked: u64, psn: u64) {
-        if self.rx.expected().is_some_and(|e| asked <= e && e < psn) {
-            let from = self.rx.expected().unwrap_or(asked);
+        if let Some(e) = self.rx.expected().filter(|&e| asked <= e && e < psn) {
             self.rx.expect(psn);
-            self.assumed.insert(from, psn);
-            if self.assumed.len() > PENDING_CAP {
-                self.assumed.pop_first();
-            }
+            self.take_as_received(e, psn);
+        }
+    }
+
+    /// PSNs `from`..`to` are taken as received unseen ([`Self::assumed`]).
+    fn take_as_received(&mut self, from: u64, to: u64) {
+        self.assumed.insert(from, to);
+        if self.assumed.len() > PENDING_CAP {
+            self.assumed.pop_first();
         }
     }
 
