@@ -65,8 +65,8 @@ use super::egress;
 use super::gbn::DELIVERY_NS;
 use super::transport::{
     adaptive_retrans, delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request,
-    is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, starts_message,
-    timer_disabled, ts_add, within, Arrival, GbnReceiver, ADAPTIVE_SHORTEST_NS,
+    is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns,
+    starts_message, timer_disabled, ts_add, within, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -364,6 +364,8 @@ struct Settings {
     /// The timeout the timer keeps (`transport::fixed_timeout_ns`): none with adaptive
     /// retransmission, whose timer may be shorter or longer than configured.
     fixed_ns: Option<u64>,
+    /// The shortest the timer may run (`transport::shortest_timeout_ns`, as `gbn`'s).
+    shortest_ns: Option<u64>,
     retry_cnt: Option<u8>,
     adaptive: Option<bool>,
     /// The connection's path MTU (`transport::path_mtu`): how many PSNs a READ spans.
@@ -414,6 +416,7 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
             configured_ns: report.configured_timeout_ns,
             disabled: report.timer_disabled,
             fixed_ns: fixed_timeout_ns(config),
+            shortest_ns: shortest_timeout_ns(config),
             retry_cnt: report.retry_cnt,
             adaptive: report.adaptive_retrans,
             mtu: path_mtu(config, c.packets.iter().filter_map(|&(i, _)| input.view.records.get(i as usize))),
@@ -1020,12 +1023,10 @@ impl<'u> Tracker<'u> {
         // Naming a PSN past every one seen sent: their copies are missing, and its go-back
         // resends them.
         self.data.sent_unseen(p.psn);
-        let assumed = self.in_assumed(p.psn);
+        // Taken as received unseen, it was not: the receiver has expected it since, and
+        // this NAK is outstanding.
+        let assumed = self.expected_again(p.psn);
         if assumed {
-            // It was not received: the receiver has expected it since, so what looked
-            // like later gaps were none to it.
-            self.gaps.retain(|g| g.expected <= p.psn);
-            self.rx.expect(p.psn);
             self.rx.recovering();
         }
         let (named, closed) = self.named_gap(p.psn);
@@ -1167,14 +1168,16 @@ impl<'u> Tracker<'u> {
         }
     }
 
-    /// A go-back from `psn` (READ: a repeated request), taken as received unseen: the
-    /// data receiver never had it, and expects it since (as a NAK naming it shows,
-    /// `seq_nak`); what looked like later gaps were none to it.
-    fn expected_again(&mut self, psn: u64) {
-        if self.in_assumed(psn) {
+    /// A NAK naming `psn`, or a go-back from it (READ: a repeated request), when it was
+    /// taken as received unseen: the data receiver never had it, and expects it since;
+    /// what looked like later gaps were none to it. Returns whether it was so taken.
+    fn expected_again(&mut self, psn: u64) -> bool {
+        let assumed = self.in_assumed(psn);
+        if assumed {
             self.gaps.retain(|g| g.expected <= psn);
             self.rx.expect(psn);
         }
+        assumed
     }
 
     /// READ: the requester repeated its request from `psn`, the first PSN it was missing
@@ -1264,8 +1267,7 @@ impl<'u> Tracker<'u> {
     /// Whether the timer, started as the trace shows, may have fired by `ts`: it ran the
     /// fixed timeout, or with adaptive retransmission the shortest adaptive one (§6.3).
     fn timer_may_have_run_out(&self, ts: u64) -> bool {
-        let adaptive = self.s.configured_ns.filter(|_| self.s.adaptive == Some(true)).map(|_| ADAPTIVE_SHORTEST_NS);
-        self.s.fixed_ns.or(adaptive).zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
+        self.s.shortest_ns.zip(self.timer.elapsed(ts)).is_some_and(|(t, e)| e >= t)
     }
 
     /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
@@ -2392,6 +2394,7 @@ mod tests {
             configured_ns,
             disabled: false,
             fixed_ns,
+            shortest_ns: fixed_ns.or(configured_ns.map(|_| crate::analyze::transport::ADAPTIVE_SHORTEST_NS)),
             retry_cnt: Some(7),
             adaptive,
             mtu: None,
