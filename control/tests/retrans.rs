@@ -921,8 +921,12 @@ fn check_lossy_case(case: usize, knobs: &Knobs, loss: Option<u64>) -> Vec<String
         }
     };
     let report = retrans::analyze(&analysis(&run).input());
-    assert_eq!(report.problems(), 0, "{name}: {knobs:?}");
-    exact_or_unverifiable(&name, &run, &report)
+    let mut bad = exact_or_unverifiable(&name, &run, &report);
+    if report.problems() > 0 {
+        // Listed with the rest rather than a panic, so that one sweep names every case.
+        bad.push(format!("{name}: {} PROBLEM(s) raised on a compliant trace: {knobs:?}", report.problems()));
+    }
+    bad
 }
 
 /// Other random configurations under capture loss, some with a GBN fault (a NAK naming
@@ -977,15 +981,18 @@ fn random_configurations_under_capture_loss_are_exact_or_unverifiable() {
 /// timeout's attempt proven one short (3360); a CX5 SEND with adaptive retransmission, the
 /// timer's go-back of a tail whose resend's copy was missing taken as that resend going
 /// on, 5.6 ms later: with the timer's length unknown, its shortest adaptive value (4.1 ms)
-/// tells it may have run out (2247).
+/// tells it may have run out (2247); a CX5 READ NACK whose repeat from the gap's PSN was
+/// missing, the request seen after it (from the next PSN) answered from its own PSN: listed
+/// at that PSN only, though the go-back began at the gap's (2047).
 #[test]
 fn capture_loss_cases_found_by_random_runs() {
     let cases = random_lossy_cases(3361);
-    let bad: Vec<String> =
-        [389, 447, 495, 545, 589, 623, 660, 727, 767, 781, 816, 899, 902, 929, 1091, 1097, 1109, 1331, 2247, 3360]
-            .into_iter()
-            .flat_map(|case| check_lossy_case(case, &cases[case].0, cases[case].1))
-            .collect();
+    let bad: Vec<String> = [
+        389, 447, 495, 545, 589, 623, 660, 727, 767, 781, 816, 899, 902, 929, 1091, 1097, 1109, 1331, 2047, 2247, 3360,
+    ]
+    .into_iter()
+    .flat_map(|case| check_lossy_case(case, &cases[case].0, cases[case].1))
+    .collect();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
@@ -1003,11 +1010,15 @@ fn capture_loss_cases_found_by_random_runs() {
 /// the E810's READ NACK (83 ms) of the gap before it, with adaptive retransmission set,
 /// which the E810 does not have (1242); a SEND NAK naming a PSN whose copy, and the next
 /// one's, were missing: its go-back's first packet looked like that PSN's first
-/// transmission, and the NAK went unanswered (442).
+/// transmission, and the NAK went unanswered (442); a READ response repeated with its
+/// repeated request's copy missing before a request seen after it (one the responder
+/// answers later, in order), not listed (1727, 3635); as 2047 above, after a timeout
+/// that recovered the gap: the E810's NACK of it is moot, and the repeat from the next
+/// PSN the timer's (2290).
 #[test]
 fn capture_loss_cases_with_faults_found_by_random_runs() {
-    let cases = random_lossy_cases_with_faults(1300);
-    let bad: Vec<String> = [190, 330, 442, 622, 811, 970, 977, 1242, 1272]
+    let cases = random_lossy_cases_with_faults(3636);
+    let bad: Vec<String> = [190, 330, 442, 622, 811, 970, 977, 1242, 1272, 1727, 2290, 3635]
         .into_iter()
         .flat_map(|case| check_lossy_case(case + 5000, &cases[case].0, cases[case].1))
         .collect();

@@ -795,6 +795,10 @@ struct Tracker<'u> {
     order: u64,
     /// Trace order of the connection's previous packet toward the requester / responder.
     last_order: [Option<u64>; 2],
+    /// READ: trace order of the requester's last packet before the responder's previous
+    /// one. A request answered after that response came to the responder after the one
+    /// that response answered, which came no later than this.
+    asked_before_answer: Option<u64>,
     /// A copy is missing since the previous packet in this packet's direction: a packet
     /// of this connection may have gone unseen just before it.
     unseen_before: bool,
@@ -853,6 +857,7 @@ impl<'u> Tracker<'u> {
             unseen,
             order: 0,
             last_order: [None; 2],
+            asked_before_answer: None,
             unseen_before: false,
             missing_before: 0,
             assumed: BTreeMap::new(),
@@ -902,6 +907,8 @@ impl<'u> Tracker<'u> {
         self.last_tx[from.index()] = Some(p);
         if from == Role::Requester {
             self.last_send_ns = Some(p.switch_ts_ns);
+        } else {
+            self.asked_before_answer = self.last_order[Role::Responder.index()];
         }
     }
 
@@ -1573,16 +1580,23 @@ impl<'u> Tracker<'u> {
                 self.gaps.remove(0);
                 let lost = self.losses.get(&g.expected).copied();
                 // Not from the missing PSN: the first repeat may be unseen, and then the
-                // responder goes back to the missing PSN it asked for.
+                // responder goes back to the missing PSN it asked for. Past it, this one may
+                // be the go-back instead (the timer's, the gap's NACK made moot by an earlier
+                // timeout): it resumed from one of the two, or between.
                 let doubt = req.psn != g.expected && self.unseen_before;
-                let from = doubt.then_some(g.expected);
+                let (from, psn_min) = match doubt {
+                    true if g.expected < req.psn => (None, Some(g.expected)),
+                    true => (Some(g.expected), None),
+                    false => (None, None),
+                };
                 // Or the timer may have fired first, started by an unseen packet; or, not
                 // from the gap's PSN with copies missing since it, the gap it answers is
                 // unseen and this one stale.
                 let stale = req.psn != g.expected && self.unseen.between(Some(g.cause.order), self.order);
                 let doubt = doubt || stale || self.maybe_expired(req.switch_ts_ns);
                 let (revealing, expected) = (g.revealing(), Some(g.expected));
-                let nack = Draft { lost, revealing, expected, nak: Some(req), from, ..Draft::read_nack(doubt) };
+                let nack =
+                    Draft { lost, revealing, expected, nak: Some(req), from, psn_min, ..Draft::read_nack(doubt) };
                 self.draft(nack)
             }
             // A gap stays pending through a timeout: its go-back is still scheduled.
@@ -1711,13 +1725,14 @@ impl<'u> Tracker<'u> {
     }
 
     /// READ: a go-back of the responses no request go-back seen asked for. With a copy
-    /// missing since the requester's last request seen, the repeated request is that copy:
+    /// missing since the request the responder's previous response may answer (the
+    /// requester's last packet before that response: a request seen after it may wait
+    /// behind the unseen one, answered in order), the repeated request is that copy:
     /// the recovery happened, unverifiable (its request, hence its kind and latencies, is
     /// unseen) — the oldest pending gap's READ NACK, else a timeout's. Without one, it is
     /// left alone (no request asked for it: not the requester's recovery).
     fn unseen_request_go_back(&mut self, first: PacketRef) {
-        let since = self.last_order[Role::Responder.index()];
-        if !self.unseen.between(since, self.order) {
+        if !self.unseen.between(self.asked_before_answer, self.order) {
             return;
         }
         self.rx.recovering();
