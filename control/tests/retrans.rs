@@ -393,7 +393,11 @@ fn compare_unverified(name: &str, run: &RigRun, report: &retrans::Report) {
         });
         let t = t.unwrap_or_else(|| panic!("{name}: a recovery the truth lacks: {g:#?}\n{text}"));
         let at = format!("{name}: recovery at seq {}", t.first_retransmission_seq);
-        assert_eq!(g.generation_ns, t.observed_generation_ns, "{at}: NACK generation");
+        // The packet that revealed the gap may be unseen (its copy missing): then no
+        // generation is given, and none may be.
+        if g.revealing.is_some() || g.generation_ns.is_some() {
+            assert_eq!(g.generation_ns, t.observed_generation_ns, "{at}: NACK generation");
+        }
         assert_eq!(g.reaction_ns, t.observed_reaction_ns, "{at}: NACK reaction");
         if let Some(observed) = g.timeout.as_ref().and_then(|d| d.observed_ns) {
             assert_eq!(Some(observed), t.observed_timeout_ns, "{at}: timeout");
@@ -1014,11 +1018,16 @@ fn capture_loss_cases_found_by_random_runs() {
 /// repeated request's copy missing before a request seen after it (one the responder
 /// answers later, in order), not listed (1727, 3635); as 2047 above, after a timeout
 /// that recovered the gap: the E810's NACK of it is moot, and the repeat from the next
-/// PSN the timer's (2290).
+/// PSN the timer's (2290); an E810 READ whose request's copy was missing, its answer the
+/// first the trace saw asked for: the replay's timer stayed stopped, and the timer's
+/// repeat, a whole timeout after that request, was proven the READ NACK of the gap (an
+/// E810's comes after 83 ms) (2510); a READ response seen corrupted, the next one's copy
+/// missing: the replay took the corrupted PSN as received unseen, ignored the progress of
+/// its resend and counted the next timeout's attempt one too many (2903).
 #[test]
 fn capture_loss_cases_with_faults_found_by_random_runs() {
     let cases = random_lossy_cases_with_faults(3636);
-    let bad: Vec<String> = [190, 330, 442, 622, 811, 970, 977, 1242, 1272, 1727, 2290, 3635]
+    let bad: Vec<String> = [190, 330, 442, 622, 811, 970, 977, 1242, 1272, 1727, 2290, 2510, 2903, 3635]
         .into_iter()
         .flat_map(|case| check_lossy_case(case + 5000, &cases[case].0, cases[case].1))
         .collect();

@@ -914,6 +914,9 @@ impl<'u> Tracker<'u> {
 
     /// A data packet from the data sender.
     fn data(&mut self, p: PacketRef, r: &Record) {
+        if self.s.verb == Verb::Read {
+            self.asked_unseen(p);
+        }
         if self.s.verb == Verb::Read && !ends_message(r.opcode()) {
             // A READ response First or Middle: its request asked for the next PSN too, even
             // when that request's copy is missing (the timer runs on past this one's progress).
@@ -964,6 +967,17 @@ impl<'u> Tracker<'u> {
         }
     }
 
+    /// READ: a response past every PSN the trace saw asked for answers a request whose copy
+    /// is missing. That request started the timer if nothing was outstanding: at the latest
+    /// as this answer passed, at the earliest at the requester's previous send or the last
+    /// acknowledgement seen (sent before it, the request kept the timer running from there).
+    fn asked_unseen(&mut self, p: PacketRef) {
+        if p.psn >= self.sent_end() {
+            let earliest = self.last_send_ns.unwrap_or(0).max(self.acked_at.map_or(0, |(_, t)| t));
+            self.timer.arm(p.switch_ts_ns, self.order, Some(earliest));
+        }
+    }
+
     /// A delivered data packet at the data receiver (`GbnReceiver`): an in-order one
     /// repairs the losses before it, the first one past a gap reveals that gap.
     fn deliver(&mut self, p: PacketRef, retx: bool) {
@@ -981,8 +995,11 @@ impl<'u> Tracker<'u> {
             }
             // The PSNs skipped may have crossed unseen (their copies missing): the receiver
             // is taken to have them, as gbn does; had one been lost, the NAK or timeout that
-            // follows finds no gap and its recovery is unverifiable.
-            Arrival::Gap { missing } if self.unseen_before => {
+            // follows finds no gap and its recovery is unverifiable. Not the missing PSN
+            // when its copy was seen lost and too few copies are missing since for a go-back
+            // (its NAK or repeated request, and resends up to this PSN): the gap is real,
+            // only what revealed it may be unseen.
+            Arrival::Gap { missing } if self.unseen_before && !self.seen_lost_since(missing, p.psn) => {
                 self.rx.expect(p.psn + 1);
                 self.rx_since = Some(self.order);
                 self.take_as_received(missing, p.psn);
@@ -994,6 +1011,13 @@ impl<'u> Tracker<'u> {
             }
             Arrival::First | Arrival::Ignored => {}
         }
+    }
+
+    /// PSN `missing` was seen lost, and the copies missing since are too few to hold a
+    /// go-back that resent it and everything up to `psn`.
+    fn seen_lost_since(&self, missing: u64, psn: u64) -> bool {
+        let Some(lost) = self.losses.get(&missing) else { return false };
+        self.unseen.count_between(Some(lost.order), self.order) < 1 + (psn - missing)
     }
 
     /// WRITE/SEND: an ACK or NAK from the responder. One dropped or corrupted on its way
