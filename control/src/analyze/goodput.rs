@@ -44,7 +44,7 @@ use super::conn::{is_data, unknown_verb_note, Connection, Role};
 use super::context::Verb;
 use super::egress::{self, Arrival, Arrivals};
 use super::transport::{
-    delivered, ends_message, is_transport, later, path_mtu, read_span, starts_message, SwitchClock,
+    delivered, ends_message, is_transport, later, path_mtu, read_span, starts_message, starts_read_answer, SwitchClock,
 };
 use super::unseen::{Since, Unseen};
 use super::{render_capped, Input, RENDER_LINES};
@@ -923,7 +923,7 @@ impl<'u> Tracker<'u> {
     /// Last or Only one ends the message known from responses only.
     fn on_read_data(&mut self, r: &Record) {
         if psn::ge(r.psn(), self.hi) {
-            if matches!(r.opcode() & 0x1f, 0x0d | 0x10) && (self.open || self.missed) {
+            if starts_read_answer(r.opcode()) && (self.open || self.missed) {
                 self.response_starts(r);
             } else if !self.open && self.missed {
                 self.push_first_unseen(r);

@@ -66,7 +66,7 @@ use super::gbn::DELIVERY_NS;
 use super::transport::{
     adaptive_retrans, delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request,
     is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns,
-    starts_message, timer_disabled, ts_add, within, Arrival, GbnReceiver,
+    starts_message, starts_read_answer, timer_disabled, ts_add, within, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -935,6 +935,17 @@ impl<'u> Tracker<'u> {
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_may_have_run_out(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
+        // READ: an answer starting at a PSN seen before, where no request seen started: a
+        // request asked from the middle of a message, a repeat (the requester's go-back).
+        let mid_start = self.s.verb == Verb::Read
+            && retx
+            && starts_read_answer(r.opcode())
+            && !self.msg_starts.contains_key(&p.psn);
+        if self.s.verb == Verb::Read && !retx && starts_read_answer(r.opcode()) {
+            // Where a request started, its copy seen or not.
+            self.msg_starts.entry(p.psn).or_insert(self.order);
+        }
+        let go_back = go_back || mid_start;
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
         if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back) {
             self.expected_again(p.psn);
@@ -1471,6 +1482,11 @@ impl<'u> Tracker<'u> {
             || n.overtaken_unsure
             || (first.psn != n.nak.psn && self.unseen_before)
             || self.maybe_expired(first.switch_ts_ns);
+        // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
+        // acknowledged that one (out-of-order data). Unverifiable, from either: progress seen
+        // since may acknowledge the go-back's own unseen resends.
+        let from = n.nak.psn.max(self.una);
+        let psn_min = (doubt && n.nak.psn < from).then_some(n.nak.psn);
         self.draft(Draft {
             kind: RecoveryKind::Nack,
             lost: self.losses.get(&expected).copied(),
@@ -1481,12 +1497,10 @@ impl<'u> Tracker<'u> {
             data: Some(first),
             timeout: None,
             doubt,
-            // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
-            // acknowledged that one (out-of-order data).
-            from: Some(n.nak.psn.max(self.una)),
+            from: Some(from),
             after_gap: false,
             waiting: None,
-            psn_min: None,
+            psn_min,
             ambiguous: n.ambiguous,
             twins: n.twins,
         });

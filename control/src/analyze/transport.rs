@@ -69,6 +69,12 @@ pub fn starts_message(opcode: u8) -> bool {
     matches!(opcode & 0x1f, 0x00 | 0x04 | 0x05 | 0x17 | 0x06 | 0x0a | 0x0b)
 }
 
+/// First or Only opcodes of RC READ response: the answer to one request starts (at the PSN
+/// that request asked from).
+pub fn starts_read_answer(opcode: u8) -> bool {
+    matches!(opcode & 0x1f, 0x0d | 0x10)
+}
+
 /// Last or Only opcodes of RC SEND, WRITE and READ response: a message ends.
 pub fn ends_message(opcode: u8) -> bool {
     matches!(opcode & 0x1f, 0x02..=0x05 | 0x08..=0x0b | 0x0f | 0x10 | 0x16 | 0x17)
