@@ -795,6 +795,8 @@ struct Tracker<'u> {
     order: u64,
     /// Trace order of the connection's previous packet toward the requester / responder.
     last_order: [Option<u64>; 2],
+    /// Trace order of the last resend seen (data, READ: a request or a response).
+    resend_order: Option<u64>,
     /// READ: trace order of the requester's last packet before the responder's previous
     /// one. A request answered after that response came to the responder after the one
     /// that response answered, which came no later than this.
@@ -858,6 +860,7 @@ impl<'u> Tracker<'u> {
             order: 0,
             last_order: [None; 2],
             asked_before_answer: None,
+            resend_order: None,
             unseen_before: false,
             missing_before: 0,
             assumed: BTreeMap::new(),
@@ -923,6 +926,9 @@ impl<'u> Tracker<'u> {
             self.requests.end = self.requests.end.max(p.psn + 2);
         }
         let (retx, go_back) = self.data.observe(p.psn, self.unseen_before);
+        if retx {
+            self.resend_order = Some(self.order);
+        }
         if let Some((_, asked)) = self.requests.asked.filter(|&(q, _)| q == p.psn && !retx) {
             let t = elapsed(asked, p.switch_ts_ns);
             self.path_ns = Some(self.path_ns.map_or(t, |x| x.min(t)));
@@ -1024,11 +1030,13 @@ impl<'u> Tracker<'u> {
         }
     }
 
-    /// PSN `missing` was seen lost, and the copies missing since are too few to hold a
-    /// go-back that resent it and everything up to `psn`.
+    /// PSN `missing` was seen lost, no resend was seen since (a go-back under way may have
+    /// resent it unseen), and the copies missing since are too few to hold a go-back that
+    /// resent it and everything up to `psn`.
     fn seen_lost_since(&self, missing: u64, psn: u64) -> bool {
         let Some(lost) = self.losses.get(&missing) else { return false };
-        self.unseen.count_between(Some(lost.order), self.order) < 1 + (psn - missing)
+        let resent_since = self.resend_order.is_some_and(|o| o > lost.order);
+        !resent_since && self.unseen.count_between(Some(lost.order), self.order) < 1 + (psn - missing)
     }
 
     /// WRITE/SEND: an ACK or NAK from the responder. One dropped or corrupted on its way
@@ -1538,15 +1546,24 @@ impl<'u> Tracker<'u> {
     fn request(&mut self, p: PacketRef, r: &Record) {
         let repeat = p.psn <= self.requests.max.max(self.data.max);
         let pkts = self.s.mtu.filter(|_| r.has(flag::RETH)).map(|m| u64::from(r.dma_len().div_ceil(m.max(1)).max(1)));
-        let go_back = repeat
-            && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
-                !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e)
-            });
         // A request continuing the repeated run before it, with a copy missing in between,
         // a whole timeout later or from the PSN a gap since expects: that copy may have
         // continued the run, this one going back.
         let cause = self.timer_may_have_run_out(p.switch_ts_ns) || self.gaps.iter().any(|g| g.expected == p.psn);
+        // Past the end of the repeated run before it, with a copy missing in between, no such
+        // cause, and no response seen from its PSN on: the missing copies asked for the PSNs
+        // skipped, the run goes on. A go-back asks from the oldest PSN unacknowledged (a
+        // timeout's) or from a gap's, which only a response past it reveals.
+        let unanswered = p.psn > self.data.max && self.unseen_before && !cause;
+        let skipped_unseen = |prev_end: Option<u64>| prev_end.is_some_and(|e| e < p.psn) && unanswered;
+        let go_back = repeat
+            && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
+                !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e) && !skipped_unseen(prev_end)
+            });
         let unseen_go_back = repeat && !go_back && self.unseen_before && cause;
+        if repeat {
+            self.resend_order = Some(self.order);
+        }
         if go_back || unseen_go_back {
             let i = self.request_go_back(p, delivered(r), pkts.map(|n| p.psn + n));
             self.drafts[i].doubt |= unseen_go_back;
@@ -1681,9 +1698,10 @@ impl<'u> Tracker<'u> {
 
     /// READ: a request continuing the repeated run before it (the next message's PSN): the
     /// go-back waiting for its answer asked for its PSNs too.
+    /// Or past it, the requests between unseen.
     fn go_back_continues(&mut self, psn: u64, pkts: Option<u64>) {
         if let (Some(n), Some(last)) = (pkts, self.awaiting_data.back_mut()) {
-            if last.2 == Some(psn) {
+            if last.2.is_some_and(|e| e <= psn) {
                 last.2 = Some(psn + n);
             }
         }
