@@ -52,7 +52,7 @@
 //! it can be shorter than the timer: go-back-N resends do not restart the timer);
 //! `timer_elapsed_ns` runs from the timer's (re)start as the trace shows it.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -76,6 +76,9 @@ pub const PLOT_REACTION: &str = "retrans-nack-reaction.svg";
 /// Pending NAKs, gaps and sender holes kept per connection: a trace that never resolves
 /// them (damaged, or a misbehaving NIC) must not grow memory.
 const PENDING_CAP: usize = 64;
+/// READ response PSNs first seen as Middle or Last kept per connection (the latest): a
+/// go-back returns to recent PSNs.
+const MID_ANSWER_CAP: usize = 4096;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -795,6 +798,9 @@ struct Tracker<'u> {
     order: u64,
     /// Trace order of the connection's previous packet toward the requester / responder.
     last_order: [Option<u64>; 2],
+    /// READ: PSNs whose first response seen was a Middle or Last, the latest
+    /// [`MID_ANSWER_CAP`].
+    mid_answer: BTreeSet<u64>,
     /// Trace order of the last resend seen (data, READ: a request or a response).
     resend_order: Option<u64>,
     /// READ: trace order of the requester's last packet before the responder's previous
@@ -861,6 +867,7 @@ impl<'u> Tracker<'u> {
             last_order: [None; 2],
             asked_before_answer: None,
             resend_order: None,
+            mid_answer: BTreeSet::new(),
             unseen_before: false,
             missing_before: 0,
             assumed: BTreeMap::new(),
@@ -941,15 +948,15 @@ impl<'u> Tracker<'u> {
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_may_have_run_out(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
-        // READ: an answer starting at a PSN seen before, where no request seen started: a
-        // request asked from the middle of a message, a repeat (the requester's go-back).
-        let mid_start = self.s.verb == Verb::Read
-            && retx
-            && starts_read_answer(r.opcode())
-            && !self.msg_starts.contains_key(&p.psn);
-        if self.s.verb == Verb::Read && !retx && starts_read_answer(r.opcode()) {
-            // Where a request started, its copy seen or not.
-            self.msg_starts.entry(p.psn).or_insert(self.order);
+        // READ: an answer starting at a PSN first seen in the middle of a message: a request
+        // asked from there, a repeat (the requester's go-back).
+        let starts = starts_read_answer(r.opcode());
+        let mid_start = self.s.verb == Verb::Read && retx && starts && self.mid_answer.contains(&p.psn);
+        if self.s.verb == Verb::Read && !retx && !starts {
+            self.mid_answer.insert(p.psn);
+            if self.mid_answer.len() > MID_ANSWER_CAP {
+                self.mid_answer.pop_first();
+            }
         }
         let go_back = go_back || mid_start;
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
@@ -964,7 +971,9 @@ impl<'u> Tracker<'u> {
             }
             // The answer to a request asked again: a go-back, or for a request the responder
             // never had (or a response lost before the mirror), a first transmission.
-            Verb::Read if go_back || !self.awaiting_data.is_empty() && !continues => self.response_go_back(p, go_back),
+            Verb::Read if go_back || !self.awaiting_data.is_empty() && !continues => {
+                self.response_go_back(p, go_back, mid_start);
+            }
             _ => {}
         }
         if self.s.verb != Verb::Read {
@@ -1281,13 +1290,14 @@ impl<'u> Tracker<'u> {
     }
 
     /// A send taken as a first transmission, with nothing outstanding as the trace shows it
-    /// and a copy missing just before it, a configured timeout or more after the earliest an
-    /// unseen send may have been: that copy may have been this PSN's first transmission, timed
-    /// out, and this its go-back. The retry count may be one short until it starts over.
+    /// (READ: a request) and a copy missing just before it, the shortest timeout or more
+    /// after the earliest an unseen send may have been: that copy may have been this PSN's
+    /// first transmission, timed out, and this its go-back. The retry count may be one
+    /// short until it starts over.
     fn unseen_expiry_before(&mut self, p: PacketRef, retx: bool) {
         let idle = !retx && self.timer.start.is_none();
         let since = self.unseen_send().filter(|_| idle);
-        if self.s.fixed_ns.zip(since).is_some_and(|(t, since)| elapsed(since, p.switch_ts_ns) >= t) {
+        if self.s.shortest_ns.zip(since).is_some_and(|(t, since)| elapsed(since, p.switch_ts_ns) >= t) {
             self.attempts_doubt = true;
         }
     }
@@ -1576,6 +1586,7 @@ impl<'u> Tracker<'u> {
             self.fresh_ns = Some(p.switch_ts_ns);
             self.requests.asked = Some((p.psn, p.switch_ts_ns));
         }
+        self.unseen_expiry_before(p, repeat);
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
         let q = &mut self.requests;
         q.max = q.max.max(p.psn);
@@ -1717,7 +1728,10 @@ impl<'u> Tracker<'u> {
     }
 
     /// READ: the responder's go-back answers the oldest request go-back from that PSN.
-    fn response_go_back(&mut self, first: PacketRef, go_back: bool) {
+    /// `mid_start`: `first` starts an answer in the middle of a message, so it answers a
+    /// request from its own PSN, not a repeated run from before whose first responses went
+    /// unseen (the run's requests start where messages do).
+    fn response_go_back(&mut self, first: PacketRef, go_back: bool, mid_start: bool) {
         // From the request's PSN, or from the missing PSN an unseen repeat asked for.
         let drafts = &self.drafts;
         let exact = self.awaiting_data.iter().position(|&(i, psn, _)| {
@@ -1729,7 +1743,7 @@ impl<'u> Tracker<'u> {
         // Not past the PSNs the request asked for.
         let asked = |&(_, psn, end): &(usize, u64, Option<u64>)| psn < first.psn && end.is_none_or(|e| first.psn < e);
         let unseen_start = || self.awaiting_data.iter().position(asked);
-        let start = if exact.is_none() && go_back && self.unseen_before { unseen_start() } else { None };
+        let start = if exact.is_none() && go_back && self.unseen_before && !mid_start { unseen_start() } else { None };
         let Some(k) = exact.or(start) else {
             if go_back {
                 self.answering = None;
