@@ -1496,9 +1496,14 @@ impl<'u> Tracker<'u> {
         // NAK no gap explains, in a trace lacking copies, may answer an unseen gap (with a
         // complete trace it follows a GBN fault). Or the timer may have fired first, started
         // by an unseen packet.
+        // So too when copies are missing since the NAK (its own go-back may be unseen) and
+        // the timer may have run out by now (adaptive retransmission: its shortest timeout).
+        let own_unseen =
+            self.unseen.between(Some(n.order), self.order) && self.timer_may_have_run_out(first.switch_ts_ns);
         let doubt = n.unseen_gap
             || n.overtaken_unsure
             || (first.psn != n.nak.psn && self.unseen_before)
+            || own_unseen
             || self.maybe_expired(first.switch_ts_ns);
         // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
         // acknowledged that one (out-of-order data). Unverifiable, from either: progress seen
