@@ -997,13 +997,15 @@ fn random_configurations_under_capture_loss_are_exact_or_unverifiable() {
 /// earlier answer going on (3427; also 9364 on an E810, 10474); an E810 READ whose first
 /// request for a PSN and the timer's repeat of it were both missing: the next repeat seen
 /// was taken as a first request, and the timeouts after it counted one attempt short
-/// (11954).
+/// (11954); a NAK's go-back first seen at a later PSN, a copy missing just before it, that
+/// was another NAK's whose copy was missing: listed at the first NAK's PSN only (an E810
+/// WRITE, 15128; a CX6 Dx WRITE, 16130; a CX4 Lx WRITE, 29204).
 #[test]
 fn capture_loss_cases_found_by_random_runs() {
-    let cases = random_lossy_cases(11955);
+    let cases = random_lossy_cases(29205);
     let bad: Vec<String> = [
         389, 447, 495, 545, 589, 623, 660, 727, 767, 781, 816, 899, 902, 929, 1091, 1097, 1109, 1331, 1502, 2047, 2247,
-        3360, 3427, 9364, 10474, 11954,
+        3360, 3427, 9364, 10474, 11954, 15128, 16130, 29204,
     ]
     .into_iter()
     .flat_map(|case| check_lossy_case(case, false, &cases[case].0, cases[case].1))

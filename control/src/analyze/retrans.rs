@@ -1507,8 +1507,10 @@ impl<'u> Tracker<'u> {
             || self.maybe_expired(first.switch_ts_ns);
         // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
         // acknowledged that one (out-of-order data). Unverifiable, from either: progress seen
-        // since may acknowledge the go-back's own unseen resends.
+        // since may acknowledge the go-back's own unseen resends; and up to the first resend
+        // seen when a copy is missing just before it: the go-back may be another NAK's, unseen.
         let from = n.nak.psn.max(self.una);
+        let from = if doubt && self.unseen_before { from.max(first.psn) } else { from };
         let psn_min = (doubt && n.nak.psn < from).then_some(n.nak.psn);
         self.draft(Draft {
             kind: RecoveryKind::Nack,
