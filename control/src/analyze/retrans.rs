@@ -688,6 +688,9 @@ struct Draft {
     ambiguous: bool,
     /// Which (`Tracker::twins`).
     twins: Option<usize>,
+    /// A NACK recovery whose go-back may be the timer's instead (it may have expired, an
+    /// unseen packet having started it earlier): no latency is surely its NACK's.
+    maybe_timer: bool,
 }
 
 impl Draft {
@@ -709,6 +712,7 @@ impl Draft {
             expected: None,
             ambiguous: false,
             twins: None,
+            maybe_timer: false,
         }
     }
 }
@@ -1500,11 +1504,8 @@ impl<'u> Tracker<'u> {
         // the timer may have run out by now (adaptive retransmission: its shortest timeout).
         let own_unseen =
             self.unseen.between(Some(n.order), self.order) && self.timer_may_have_run_out(first.switch_ts_ns);
-        let doubt = n.unseen_gap
-            || n.overtaken_unsure
-            || (first.psn != n.nak.psn && self.unseen_before)
-            || own_unseen
-            || self.maybe_expired(first.switch_ts_ns);
+        let maybe_timer = own_unseen || self.maybe_expired(first.switch_ts_ns);
+        let doubt = n.unseen_gap || n.overtaken_unsure || (first.psn != n.nak.psn && self.unseen_before) || maybe_timer;
         // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
         // acknowledged that one (out-of-order data). Unverifiable, from either: progress seen
         // since may acknowledge the go-back's own unseen resends; and up to the first resend
@@ -1528,6 +1529,7 @@ impl<'u> Tracker<'u> {
             psn_min,
             ambiguous: n.ambiguous,
             twins: n.twins,
+            maybe_timer,
         });
     }
 
@@ -1630,6 +1632,7 @@ impl<'u> Tracker<'u> {
                 expected: None,
                 ambiguous: false,
                 twins: None,
+                maybe_timer: false,
             });
             if reached {
                 self.await_data(i, req.psn, end);
@@ -1638,8 +1641,12 @@ impl<'u> Tracker<'u> {
         }
         if let Some(i) = self.repeated_nak(req) {
             let first = &self.drafts[i];
-            let (lost, revealing, expected, doubt) = (first.lost, first.revealing, first.expected, first.doubt);
-            let i = self.draft(Draft { lost, revealing, expected, nak: Some(req), ..Draft::read_nack(doubt) });
+            let (lost, revealing, expected) = (first.lost, first.revealing, first.expected);
+            // The timer, started by an unseen packet, may have sent this one.
+            let maybe_timer = first.maybe_timer || self.maybe_expired(req.switch_ts_ns);
+            let doubt = first.doubt || maybe_timer;
+            let nack = Draft { lost, revealing, expected, nak: Some(req), maybe_timer, ..Draft::read_nack(doubt) };
+            let i = self.draft(nack);
             if reached {
                 self.await_data(i, req.psn, end);
             }
@@ -1666,10 +1673,19 @@ impl<'u> Tracker<'u> {
                 // from the gap's PSN with copies missing since it, the gap it answers is
                 // unseen and this one stale.
                 let stale = req.psn != g.expected && self.unseen.between(Some(g.cause.order), self.order);
-                let doubt = doubt || stale || self.maybe_expired(req.switch_ts_ns);
+                let maybe_timer = self.maybe_expired(req.switch_ts_ns);
+                let doubt = doubt || stale || maybe_timer;
                 let (revealing, expected) = (g.revealing(), Some(g.expected));
-                let nack =
-                    Draft { lost, revealing, expected, nak: Some(req), from, psn_min, ..Draft::read_nack(doubt) };
+                let nack = Draft {
+                    lost,
+                    revealing,
+                    expected,
+                    nak: Some(req),
+                    from,
+                    psn_min,
+                    maybe_timer,
+                    ..Draft::read_nack(doubt)
+                };
                 self.draft(nack)
             }
             // A gap stays pending through a timeout: its go-back is still scheduled.
@@ -1918,6 +1934,7 @@ impl<'u> Tracker<'u> {
             expected: None,
             ambiguous: false,
             twins: None,
+            maybe_timer: false,
         })
     }
 
@@ -2111,7 +2128,9 @@ impl Draft {
         if !self.doubt {
             return (delta(self.revealing, self.nak), delta(self.nak, self.first).filter(|_| nack));
         }
-        let own = |n: PacketRef| n.psn == psn && psn_min.is_none() && self.expected.is_none_or(|e| e == psn);
+        let own = |n: PacketRef| {
+            n.psn == psn && psn_min.is_none() && self.expected.is_none_or(|e| e == psn) && !self.maybe_timer
+        };
         let nak_known = self.nak.is_some_and(own);
         let at_start = self.first.is_some_and(|f| f.psn == psn);
         let generation = delta(self.revealing, self.nak).filter(|_| nak_known);
