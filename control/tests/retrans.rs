@@ -930,7 +930,7 @@ fn check_lossy_case(case: usize, faulted: bool, knobs: &Knobs, loss: Option<u64>
     let mut bad = exact_or_unverifiable(&name, &run, &report);
     if report.problems() > 0 {
         // Listed with the rest rather than a panic, so that one sweep names every case.
-        bad.push(format!("{name}: {} PROBLEM(s) raised on a compliant trace: {knobs:?}", report.problems()));
+        bad.push(format!("{name}: {} PROBLEM(s), none expected: {knobs:?}", report.problems()));
     }
     bad
 }

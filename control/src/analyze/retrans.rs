@@ -1577,7 +1577,7 @@ impl<'u> Tracker<'u> {
         let skipped_unseen = |prev_end: Option<u64>| prev_end.is_some_and(|e| e < p.psn) && unanswered;
         let go_back = repeat
             && self.requests.prev.is_none_or(|(prev, prev_end, prev_repeat)| {
-                !prev_repeat || prev_end.map_or(p.psn <= prev, |e| p.psn != e) && !skipped_unseen(prev_end)
+                !prev_repeat || (prev_end.map_or(p.psn <= prev, |e| p.psn != e) && !skipped_unseen(prev_end))
             });
         let unseen_go_back = repeat && !go_back && self.unseen_before && cause;
         if repeat {
@@ -1730,9 +1730,9 @@ impl<'u> Tracker<'u> {
         (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
     }
 
-    /// READ: a request continuing the repeated run before it (the next message's PSN): the
-    /// go-back waiting for its answer asked for its PSNs too.
-    /// Or past it, the requests between unseen.
+    /// READ: a request continuing the repeated run before it (the next message's PSN, or
+    /// one past it with the requests between unseen): the go-back waiting for its answer
+    /// asked for its PSNs too.
     fn go_back_continues(&mut self, psn: u64, pkts: Option<u64>) {
         if let (Some(n), Some(last)) = (pkts, self.awaiting_data.back_mut()) {
             if last.2.is_some_and(|e| e <= psn) {
