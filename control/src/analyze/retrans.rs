@@ -805,6 +805,11 @@ struct Tracker<'u> {
     /// READ: PSNs whose first response seen was a Middle or Last, the latest
     /// [`MID_ANSWER_CAP`].
     mid_answer: BTreeSet<u64>,
+    /// WRITE/SEND: the last data packet seen, and the shortest time seen between two data
+    /// packets, shared among the copies missing between (the sender's spacing back to back,
+    /// or less).
+    last_data: Option<PacketRef>,
+    data_spacing: Option<u64>,
     /// Trace order of the last resend seen (data, READ: a request or a response).
     resend_order: Option<u64>,
     /// READ: trace order of the requester's last packet before the responder's previous
@@ -871,6 +876,8 @@ impl<'u> Tracker<'u> {
             last_order: [None; 2],
             asked_before_answer: None,
             resend_order: None,
+            last_data: None,
+            data_spacing: None,
             mid_answer: BTreeSet::new(),
             unseen_before: false,
             missing_before: 0,
@@ -952,6 +959,7 @@ impl<'u> Tracker<'u> {
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_may_have_run_out(p.switch_ts_ns);
         let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
+        let paused_go_back = retx && !go_back && self.s.verb != Verb::Read && self.paused(p);
         // READ: an answer starting at a PSN first seen in the middle of a message: a request
         // asked from there, a repeat (the requester's go-back).
         let starts = starts_read_answer(r.opcode());
@@ -964,11 +972,24 @@ impl<'u> Tracker<'u> {
         }
         let go_back = go_back || mid_start;
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
-        if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back) {
+        if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back || paused_go_back) {
             self.expected_again(p.psn);
         }
+        if let Some(last) = self.last_data.filter(|_| self.s.verb != Verb::Read) {
+            // Shared among the copies missing between, as if each were this connection's.
+            let gap = elapsed(last.switch_ts_ns, p.switch_ts_ns) / (self.missing_before + 1);
+            self.data_spacing = Some(self.data_spacing.map_or(gap, |s| s.min(gap)));
+        }
+        self.last_data = Some(p);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
+            Verb::Write | Verb::Send if paused_go_back && !unseen_go_back && !clamped_go_back => {
+                let n = self.drafts.len();
+                self.data_go_back(p);
+                if let Some(d) = self.drafts.get_mut(n) {
+                    d.doubt = true;
+                }
+            }
             Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
                 let i = self.timeout(p, Some(p));
                 self.drafts[i].doubt = true;
@@ -995,6 +1016,16 @@ impl<'u> Tracker<'u> {
             self.losses.remove(&p.psn);
             self.deliver(p, retx);
         }
+    }
+
+    /// WRITE/SEND: a resend continuing the one before it, copies missing in between, but
+    /// after a pause longer than those copies sent back to back would take (the shortest
+    /// spacing seen, each, plus the delivery bound): the resend of its PSN may be among
+    /// them, this one a new go-back whose NAK is unseen (only the timing tells).
+    fn paused(&self, p: PacketRef) -> bool {
+        let (Some(last), Some(spacing)) = (self.last_data, self.data_spacing) else { return false };
+        let back_to_back = (self.missing_before + 1).saturating_mul(spacing).saturating_add(DELIVERY_NS);
+        self.unseen_before && elapsed(last.switch_ts_ns, p.switch_ts_ns) > back_to_back
     }
 
     /// READ: a response past every PSN the trace saw asked for answers a request whose copy
