@@ -970,7 +970,9 @@ impl<'u> Tracker<'u> {
                 self.mid_answer.pop_first();
             }
         }
-        let go_back = go_back || mid_start;
+        // READ: an answer going on a whole timeout later, copies missing between (the
+        // timer's repeat and the first of its answer may be among them), may be the timer's.
+        let go_back = go_back || mid_start || (self.s.verb == Verb::Read && unseen_go_back);
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
         if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back || paused_go_back) {
             self.expected_again(p.psn);
