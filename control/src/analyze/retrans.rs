@@ -985,16 +985,17 @@ impl<'u> Tracker<'u> {
         self.last_data = Some(p);
         match self.s.verb {
             Verb::Write | Verb::Send if go_back => self.data_go_back(p),
-            Verb::Write | Verb::Send if paused_go_back && !unseen_go_back && !clamped_go_back => {
+            Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
+                let i = self.timeout(p, Some(p));
+                self.drafts[i].doubt = true;
+            }
+            // Paired as any go-back (a pending NAK's, else a timeout), never proven.
+            Verb::Write | Verb::Send if paused_go_back => {
                 let n = self.drafts.len();
                 self.data_go_back(p);
                 if let Some(d) = self.drafts.get_mut(n) {
                     d.doubt = true;
                 }
-            }
-            Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
-                let i = self.timeout(p, Some(p));
-                self.drafts[i].doubt = true;
             }
             // The answer to a request asked again: a go-back, or for a request the responder
             // never had (or a response lost before the mirror), a first transmission.
