@@ -984,17 +984,17 @@ impl<'u> Tracker<'u> {
         }
         self.last_data = Some(p);
         match self.s.verb {
-            Verb::Write | Verb::Send if go_back => self.data_go_back(p),
+            Verb::Write | Verb::Send if go_back => {
+                self.data_go_back(p);
+            }
             Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
                 let i = self.timeout(p, Some(p));
                 self.drafts[i].doubt = true;
             }
             // Paired as any go-back (a pending NAK's, else a timeout), never proven.
             Verb::Write | Verb::Send if paused_go_back => {
-                let n = self.drafts.len();
-                self.data_go_back(p);
-                if let Some(d) = self.drafts.get_mut(n) {
-                    d.doubt = true;
+                if let Some(i) = self.data_go_back(p) {
+                    self.drafts[i].doubt = true;
                 }
             }
             // The answer to a request asked again: a go-back, or for a request the responder
@@ -1037,8 +1037,7 @@ impl<'u> Tracker<'u> {
     /// acknowledgement seen (sent before it, the request kept the timer running from there).
     fn asked_unseen(&mut self, p: PacketRef) {
         if p.psn >= self.sent_end() {
-            let earliest = self.last_send_ns.unwrap_or(0).max(self.acked_at.map_or(0, |(_, t)| t));
-            self.timer.arm(p.switch_ts_ns, self.order, Some(earliest));
+            self.timer.arm(p.switch_ts_ns, self.order, Some(self.since_last_send_or_ack()));
         }
     }
 
@@ -1344,8 +1343,13 @@ impl<'u> Tracker<'u> {
     /// may have been: its previous send seen, or the acknowledgement seen last (a send
     /// before it started a timer that it stopped or restarted).
     fn unseen_send(&self) -> Option<u64> {
-        let previous = self.last_send_ns.unwrap_or(0);
-        self.unseen_before.then(|| previous.max(self.acked_at.map_or(0, |(_, t)| t)))
+        self.unseen_before.then(|| self.since_last_send_or_ack())
+    }
+
+    /// The requester's previous send seen, or the acknowledgement seen last if later: the
+    /// earliest a send unseen since may have been.
+    fn since_last_send_or_ack(&self) -> u64 {
+        self.last_send_ns.unwrap_or(0).max(self.acked_at.map_or(0, |(_, t)| t))
     }
 
     /// A resend continuing the one before it, from the oldest PSN unacknowledged, after the
@@ -1445,11 +1449,12 @@ impl<'u> Tracker<'u> {
     /// requester schedules one go-back per NAK, from the PSN it names or the oldest one
     /// unacknowledged if later: the oldest pending NAK resuming there is this one's, else
     /// the oldest naming one before it (several are pending after out-of-order data, a GBN
-    /// violation, or when the timer overtook a NAK whose go-back never came).
-    fn data_go_back(&mut self, first: PacketRef) {
+    /// violation, or when the timer overtook a NAK whose go-back never came). Returns its
+    /// draft (none for an RNR resend).
+    fn data_go_back(&mut self, first: PacketRef) -> Option<usize> {
         if self.rnr_pending.take_if(|&mut p| p == first.psn).is_some() {
             self.timer.arm(first.switch_ts_ns, self.order, self.unseen_send());
-            return;
+            return None;
         }
         self.answered_unseen(first);
         // A NAK-sequence-error go-back resends from the PSN the NAK named, or from the
@@ -1475,7 +1480,7 @@ impl<'u> Tracker<'u> {
                     // Its go-back may be the unseen NAK's, and this NAK's come later.
                     (n.unseen_gap, n.ambiguous, self.twin_go_back) = (true, true, true);
                 }
-                self.nak_go_back(n, first);
+                Some(self.nak_go_back(n, first))
             }
             _ => {
                 let unsure = nak.is_some_and(|i| self.expiry_unsure(&self.naks[i], first));
@@ -1488,6 +1493,7 @@ impl<'u> Tracker<'u> {
                 self.twin_go_back = false;
                 let i = self.timeout(first, Some(first));
                 self.drafts[i].doubt |= unseen_nak || unsure;
+                Some(i)
             }
         }
     }
@@ -1528,7 +1534,7 @@ impl<'u> Tracker<'u> {
     }
 
     /// The NACK recovery of NAK `n`, whose go-back starts at `first`.
-    fn nak_go_back(&mut self, n: PendingNak, first: PacketRef) {
+    fn nak_go_back(&mut self, n: PendingNak, first: PacketRef) -> usize {
         let expected = n.gap.map_or(n.nak.psn, |g| g.expected);
         // A go-back not from the PSN the NAK names may have started at an unseen resend; a
         // NAK no gap explains, in a trace lacking copies, may answer an unseen gap (with a
@@ -1564,7 +1570,7 @@ impl<'u> Tracker<'u> {
             ambiguous: n.ambiguous,
             twins: n.twins,
             maybe_timer,
-        });
+        })
     }
 
     /// Pending NAKs this go-back cannot answer: it resumes past where theirs would, and
