@@ -575,7 +575,7 @@ traffic: {num-connections: 3, rdma-verb: write, num-msgs-per-qp: 6, mtu: 1024, m
     let truth = &run.result.truth;
     let in_flight = truth.recoveries.iter().filter(|r| match r.trigger {
         Trigger::Timeout(i) => {
-            let at_expiry = truth.timeouts[i as usize].last_tx_switch_ts_ns;
+            let at_expiry = truth.timeouts[i as usize].last_tx_switch_ts_ns.expect("a timer is armed by a send");
             let retx = truth.retransmissions.iter().find(|x| x.seq == r.first_retransmission_seq).unwrap();
             r.observed_timeout_ns != Some(retx.switch_ts_ns.wrapping_sub(at_expiry) & wire::mirror::TIMESTAMP_MAX)
         }

@@ -69,7 +69,7 @@ pub fn fill(truth: &mut Truth) {
             observed_reaction_ns: None,
             // From the requester's last packet before the retransmission at the switch, as
             // the trace shows it: one in flight when the timer fired counts too.
-            observed_timeout_ns: Some(ts_delta(data.previous_tx_switch_ts_ns, data.switch_ts_ns)),
+            observed_timeout_ns: data.previous_tx_switch_ts_ns.map(|p| ts_delta(p, data.switch_ts_ns)),
         });
     }
     out.sort_by_key(|r| r.first_retransmission_seq);

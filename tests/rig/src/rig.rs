@@ -105,7 +105,7 @@ pub struct Rig<'c> {
     nics: [Nic; 2],
     switch: Switch,
     dumps: Vec<DumpHost>,
-    last_switch_ts: Vec<[u64; 2]>,
+    last_switch_ts: Vec<[Option<u64>; 2]>,
     record: bool,
     packets: Vec<PacketRecord>,
     scratch: Vec<u8>,
@@ -166,7 +166,7 @@ impl<'c> Rig<'c> {
             switch_rng: Rng::new(seed ^ 0x5717_c4e5_0000_0001),
             fault_rng: Rng::new(seed ^ 0xfa17_0000_0000_0002),
             truth,
-            last_switch_ts: vec![[0; 2]; n],
+            last_switch_ts: vec![[None; 2]; n],
             conns,
             shape,
             nics,
@@ -331,7 +331,7 @@ impl<'c> Rig<'c> {
         let sent = pkt;
         let ing = self.switch.ingress(self.now, &mut pkt, &conn);
         let last = &mut self.last_switch_ts[pkt.conn as usize][pkt.from.idx()];
-        let previous = std::mem::replace(last, pkt.switch_ts_ns);
+        let previous = last.replace(pkt.switch_ts_ns);
         self.note_truth(&pkt, &ing, &conn, previous);
         match ing.mirror {
             Some(m) => self.mirror_copy(&sent, &pkt, &ing, &conn, m)?,
@@ -360,7 +360,7 @@ impl<'c> Rig<'c> {
     }
 
     /// `previous`: the switch time of the packet its end sent before it on the connection.
-    fn note_truth(&mut self, pkt: &Pkt, ing: &Ingress, conn: &Conn, previous: u64) {
+    fn note_truth(&mut self, pkt: &Pkt, ing: &Ingress, conn: &Conn, previous: Option<u64>) {
         let (seq, ts) = (pkt.seq, pkt.switch_ts_ns);
         match pkt.tag {
             Tag::None => {}
@@ -477,7 +477,7 @@ impl<'c> Rig<'c> {
         self.last_switch_ts
             .iter()
             .flatten()
-            .filter(|&&t| t != 0) // an end of a QP that never sent
+            .flatten() // an end of a QP that never sent has none
             .map(|&t| t.wrapping_sub(self.cfg.rig.switch_clock_start_ns) & wire::mirror::TIMESTAMP_MAX)
             .max()
             .unwrap_or(0)

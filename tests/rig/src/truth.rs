@@ -91,8 +91,9 @@ pub struct Timeout {
     /// of the run: `fired_at_ns − started_at_ns = model_timeout_ns`.
     pub started_at_ns: u64,
     pub fired_at_ns: u64,
-    /// Switch timestamp of the last packet the QP sent before it fired.
-    pub last_tx_switch_ts_ns: u64,
+    /// Switch timestamp of the last packet the QP sent before it fired (none if it never
+    /// sent, which a timer cannot see: it is armed by a send).
+    pub last_tx_switch_ts_ns: Option<u64>,
     /// False for the expiry that exhausted the retry count (the QP went to error).
     pub retried: bool,
 }
@@ -119,7 +120,7 @@ pub struct Retransmission {
     /// The switch time of the previous packet its end sent on the connection (a CNP
     /// too): an observed timeout counts from it, as the trace shows it.
     #[serde(skip)]
-    pub previous_tx_switch_ts_ns: u64,
+    pub previous_tx_switch_ts_ns: Option<u64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -64,7 +64,7 @@ pub struct Ctx<'a> {
     pub conns: &'a [Conn],
     pub shape: Shape,
     /// Per connection and side: switch timestamp of the last packet seen from it.
-    pub last_switch_ts: &'a [[u64; 2]],
+    pub last_switch_ts: &'a [[Option<u64>; 2]],
 }
 
 impl Ctx<'_> {

@@ -259,7 +259,7 @@ impl ReqQp {
             trigger,
             seq: 0,
             switch_ts_ns: 0,
-            previous_tx_switch_ts_ns: 0,
+            previous_tx_switch_ts_ns: None,
         });
         p.retransmission = true;
         p.tag = Tag::Retransmission(index);

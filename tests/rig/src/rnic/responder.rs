@@ -236,7 +236,7 @@ impl RespQp {
                     trigger,
                     seq: 0,
                     switch_ts_ns: 0,
-                    previous_tx_switch_ts_ns: 0,
+                    previous_tx_switch_ts_ns: None,
                 });
                 p.tag = Tag::Retransmission(index);
             }
