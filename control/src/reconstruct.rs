@@ -1051,6 +1051,18 @@ impl Reconstruction {
     pub fn view(&self) -> trace::record::RecordView<'_> {
         trace::record::RecordView::parse(self.map.bytes()).expect("parsed once in load")
     }
+
+    /// The records, writable in memory: the file is mapped again copy-on-write, so what
+    /// is written costs only the pages written and never reaches the file.
+    pub fn records_mut(&mut self) -> Result<&mut [Record], LoadError> {
+        let path = self.dir.join(trace::record::FILE_NAME);
+        if self.map.bytes_mut().is_none() {
+            self.map = trace::mapped::MappedFile::open_copy_on_write(&path)
+                .map_err(|source| LoadError::Io { path: path.clone(), source })?;
+        }
+        let bytes = self.map.bytes_mut().expect("mapped copy-on-write above");
+        trace::record::RecordView::records_mut(bytes).map_err(|source| LoadError::Records { path, source })
+    }
 }
 
 /// A progress bar on stderr when it is a terminal and the input is large.

@@ -469,6 +469,12 @@ fn a_snap_length_inside_the_reth_analyzes_as_a_longer_one() {
         let cut = analysis(&rig_run(&format!("snap-64-{}", verb.name()), &knobs(64)));
         let c = cut.rec.summary.headers_cut;
         assert!(c.reth > 0 && c.frames == c.reth && c.aeth == 0, "{c:?}");
+        // READ lengths are filled in memory (copy-on-write), never in the record file.
+        let read_cut = |v: trace::record::RecordView<'_>| {
+            v.records.iter().any(|r| r.reth_cut() && r.opcode() == wire::bth::Opcode::RC_READ_REQUEST.0)
+        };
+        let on_disk = control::reconstruct::Reconstruction::load(&cut.rec.dir).unwrap();
+        assert_eq!((read_cut(cut.view()), read_cut(on_disk.view())), (false, verb == Verb::Read), "{verb:?}");
         assert_eq!(longer.rec.summary.headers_cut.frames, 0);
         let json = |a: &control::analyze::Analysis| {
             let mut v = serde_json::to_value(a.run()).unwrap();

@@ -18,27 +18,20 @@ use super::conn::{Connections, Role};
 use super::transport::is_read_request;
 use super::unseen::Unseen;
 
-/// What inferring cut READ lengths found.
-#[derive(Debug, Default, PartialEq, Eq)]
-pub struct Inferred {
-    /// The records with the lengths filled in; `None` when no READ request was cut.
-    pub records: Option<Vec<Record>>,
-    /// Cut READ requests whose length no response told.
-    pub unknown: u64,
+/// Whether any READ request's RETH was cut (what [`infer_read_lengths`] fills in).
+pub fn any_read_cut(records: &[Record]) -> bool {
+    records.iter().any(|r| r.reth_cut() && is_read_request(r))
 }
 
 /// Fills in the DMA length of every READ request whose RETH was cut and whose responses
-/// tell it. O(n): one pass over each connection's packets.
-pub fn infer_read_lengths(records: &[Record], conns: &Connections) -> Inferred {
-    if !records.iter().any(|r| r.reth_cut() && is_read_request(r)) {
-        return Inferred::default();
-    }
-    let mut out = records.to_vec();
+/// tell it, in place. Returns how many cut READ requests no response told. O(n): one pass
+/// over each connection's packets.
+pub fn infer_read_lengths(records: &mut [Record], conns: &Connections) -> u64 {
     let mut unknown = 0;
     for c in &conns.list {
-        unknown += fill_connection(&mut out, &conns.unseen, c.packets.iter().map(|&(i, to)| (i as usize, to)));
+        unknown += fill_connection(records, &conns.unseen, c.packets.iter().map(|&(i, to)| (i as usize, to)));
     }
-    Inferred { records: Some(out), unknown }
+    unknown
 }
 
 /// One connection's packets in trace order: requests waiting for their answer by PSN,

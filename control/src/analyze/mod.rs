@@ -96,10 +96,9 @@ pub enum AnalyzeError {
 /// A reconstruction loaded for analysis: the mapped records, the run's metadata files and
 /// the connections.
 pub struct Analysis {
+    /// The mapped records, with what a snap length cut filled in from the trace (`cut`)
+    /// when any READ request's RETH was cut.
     pub rec: crate::reconstruct::Reconstruction,
-    /// The records with what a snap length cut filled in from the trace (`cut`), when any
-    /// READ request's RETH was cut; the mapped ones otherwise.
-    filled: Option<Vec<trace::record::Record>>,
     pub ctx: RunContext,
     pub conns: Connections,
     pub verb: Option<Verb>,
@@ -119,7 +118,7 @@ pub struct Input<'a> {
 impl Analysis {
     /// Loads the output directory of `reconstruct`.
     pub fn load(dir: &Path) -> Result<Analysis, AnalyzeError> {
-        let rec = crate::reconstruct::Reconstruction::load(dir)?;
+        let mut rec = crate::reconstruct::Reconstruction::load(dir)?;
         let view = rec.view();
         let mut ctx = RunContext::load(&rec.summary.dirs);
         let s = &rec.summary;
@@ -153,22 +152,19 @@ impl Analysis {
                 conns.cut_acknowledges
             ));
         }
-        let filled = cut::infer_read_lengths(view.records, &conns);
-        if filled.unknown > 0 {
-            ctx.problems.push(format!(
-                "{} READ requests had their RETH cut by the snap length and no response tells their DMA length: the PSNs they cover are unknown",
-                filled.unknown
-            ));
+        if cut::any_read_cut(view.records) {
+            let unknown = cut::infer_read_lengths(rec.records_mut()?, &conns);
+            if unknown > 0 {
+                ctx.problems.push(format!(
+                    "{unknown} READ requests had their RETH cut by the snap length and no response tells their DMA length: the PSNs they cover are unknown"
+                ));
+            }
         }
-        Ok(Analysis { filled: filled.records, rec, ctx, conns, verb })
+        Ok(Analysis { rec, ctx, conns, verb })
     }
 
     pub fn view(&self) -> RecordView<'_> {
-        let view = self.rec.view();
-        match &self.filled {
-            Some(records) => RecordView { records, ..view },
-            None => view,
-        }
+        self.rec.view()
     }
 
     pub fn input(&self) -> Input<'_> {

@@ -4,10 +4,16 @@
 use std::fs::File;
 use std::path::Path;
 
-/// A whole file mapped read-only; `bytes()` is its content.
+/// A whole file mapped read-only, or copy-on-write; `bytes()` is its content.
 pub struct MappedFile {
     /// `None` for an empty file, which cannot be mapped.
-    map: Option<memmap2::Mmap>,
+    map: Option<Map>,
+}
+
+enum Map {
+    Shared(memmap2::Mmap),
+    /// Writes go to private copies of the pages written, never to the file.
+    CopyOnWrite(memmap2::MmapMut),
 }
 
 impl MappedFile {
@@ -21,11 +27,38 @@ impl MappedFile {
         // past the new end would fault (SIGBUS) rather than return wrong data — the same
         // contract every mmap-based pcap reader has.
         let map = unsafe { memmap2::Mmap::map(&file)? };
-        Ok(MappedFile { map: Some(map) })
+        Ok(MappedFile { map: Some(Map::Shared(map)) })
+    }
+
+    /// Maps `path` copy-on-write: `bytes_mut` may patch the content in memory, which costs
+    /// only the pages patched (a copy of the whole file would cost all of them).
+    pub fn open_copy_on_write(path: &Path) -> std::io::Result<MappedFile> {
+        let file = File::open(path)?;
+        if file.metadata()?.len() == 0 {
+            return Ok(MappedFile { map: None });
+        }
+        // SAFETY: as in `open`; the map is private, so writing through it never reaches
+        // the file or another process's view of it.
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
+        Ok(MappedFile { map: Some(Map::CopyOnWrite(map)) })
     }
 
     pub fn bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.map {
+            Some(Map::Shared(m)) => m,
+            Some(Map::CopyOnWrite(m)) => m,
+            None => &[],
+        }
+    }
+
+    /// The content, writable, for a copy-on-write map (empty for an empty file); `None`
+    /// for a read-only one.
+    pub fn bytes_mut(&mut self) -> Option<&mut [u8]> {
+        match &mut self.map {
+            Some(Map::Shared(_)) => None,
+            Some(Map::CopyOnWrite(m)) => Some(m),
+            None => Some(&mut []),
+        }
     }
 }
 
@@ -42,5 +75,18 @@ mod tests {
         assert_eq!(MappedFile::open(&dir.join("a")).unwrap().bytes(), b"hello");
         assert_eq!(MappedFile::open(&dir.join("empty")).unwrap().bytes(), b"");
         assert!(MappedFile::open(&dir.join("missing")).is_err());
+    }
+
+    #[test]
+    fn copy_on_write_patches_memory_not_the_file() {
+        let scratch = tempfile::Builder::new().prefix("rs-mapped-").tempdir().unwrap();
+        let path = scratch.path().join("a");
+        std::fs::write(&path, b"hello").unwrap();
+        assert!(MappedFile::open(&path).unwrap().bytes_mut().is_none(), "a shared map is read-only");
+        let mut map = MappedFile::open_copy_on_write(&path).unwrap();
+        map.bytes_mut().unwrap()[0] = b'j';
+        assert_eq!(map.bytes(), b"jello");
+        assert_eq!(std::fs::read(&path).unwrap(), b"hello");
+        assert_eq!(MappedFile::open(&path).unwrap().bytes(), b"hello");
     }
 }

@@ -597,6 +597,24 @@ pub struct RecordView<'a> {
 
 impl<'a> RecordView<'a> {
     pub fn parse(bytes: &'a [u8]) -> Result<RecordView<'a>, RecordFileError> {
+        let (count, rest) = Self::checked(bytes)?;
+        let (recs, flow_bytes) = rest.split_at(count as usize * RECORD_LEN);
+        let records = <[Record]>::ref_from_bytes(recs).map_err(|_| RecordFileError::Alignment)?;
+        let flows = <[Flow]>::ref_from_bytes(flow_bytes).map_err(|_| RecordFileError::Alignment)?;
+        Ok(RecordView { records, flows })
+    }
+
+    /// The records of a record file's bytes, writable (a copy-on-write map's, to fill in
+    /// what the trace tells of them).
+    pub fn records_mut(bytes: &mut [u8]) -> Result<&mut [Record], RecordFileError> {
+        let count = Self::checked(bytes)?.0;
+        let recs = &mut bytes[HEADER_LEN..HEADER_LEN + count as usize * RECORD_LEN];
+        <[Record]>::mut_from_bytes(recs).map_err(|_| RecordFileError::Alignment)
+    }
+
+    /// The header's record count and the bytes after the header, once the header and the
+    /// file's size agree.
+    fn checked(bytes: &[u8]) -> Result<(u64, &[u8]), RecordFileError> {
         let len = bytes.len() as u64;
         let (header, rest) = Header::read_from_prefix(bytes).map_err(|_| RecordFileError::Short { len })?;
         if header.magic != MAGIC {
@@ -615,10 +633,7 @@ impl<'a> RecordView<'a> {
         if expected != Some(len) {
             return Err(RecordFileError::Size { count, flows, expected: expected.unwrap_or(u64::MAX), len });
         }
-        let (recs, flow_bytes) = rest.split_at(count as usize * RECORD_LEN);
-        let records = <[Record]>::ref_from_bytes(recs).map_err(|_| RecordFileError::Alignment)?;
-        let flows = <[Flow]>::ref_from_bytes(flow_bytes).map_err(|_| RecordFileError::Alignment)?;
-        Ok(RecordView { records, flows })
+        Ok((count, rest))
     }
 
     pub fn flow(&self, r: &Record) -> Option<&'a Flow> {
