@@ -667,6 +667,7 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
         if c.verb == Some(Verb::Read) {
             // Lumina §6.1: the READ requester's "NAK" is its own gap detection.
             d.add(Role::Requester, Quantity::ImpliedNaks, c.ooo_episodes);
+            d.allow_more(Role::Requester, Quantity::ImpliedNaks, c.maybe_ooo_episodes);
         }
         // An expiry that found everything acknowledged by the time progress arrived may be
         // the one that failed a QP that may have failed (its retries used up): counted then in

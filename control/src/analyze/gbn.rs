@@ -153,14 +153,14 @@ pub struct ConnStats {
     /// Go-backs by timeout — Lumina's `num_timeouts`: with the timeout known, those the
     /// timer could have fired; without it, those no NAK explains.
     pub timeout_retransmissions: u64,
-    /// Timer expiries no go-back shows: the progress that acknowledged everything reached
-    /// the requester after its timer expired (timed as [`Timer::hear`] times a lapse), so
-    /// the expiry found nothing left to resend. The NIC counts it all the same
+    /// Timer expiries no go-back shows: the progress that acknowledged everything passed
+    /// the switch after the requester's timer expired, so the expiry found nothing left to
+    /// resend. The NIC counts it all the same
     /// (`local_ack_timeout_err`); common with timers of a few µs.
     pub silent_timeouts: u64,
-    /// Expiries that may have been such, when the way from the switch to the requester is
-    /// not timed: progress copied within a delivery bound before the expiry, everything
-    /// then acknowledged. The trace cannot tell; `counters` allows up to this many more.
+    /// Expiries that may have been such, the way from the switch to the requester not
+    /// timed: progress copied within a delivery bound before the expiry, everything then
+    /// acknowledged. The trace cannot tell; `counters` allows up to this many more.
     pub maybe_silent_timeouts: u64,
     /// RNR NAKs the responder sent (WRITE/SEND: no receive WQE ready), and the resends
     /// that answered them.
@@ -170,6 +170,11 @@ pub struct ConnStats {
     /// data) — Lumina's `num_oos_data_pkts`. READ: not counting arrivals while a repeated
     /// request already asks for the missing PSN.
     pub ooo_episodes: u64,
+    /// READ: gaps left out of `ooo_episodes` as found while the requester went back on its
+    /// timer ([`Checker::drop_gaps_found_going_back`]): their first out-of-sequence
+    /// response passed the switch within a delivery bound of the expiry, so it may have
+    /// arrived before it. `counters` allows `implied_nak_seq_err` up to this many more.
+    pub maybe_ooo_episodes: u64,
     /// Requests the responder received ahead of its expected PSN (WRITE/SEND data, READ
     /// requests): what its out-of-sequence counter counts.
     pub ooo_requests: u64,
@@ -594,6 +599,11 @@ struct Timer {
     /// The timer may have expired before the progress that last restarted it arrived (its
     /// way to the requester not timed, up to a delivery bound).
     maybe_lapsed: bool,
+    /// `lapsed`, and even had the progress reached the requester the moment its copy
+    /// passed the switch: the way to the requester is estimated (half a round trip through
+    /// the responder, [`Checker::return_ns`]), too long when the responder is slow to
+    /// answer (an E810's READ responses, ~1.4 µs). A NIC counter is compared with these.
+    surely_lapsed: bool,
 }
 
 /// A timer start: at the requester's own send, on the clock of its copies, or at progress
@@ -637,7 +647,7 @@ struct Return {
 impl Timer {
     fn restart(&mut self, r: &Record) {
         self.started = Some(Start::Sent(r.switch_ts_ns));
-        (self.lapsed, self.maybe_lapsed) = (false, false);
+        (self.lapsed, self.maybe_lapsed, self.surely_lapsed) = (false, false, false);
     }
 
     /// Progress that left the switch toward the requester at `at` ([`Checker::heard_ts`]).
@@ -663,8 +673,9 @@ impl Timer {
     }
 
     /// Takes in the progress heard by `now` (all of it with `None`: the trace's end) and
-    /// whether the timer had expired before it arrived with no go-back since — certainly,
-    /// and maybe (the way to the requester not timed): an expiry that found everything
+    /// whether the timer had expired before it arrived with no go-back since — certainly
+    /// (before its copy passed the switch, [`Timer::surely_lapsed`]), and maybe (on the
+    /// way to the requester, up to the delivery bound): an expiry that found everything
     /// acknowledged. It is accounted for once.
     fn silent_expiry(
         &mut self,
@@ -680,7 +691,13 @@ impl Timer {
             self.heard.pop_front();
             self.hear(h, timeout_ns, way);
         }
-        (std::mem::take(&mut self.lapsed), std::mem::take(&mut self.maybe_lapsed))
+        if self.lapsed {
+            // It expired and found nothing to resend: it stays stopped until a send arms
+            // it. Its old start would count every later arrival as another expiry.
+            self.started = None;
+        }
+        let (lapsed, surely) = (std::mem::take(&mut self.lapsed), std::mem::take(&mut self.surely_lapsed));
+        (surely, std::mem::take(&mut self.maybe_lapsed) || (lapsed && !surely))
     }
 
     /// A go-back to `p` at `r`: progress acknowledging `p` had not reached the requester.
@@ -744,8 +761,8 @@ impl Timer {
         let expired = |s: Start, lapse_ns: u64| timeout_ns.is_some_and(|t| expired_before(s, t, h.at, lapse_ns));
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
-            Some(s) if expired(s, way.lapse_ns) => self.lapsed = true,
-            _ if self.lapsed => {}
+            _ if self.lapsed => {} // the first progress after the expiry tells
+            Some(s) if expired(s, way.lapse_ns) => (self.lapsed, self.surely_lapsed) = (true, expired(s, 0)),
             Some(s) => {
                 self.maybe_lapsed = expired(s, way.max_lapse_ns);
                 self.started = Some(start);
@@ -1789,7 +1806,9 @@ impl<'u> Checker<'u> {
         let unseen = |e: &Episode| after_repeat(&e.cause) && !e.after.is_some_and(|i| after_repeat(&i));
         let before = self.rx.awaiting.len();
         self.rx.awaiting.retain(|e| !unseen(e));
-        self.stats.ooo_episodes -= (before - self.rx.awaiting.len()) as u64;
+        let dropped = (before - self.rx.awaiting.len()) as u64;
+        self.stats.ooo_episodes -= dropped;
+        self.stats.maybe_ooo_episodes += dropped;
     }
 
     /// READ: a repeat `r` the timer may have sent comes after the NAK of the oldest gaps
