@@ -574,3 +574,47 @@ traffic: {barrier-sync: true, data-pkt-events: [{iter: 1, psn: 4, qpn: 1, type: 
         assert!(nak_cnps > 0 && withheld >= 2, "{name}: {nak_cnps} NAK CNPs, {withheld} causes withheld\n{text}");
     }
 }
+
+/// Review (session 30), three runs each losing one copy: a PROBLEM and a wrong scope.
+/// - Per port, two QPs: the lost copy is QP 0's first mark, whose CNP suppressed QP 1's
+///   next mark. The replay without that mark let QP 1's through, and from then on decided
+///   the whole busy period differently (`missing-cnp`, "no scope explains the trace").
+/// - One QP: the lost copy is the mark of the second CNP, so the two CNPs were measured
+///   apart on the switch clock, generation jitter and all: 3.897 µs under a 4 µs limiter
+///   whose decisions were 4.070 µs apart (`cnps-too-close`).
+/// - Three QPs of READ: the lost copy is a CNP, which shifted the in-order pairing of its
+///   QP's later CNPs; two of them were then measured between the wrong marks (0 µs apart).
+#[test]
+fn a_lost_copy_changes_its_limiter_groups_decisions_and_pairings_not_the_verdict() {
+    let per_port = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 2}}
+traffic: {num-connections: 2, rdma-verb: write, num-msgs-per-qp: 1, mtu: 1024, message-size: 32768, data-pkt-events: [{qpn: 1, psn: 1, type: ecn}, {qpn: 2, psn: 2, type: ecn}, {qpn: 1, psn: 13, type: ecn}, {qpn: 2, psn: 14, type: ecn}]}
+rig: {seed: 5, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [1]}]}}
+".to_string();
+    let jitter = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24]}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4}}
+traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 1, mtu: 1024, message-size: 65536, data-pkt-events: [{qpn: 1, psn: 1, type: ecn}, {qpn: 1, psn: 20, type: ecn}, {qpn: 1, psn: 40, type: ecn}, {qpn: 1, psn: 45, type: ecn}, {qpn: 1, psn: 46, type: ecn}, {qpn: 1, psn: 47, type: ecn}]}
+rig: {seed: 2, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [48]}]}}
+".to_string();
+    let marks = |qp: u32, psns: std::iter::StepBy<std::ops::RangeInclusive<u32>>| {
+        psns.map(move |p| format!("{{qpn: {qp}, psn: {p}, type: ecn}}")).collect::<Vec<_>>().join(", ")
+    };
+    let read = format!(
+        "requester: {{nic: {{type: cx5, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}}, roce-parameters: {{dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 1}}}}
+responder: {{nic: {{type: cx4, switch-port: 152, ip-list: [10.2.0.2/24]}}, roce-parameters: {{dcqcn-np-enable: false, dcqcn-rp-enable: true, min-time-between-cnps: 20}}}}
+traffic: {{num-connections: 3, rdma-verb: read, num-msgs-per-qp: 5, mtu: 2048, message-size: 23774, multi-gid: true, tx-depth: 4, min-retransmit-timeout: 10, max-retransmit-retry: 7, data-pkt-events: [{}, {}, {}]}}
+rig: {{seed: 855550, dump-hosts: [{{weight: 2}}], faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [45]}}]}}}}
+",
+        marks(1, (1..=60).step_by(1)),
+        marks(2, (1..=60).step_by(1)),
+        marks(3, (1..=58).step_by(3))
+    );
+    for (name, yaml) in
+        [("cnp-lost-shared-limiter", per_port), ("cnp-lost-mark-jitter", jitter), ("cnp-lost-cnp-read", read)]
+    {
+        let (_, r, text) = analyze_yaml(name, &yaml);
+        assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
+        assert!(!r.unverifiable.is_empty(), "{name}: the lost copy leaves something unverifiable\n{text}");
+        assert!(r.scope.consistent.contains(&Scope::Port), "{name}: {:?}\n{text}", r.scope);
+    }
+}

@@ -276,21 +276,35 @@ impl Excuses {
         }
     }
 
+    /// Whether CNPs found too close may be a pairing or a decision that copies missing
+    /// changed ([`too_close_since`]): their gap was then measured between the wrong
+    /// triggers, or between CNPs that carry the NP's generation jitter.
+    fn explain_too_close(&self, order: u64, busy_since: Option<u64>) -> bool {
+        self.unseen.between(busy_since, order)
+    }
+
     /// Whether missing copies may explain the `nth` CNP of a connection's NP found with no
     /// trigger left ([`untriggered`]): that many copies missing before it may all have been
     /// its connection's triggers, and then the count of triggers never fell short. (The
     /// in-order pairing may have given its own trigger to an earlier CNP whose trigger was
     /// unseen, so the copies may be missing long before it.)
-    fn explain_untriggered(&self, conn: u32, order: u64, nth: u64) -> bool {
-        self.shifted(order, nth) || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
+    fn explain_untriggered(&self, conn: u32, order: u64, nth: u64, busy_since: Option<u64>) -> bool {
+        self.shifted(order, nth)
+            || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
+            || self.unseen.between(busy_since, order)
     }
 
     /// Whether the `nth` missing CNP of a connection's NP, shown missing at trace order
     /// `until`, may be a shifted pairing: that many copies missing before then may all have
     /// been CNPs of its earlier triggers, each of which then took the next trigger's CNP,
     /// leaving this one without (the mirror image of [`Self::explain_untriggered`]).
-    fn explain_missing(&self, conn: u32, order: u64, until: u64, nth: u64) -> bool {
-        self.shifted(until, nth) || self.explain(FindingKind::MissingCnp, conn, order, until)
+    ///
+    /// Either may also be a limiter decision that a trigger missing from the trace changed:
+    /// copies are missing since its group's busy period began (`busy_since`, [`Busy`]).
+    fn explain_missing(&self, conn: u32, order: u64, until: u64, nth: u64, busy_since: Option<u64>) -> bool {
+        self.shifted(until, nth)
+            || self.explain(FindingKind::MissingCnp, conn, order, until)
+            || self.unseen.between(busy_since, order)
     }
 
     /// At least `nth` copies are missing before trace order `before`.
@@ -581,14 +595,18 @@ struct Outcome {
     unexplained: usize,
     unverifiable: usize,
     ambiguous: u32,
+    /// Per trigger and per CNP: since when copies missing may have changed its group's
+    /// decisions ([`Busy`]).
+    busy_since_trigger: Vec<Option<u64>>,
+    busy_since_cnp: Vec<Option<u64>>,
 }
 
 impl Outcome {
     /// Counts trigger `t`'s CNP missing, shown so at trace order `until`, the `nth` of its
     /// connection's NP.
-    fn missing_cnp(&mut self, scan: &Scan, t: &Trig, until: u64, nth: u64) {
+    fn missing_cnp(&mut self, scan: &Scan, t: &Trig, until: u64, nth: u64, busy_since: Option<u64>) {
         let kind = FindingKind::MissingCnp;
-        self.count(scan.excuses.explain_missing(t.conn, t.order, until, nth), kind);
+        self.count(scan.excuses.explain_missing(t.conn, t.order, until, nth, busy_since), kind);
     }
 
     /// Counts a missing or an unexplained CNP: against the replay unless a missing copy
@@ -634,6 +652,40 @@ fn counts(t: &Trig, hosts: &[NpHost; 2]) -> bool {
     h.np_enabled && (t.cause == Cause::Ecn || h.nak_triggers)
 }
 
+/// The busy periods of the limiter groups: runs of triggers each less than the interval
+/// after the one before (a quiet interval resets a limiter whatever it decided). A trigger
+/// missing from the trace changes the decisions of its period only, so a finding is
+/// unverifiable when copies are missing since the trigger before its period: per trigger
+/// and per CNP, that trigger's trace order (`None`: the trace's start).
+#[derive(Debug, Default)]
+struct Busy {
+    /// Per group: the last trigger's arrival and trace order, and its period's start.
+    groups: FxHashMap<Group, (u64, u64, Option<u64>)>,
+    triggers: Vec<Option<u64>>,
+    cnps: Vec<Option<u64>>,
+}
+
+impl Busy {
+    fn new(scan: &Scan) -> Busy {
+        Busy { triggers: vec![None; scan.triggers.len()], cnps: vec![None; scan.cnps.len()], ..Busy::default() }
+    }
+
+    fn trigger(&mut self, g: Group, i: usize, t: &Trig, interval_ps: u64) {
+        let since = match self.groups.get(&g) {
+            Some(&(at, _, since)) if t.arrival_ps.saturating_sub(at) < interval_ps + TOLERANCE_PS => since,
+            Some(&(_, order, _)) => Some(order),
+            None => None,
+        };
+        self.groups.insert(g, (t.arrival_ps, t.order, since));
+        self.triggers[i] = since;
+    }
+
+    fn cnp(&mut self, g: Group, k: usize) -> Option<u64> {
+        self.cnps[k] = self.groups.get(&g).and_then(|&(_, _, since)| since);
+        self.cnps[k]
+    }
+}
+
 /// Replays the limiter of `scope`: a trigger gets a CNP unless its group's last CNP-producing
 /// trigger arrived less than the interval before (the emulator's and, with the arrival
 /// clock, Lumina's rule). Within [`TOLERANCE_PS`] of the boundary the decision is
@@ -657,12 +709,15 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
         unexplained: 0,
         unverifiable: 0,
         ambiguous: 0,
+        busy_since_trigger: Vec::new(),
+        busy_since_cnp: Vec::new(),
     };
     let mut last: FxHashMap<Group, usize> = FxHashMap::default();
     let mut pending: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
     let mut unpaired: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     let mut missed: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     let mut nth = |t: &Trig| one_more(&mut missed, (t.conn, t.np));
+    let mut busy = Busy::new(scan);
     for step in steps {
         match *step {
             Step::Trigger(i) => {
@@ -672,6 +727,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                 }
                 let g = Group::of(scope, t.np, t.rp_ip, t.conn);
                 let interval = interval_ps[t.np.index()];
+                busy.trigger(g, i, t, interval);
                 let prev = last.get(&g).copied();
                 let gap = prev.map(|p| t.arrival_ps.saturating_sub(scan.triggers[p].arrival_ps));
                 let range = prev.zip(gap).map(|(p, d)| (d.saturating_sub(scan.triggers[p].late_ps), d + t.late_ps));
@@ -696,13 +752,14 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
             }
             Step::Cnp(k) => {
                 let c = &scan.cnps[k];
+                let busy_since = busy.cnp(Group::of(scope, c.np, c.rp_ip, c.conn), k);
                 let queue = pending.entry((c.conn, c.np)).or_default();
                 let late = |i: usize| scan.triggers[i].delay_to(c) > h.window_ns;
                 while let Some(i) = queue.front().copied().filter(|&i| late(i)) {
                     queue.pop_front();
                     o.expired_by[i] = Some(k);
                     let t = &scan.triggers[i];
-                    o.missing_cnp(scan, t, c.order, nth(t));
+                    o.missing_cnp(scan, t, c.order, nth(t), busy.triggers[i]);
                 }
                 match queue.pop_front() {
                     Some(i) => {
@@ -711,16 +768,18 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                     }
                     None => {
                         let nth = one_more(&mut unpaired, (c.conn, c.np));
-                        let explained = scan.excuses.explain_untriggered(c.conn, c.order, nth);
+                        let explained = scan.excuses.explain_untriggered(c.conn, c.order, nth, busy_since);
                         o.count(explained, FindingKind::CnpWithoutTrigger);
                     }
                 }
             }
         }
     }
-    for t in pending.into_values().flatten().map(|i| &scan.triggers[i]) {
-        o.missing_cnp(scan, t, u64::MAX, nth(t));
+    for i in pending.into_values().flatten() {
+        let t = &scan.triggers[i];
+        o.missing_cnp(scan, t, u64::MAX, nth(t), busy.triggers[i]);
     }
+    (o.busy_since_trigger, o.busy_since_cnp) = (busy.triggers, busy.cnps);
     o
 }
 
@@ -1063,6 +1122,9 @@ pub struct Finding {
     /// connection's NP (from 1); 0 otherwise.
     #[serde(skip)]
     nth: u64,
+    /// Since when copies missing may have changed its limiter group's decisions ([`Busy`]).
+    #[serde(skip)]
+    busy_since: Option<u64>,
 }
 
 #[derive(Debug, Default, serde::Serialize)]
@@ -1208,8 +1270,9 @@ impl Report {
     /// Moves the findings a copy missing from the trace may explain to `unverifiable`.
     fn set_aside_unverifiable(&mut self, scan: &Scan) {
         let explained = |f: &Finding| match f.kind {
-            FindingKind::CnpWithoutTrigger => scan.excuses.explain_untriggered(f.conn, f.order, f.nth),
-            FindingKind::MissingCnp => scan.excuses.explain_missing(f.conn, f.order, f.until, f.nth),
+            FindingKind::CnpWithoutTrigger => scan.excuses.explain_untriggered(f.conn, f.order, f.nth, f.busy_since),
+            FindingKind::MissingCnp => scan.excuses.explain_missing(f.conn, f.order, f.until, f.nth, f.busy_since),
+            FindingKind::CnpsTooClose => scan.excuses.explain_too_close(f.order, f.busy_since),
             kind => scan.excuses.explain(kind, f.conn, f.order, f.until),
         };
         (self.unverifiable, self.findings) = std::mem::take(&mut self.findings).into_iter().partition(explained);
@@ -1399,17 +1462,18 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
                 order: t.order,
                 until,
                 nth,
+                busy_since: o.busy_since_trigger[i],
             });
         }
     }
-    untriggered(scan, steps, hosts, &mut out);
+    untriggered(scan, steps, hosts, o, &mut out);
     too_close(scan, hosts, o, &mut out);
     out
 }
 
 /// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers
 /// since the last CNP flagged so.
-fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<Finding>) {
+fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Finding>) {
     let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
     let mut flagged: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for step in steps {
@@ -1425,7 +1489,8 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                     let detail = format!("{} sent a CNP with its NP disabled", c.np.name());
                     let kind = FindingKind::CnpWhileNpDisabled;
                     let until = u64::MAX;
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until, nth: 0 });
+                    let (order, busy_since) = (c.order, None);
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order, until, nth: 0, busy_since });
                     continue;
                 }
                 let b = balance.entry((c.conn, c.np)).or_default();
@@ -1436,7 +1501,8 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], out: &mut Vec<F
                     let nth = one_more(&mut flagged, (c.conn, c.np));
                     let detail = "no ECN mark or NAK trigger left on its connection".to_string();
                     let (kind, until) = (FindingKind::CnpWithoutTrigger, u64::MAX);
-                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order: c.order, until, nth });
+                    let (order, busy_since) = (c.order, o.busy_since_cnp[k]);
+                    out.push(Finding { kind, conn: c.conn, seq: c.seq, detail, order, until, nth, busy_since });
                 }
             }
         }
@@ -1476,9 +1542,20 @@ fn too_close(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Findin
                 order: c.order,
                 until: u64::MAX,
                 nth: 0,
+                busy_since: too_close_since(scan, o, p, k),
             });
         }
     }
+}
+
+/// Since when copies missing may have changed what CNPs `p` and `k` were found too close
+/// by: their group's decisions ([`Busy`]), or their pairings (the first in first out
+/// pairing shifts past a missing CNP copy: a copy missing after either's trigger may have
+/// been that trigger's CNP). The earliest of these; `None` is the trace's start.
+fn too_close_since(scan: &Scan, o: &Outcome, p: usize, k: usize) -> Option<u64> {
+    let paired = [p, k].map(|c| o.trigger_of[c].map(|i| scan.triggers[i].order));
+    let since = o.busy_since_cnp[k]?;
+    Some(paired.into_iter().flatten().fold(since, u64::min))
 }
 
 /// How much a CNP's delay after its trigger varies: the spread of the paired delays.
