@@ -29,7 +29,8 @@ enum Command {
     /// mirror sequence number, headers restored (Lumina §3.5). Writes OUT/trace.pcapng,
     /// OUT/records.rsr (for the analyzers) and OUT/reconstruct.json (what was read, every
     /// missing seq range, every damaged input); removes an earlier analysis's report.json
-    /// and plots from OUT. Exit code 0 when the trace has copies and nothing is missing or
+    /// and plots from OUT. Refuses to replace or remove a file of those names that rocescope
+    /// did not write. Exit code 0 when the trace has copies and nothing is missing or
     /// damaged, 1 otherwise, 2 on errors.
     Reconstruct {
         /// Dataplane run directories, Lumina / emulator run directories (*.pcap), or files.

@@ -35,6 +35,8 @@ pub enum ReconstructError {
     TooManyLaps,
     #[error("{0}: an input is also an output of this reconstruction; write it elsewhere with -o")]
     InputIsOutput(PathBuf),
+    #[error(transparent)]
+    NotOurs(#[from] crate::outputs::NotOurs),
     #[error("{0}: the output directory is an input directory (a later reconstruction of it would read its own trace again); write it elsewhere with -o")]
     OutputInInput(PathBuf),
 }
@@ -880,6 +882,7 @@ impl FileSink {
     /// reconstruction into `dir` is removed (it would not match the new records).
     pub fn create(dir: &Path, inputs: &Inputs, pcapng: bool) -> Result<FileSink, ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
+        crate::outputs::check_replaceable(dir, pcapng)?;
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
         // An earlier summary goes first: if this run fails, no summary describes its
         // unfinished outputs (one is written only when they are complete).
@@ -964,10 +967,12 @@ impl Sink for FileSink {
 }
 
 /// Removes what an analysis wrote into `dir` (report.json, plots): it describes the trace
-/// there, which a new reconstruction replaces. Returns the names removed.
+/// there, which a new reconstruction replaces. Returns the names removed. The plots go
+/// first: they are known to be ours by the report.json of ours beside them
+/// ([`crate::outputs::check_replaceable`]), which a failure between must not leave gone.
 fn remove_analysis(dir: &Path) -> Result<Vec<String>, ReconstructError> {
     let mut removed = Vec::new();
-    for name in crate::analyze::OUTPUT_FILES {
+    for name in crate::analyze::OUTPUT_FILES.iter().rev() {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {
             Ok(()) => removed.push(name.to_string()),
@@ -975,6 +980,7 @@ fn remove_analysis(dir: &Path) -> Result<Vec<String>, ReconstructError> {
             Err(source) => return Err(ReconstructError::Write { path, source }),
         }
     }
+    removed.reverse(); // listed as the analysis names them, report.json first
     Ok(removed)
 }
 
