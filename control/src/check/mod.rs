@@ -282,13 +282,15 @@ impl Checker {
         // here as in analyze: reported once, as itself, not again as the timestamp
         // regression its place at the end makes it.
         let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
-        if outlier.is_some() {
-            self.regressions.retain(|g| Some(g.record.seq()) != outlier);
-        }
-        let balance = self.balance.result(outlier);
+        let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
+        let outside = span.map_or_else(Vec::new, |span| set_aside_outside(&mut self.gaps, span));
+        let aside: Vec<u64> = outlier.into_iter().chain(outside.iter().copied()).collect();
+        // Nor a regression of the copy after a set-aside first copy, whose time it is.
+        self.regressions.retain(|g| !aside.contains(&g.record.seq()) && !aside.contains(&g.previous_seq));
+        let balance = self.balance.result(aside.first().copied());
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);
-        let conditions = self.conditions(&missing, regressions.len(), ctx);
+        let conditions = self.conditions(&missing, regressions.len(), &outside, ctx);
         CheckReport {
             complete: verdict(&conditions),
             conditions,
@@ -358,7 +360,13 @@ impl Checker {
     }
 
     /// Lumina's three integrity conditions (§3.5) first, then this tool's own.
-    fn conditions(&self, missing: &MissingCopies, regressions: usize, ctx: &CheckContext) -> Vec<Condition> {
+    fn conditions(
+        &self,
+        missing: &MissingCopies,
+        regressions: usize,
+        outside: &[u64],
+        ctx: &CheckContext,
+    ) -> Vec<Condition> {
         let (first, last) = (wire_or(self.gaps.first), wire_or(self.gaps.last));
         let mut evidence = if missing.total == 0 {
             format!("{} copies, seq {first} to {last}", self.mirrored)
@@ -386,10 +394,18 @@ impl Checker {
             holds: Some(regressions == 0),
             evidence: format!("{regressions} regressions"),
         });
+        let mut evidence = format!("{} reconstruction issues", ctx.reconstruction_issue_total);
+        if !outside.is_empty() {
+            let seqs: Vec<String> = outside.iter().map(|&u| crate::merge::wire_of(u).to_string()).collect();
+            evidence += &format!(
+                "; copies with a seq the switch never gave (its snapshot's mirror_seq), corrupted, set aside: seq {}",
+                seqs.join(", ")
+            );
+        }
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
-            holds: Some(ctx.reconstruction_issues.is_empty()),
-            evidence: format!("{} reconstruction issues", ctx.reconstruction_issue_total),
+            holds: Some(ctx.reconstruction_issues.is_empty() && outside.is_empty()),
+            evidence,
         });
         conditions.push(Condition {
             name: "no capture drops".into(),
@@ -503,6 +519,29 @@ fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<Unwrapped>, Option<Un
         return None;
     }
     Some(((head > 0).then_some((f - head, f - 1)), (tail > 0).then_some((l + 1, l + tail))))
+}
+
+/// The copies at the trace's ends that the switch never gave, set aside from `gaps`
+/// (review: seq 21 corrupted to 0x7fff0015 became the first copy, 65 514 seqs missing
+/// before seq 1): when the snapshot's seq range does not hold the trace's span but does
+/// once a lone first or last copy, past a gap, is left out, that copy's seq was corrupted —
+/// the seqs between it and the rest are not missing. Returns their unwrapped seqs.
+fn set_aside_outside(gaps: &mut Gaps, span: SeqSpan) -> Vec<u64> {
+    if gaps.first.is_none() || ends_lost(gaps, span).is_some() {
+        return Vec::new();
+    }
+    for (head, tail) in [(true, false), (false, true), (true, true)] {
+        let mut g = gaps.clone();
+        let (first, last) = (g.first, g.last);
+        if (head && !g.set_aside_first()) || (tail && !g.set_aside_last()) {
+            continue;
+        }
+        if ends_lost(&g, span).is_some() {
+            *gaps = g;
+            return first.filter(|_| head).into_iter().chain(last.filter(|_| tail)).collect();
+        }
+    }
+    Vec::new()
 }
 
 /// The wire seqs of the unwrapped `first..=last`, which may lie below the trace's
