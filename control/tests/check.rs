@@ -455,3 +455,22 @@ fn missing_switch_counters_leave_conditions_2_and_3_unevaluated() {
     assert_eq!(condition(&r, "2."), None);
     assert!(!r.complete, "unproven is not complete");
 }
+
+/// Review: after its run directories moved, a reconstruction was checked as if they had
+/// held no manifest and no switch counters ("[ok] no capture drops"). What they held could
+/// not be read: those conditions are not evaluable, named with the directories, and the
+/// trace is not complete.
+#[test]
+fn run_directories_gone_since_the_reconstruction_leave_their_conditions_unevaluated() {
+    let run = rig_run("check-moved", &two_hosts());
+    let out = reconstruct(&run);
+    let dir = std::fs::canonicalize(&run.dir).unwrap();
+    std::fs::rename(&run.dir, run.dir.with_file_name("run-archived")).unwrap();
+    let r = check_dir(&out, None).unwrap();
+    assert!(!r.complete, "{}", r.render());
+    for name in ["2.", "3.", "no capture drops"] {
+        let c = r.conditions.iter().find(|c| c.name.starts_with(name)).unwrap();
+        assert_eq!(c.holds, None, "{}", r.render());
+        assert!(c.evidence.contains(&dir.display().to_string()) && c.evidence.contains("gone"), "{}", c.evidence);
+    }
+}

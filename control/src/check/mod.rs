@@ -407,17 +407,33 @@ impl Checker {
             holds: Some(ctx.reconstruction_issues.is_empty() && outside.is_empty()),
             evidence,
         });
-        conditions.push(Condition {
-            name: "no capture drops".into(),
-            holds: Some(ctx.capture_problems.is_empty()),
-            evidence: if ctx.capture_problems.is_empty() {
-                "no dataplane manifest reports a drop".into()
-            } else {
-                ctx.capture_problems.join("; ")
-            },
-        });
+        conditions.push(capture_condition(ctx));
         conditions
     }
+}
+
+/// No capture drop: what the manifests of the run directories say — not evaluable when
+/// some directory is gone (moved or deleted since the reconstruction), as its manifest
+/// could not be read, unless the others already report a drop.
+fn capture_condition(ctx: &CheckContext) -> Condition {
+    let name = "no capture drops".into();
+    if !ctx.capture_problems.is_empty() {
+        return Condition { name, holds: Some(false), evidence: ctx.capture_problems.join("; ") };
+    }
+    if !ctx.gone_dirs.is_empty() {
+        return Condition { name, holds: None, evidence: gone_evidence(&ctx.gone_dirs) };
+    }
+    Condition { name, holds: Some(true), evidence: "no dataplane manifest reports a drop".into() }
+}
+
+/// Why what the run directories hold could not be read.
+pub(crate) fn gone_evidence(gone: &[PathBuf]) -> String {
+    let names: Vec<String> = gone.iter().map(|d| d.display().to_string()).collect();
+    format!(
+        "the run directories {} named in reconstruct.json (dirs) are gone: their manifests, switch counters and \
+         configuration could not be read (reconstruct again from where they are now)",
+        names.join(", ")
+    )
 }
 
 /// The copies a trace lacks, as `finish` found them.
@@ -428,13 +444,11 @@ struct MissingCopies {
     at_ends: u64,
 }
 
-/// Lumina's three conditions come first and must be shown to hold (a condition the switch
-/// counters would decide is unknown without them: not complete); no other may fail.
-const LUMINA_CONDITIONS: usize = 3;
-
+/// Every condition must be shown to hold: one that could not be evaluated (a condition
+/// the switch counters would decide, without them; capture drops, with the run
+/// directories' manifests gone) leaves the trace not complete, though nothing failed.
 fn verdict(conditions: &[Condition]) -> bool {
-    conditions.iter().take(LUMINA_CONDITIONS).all(|c| c.holds == Some(true))
-        && conditions.iter().all(|c| c.holds != Some(false))
+    conditions.iter().all(|c| c.holds == Some(true))
 }
 
 /// Copies the switch gave that a trace lacks at either end, which no gap between its
@@ -569,6 +583,9 @@ pub struct CheckContext {
     pub reconstruction_issue_total: u64,
     /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
     pub no_copies: Option<String>,
+    /// Run directories the reconstruction names (`dirs`) that are gone: their manifests,
+    /// switch counters and configuration could not be read.
+    pub gone_dirs: Vec<PathBuf>,
 }
 
 impl CheckContext {
@@ -593,6 +610,7 @@ impl CheckContext {
             reconstruction_issues: summary.issues.clone(),
             reconstruction_issue_total: summary.issues_total(),
             no_copies: summary.no_copies.clone(),
+            gone_dirs: summary.dirs.iter().filter(|d| !d.is_dir()).cloned().collect(),
         })
     }
 }
@@ -995,6 +1013,7 @@ mod tests {
             reconstruction_issues: Vec::new(),
             reconstruction_issue_total: 0,
             no_copies: None,
+            gone_dirs: Vec::new(),
         };
         let flows = one_way_each();
         let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);

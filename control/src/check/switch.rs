@@ -179,6 +179,12 @@ pub(super) fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condit
         [CONDITION_2, CONDITION_3].map(|name| Condition { name: name.into(), holds: None, evidence: why.into() }).into()
     };
     let Some(snap) = &ctx.snapshot else {
+        if !ctx.gone_dirs.is_empty() {
+            return unknown(&format!(
+                "no switch counters: {}, or give --switch-counters",
+                super::gone_evidence(&ctx.gone_dirs)
+            ));
+        }
         return unknown("no switch counters (switch_state_snapshot.yml, or --switch-counters)");
     };
     let Some(roles) = &ctx.roles else {
