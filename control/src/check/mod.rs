@@ -860,6 +860,25 @@ mod tests {
         assert_eq!(holds(&ctx, 10), [Some(true), Some(true)]);
     }
 
+    /// Review: counters naming no mirror port (egress only on a host port, no ingress),
+    /// or a `rocescope:` section naming only the requester, failed condition 2 as "switch
+    /// sent 0 copies on mirror ports []". Ports not known are not evaluable; a partial
+    /// section is read as if absent (the configuration and counters tell the ports).
+    #[test]
+    fn counters_that_name_no_mirror_port_leave_condition_2_unevaluated() {
+        let config: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str("requester: {nic: {switch-port: 1}}\nresponder: {nic: {switch-port: 2}}\n")
+                .unwrap();
+        let with = |yaml: &str| {
+            let snap: SwitchSnapshot = serde_yaml_ng::from_str(yaml).unwrap();
+            let roles = PortRoles::find(&snap, Some(&config));
+            CheckContext { snapshot: Some(snap), roles, ..CheckContext::default() }
+        };
+        assert_eq!(holds(&with("counter:\n  egress: {1: 2}\n"), 10), [None, None]);
+        let partial = "counter:\n  egress: {1: 2, 2: 8, 3: 10}\n  ingress: {1: 8, 2: 2, 3: 0}\nrocescope:\n  requester: {switch_port: 1}\n";
+        assert_eq!(holds(&with(partial), 10), [Some(true), Some(true)]);
+    }
+
     /// A Lumina dump without `counter.ingress` or `counter.egress` cannot decide the
     /// condition that needs it (read as zeros it failed it); without ingress and with no
     /// configuration, which ports are mirror ports cannot be guessed either.
