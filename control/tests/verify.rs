@@ -317,7 +317,7 @@ fn a_packet_id_that_disagrees_with_its_annotation_is_reported() {
     std::fs::write(shard(dir.path()), &bytes).unwrap();
     let p = problems(dir.path());
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].contains(&format!("packet id Some({}) but its annotation says {seq}", seq ^ 1)), "{p:?}");
+    assert!(p[0].contains(&format!("packet id {} but its annotation says {seq}", seq ^ 1)), "{p:?}");
 }
 
 #[test]
@@ -345,4 +345,23 @@ fn a_missing_shard_is_named_with_the_command_for_the_rest() {
     assert!(message.ends_with(&format!("rocescope reconstruct {there}")), "{message}");
     let s = control::reconstruct::reconstruct_to(&[shard(dir.path())], &out, &opts).unwrap();
     assert_eq!(s.mirrored, m.cores[0].classes["mirrored_roce"], "the hinted command merges what remains");
+}
+
+/// Review: `verify --json RUN1 RUN2` printed two JSON documents back to back. It prints
+/// one: an array of the runs' reports, in the order given (for one run too).
+#[test]
+fn verify_json_of_several_runs_is_one_array() {
+    let (a, _) = make_run("json-a", 100);
+    let (b, _) = make_run("json-b", 7);
+    for runs in [vec![a.path(), b.path()], vec![a.path()]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+            .arg("verify")
+            .arg("--json")
+            .args(&runs)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(doc.as_array().map(Vec::len), Some(runs.len()), "{doc}");
+    }
 }
