@@ -78,7 +78,7 @@ fn summary_ours(dir: &Path) -> bool {
 /// Whether the file at `path` is absent, empty, or its head passes `ours`. A file that
 /// cannot be read is not shown to be ours.
 fn is_ours(path: &Path, ours: impl Fn(&[u8]) -> bool) -> bool {
-    let mut file = match std::fs::File::open(path) {
+    let mut file = match trace::mapped::open_regular(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return true,
         Err(_) => return false,
         Ok(f) => f,

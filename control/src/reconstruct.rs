@@ -1073,7 +1073,7 @@ fn ready_to_overwrite(inputs: &crate::input::Inputs, out: &Path) -> Result<(), R
     }
     for s in &inputs.sources {
         let path = &s.path;
-        std::fs::File::open(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
+        trace::mapped::open_regular(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
         if std::fs::canonicalize(path).is_ok_and(|p| outputs.contains(&p)) {
             return Err(ReconstructError::InputIsOutput(path.clone()));
         }
