@@ -383,6 +383,10 @@ fn discover_dir(dir: &Path, host: usize, inputs: &mut Inputs) -> Result<(), Inpu
     for path in std::fs::read_dir(dir).map_err(io)?.filter_map(|e| e.ok().map(|e| e.path())) {
         if let Some(format) = capture_format(&path)? {
             files.push((path, format));
+        } else if named_format(&path).is_some() && path.exists() && !path.is_file() && !path.is_dir() {
+            // Named as a capture, but a FIFO or device: reading it could block or never end.
+            let why = "not a regular file (a FIFO or device): not read".to_string();
+            inputs.skipped.push(Skipped { path, why });
         }
     }
     if dir.join(SUMMARY_FILE).exists() {
@@ -433,7 +437,7 @@ fn display_name(path: &Path) -> String {
 fn sniff(path: &Path) -> Result<Format, InputError> {
     use std::io::Read;
     let mut head = Vec::with_capacity(4096);
-    let f = std::fs::File::open(path).map_err(|source| InputError::Io { path: path.into(), source })?;
+    let f = trace::mapped::open_regular(path).map_err(|source| InputError::Io { path: path.into(), source })?;
     f.take(4096).read_to_end(&mut head).map_err(|source| InputError::Io { path: path.into(), source })?;
     let magic = head.get(..4).map(|m| u32::from_le_bytes(m.try_into().expect("4 bytes")));
     match magic.and_then(format_of_magic).or_else(|| named_format(path)) {

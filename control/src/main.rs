@@ -21,7 +21,8 @@ enum Command {
         /// Run directories written by rocescope-dataplane.
         #[arg(required = true)]
         runs: Vec<PathBuf>,
-        /// Print the findings as JSON instead of text.
+        /// Print the findings as JSON instead of text: an array, one report per run, in
+        /// the order given.
         #[arg(long)]
         json: bool,
     },
@@ -29,7 +30,8 @@ enum Command {
     /// mirror sequence number, headers restored (Lumina §3.5). Writes OUT/trace.pcapng,
     /// OUT/records.rsr (for the analyzers) and OUT/reconstruct.json (what was read, every
     /// missing seq range, every damaged input); removes an earlier analysis's report.json
-    /// and plots from OUT. Exit code 0 when the trace has copies and nothing is missing or
+    /// and plots from OUT. Refuses to replace or remove a file of those names that rocescope
+    /// did not write. Exit code 0 when the trace has copies and nothing is missing or
     /// damaged, 1 otherwise, 2 on errors.
     Reconstruct {
         /// Dataplane run directories, Lumina / emulator run directories (*.pcap), or files.
@@ -344,34 +346,34 @@ fn verdict(good: bool) -> ExitCode {
     }
 }
 
+/// Verifies each run: text per run as it is verified, or with `json` one array of every
+/// run's report (one JSON document however many runs). A run that cannot be read stops
+/// with exit code 2.
 fn verify(runs: &[PathBuf], json: bool) -> ExitCode {
-    {
-        {
-            let mut intact = true;
-            for run in runs {
-                match control::verify::verify_run(run) {
-                    Ok(report) => {
-                        intact &= report.intact();
-                        let text = match json {
-                            true => format!("{}\n", serde_json::to_string_pretty(&report).expect("serializable")),
-                            false => report.to_string(),
-                        };
-                        if let Err(e) = emit(&text) {
-                            eprintln!("rocescope: {e}");
-                            return ExitCode::from(2);
-                        }
-                    }
-                    Err(e) => {
-                        eprintln!("rocescope: {}: {e:#}", run.display());
-                        return ExitCode::from(2);
-                    }
-                }
+    let mut reports = Vec::new();
+    for run in runs {
+        let report = match control::verify::verify_run(run) {
+            Ok(report) => report,
+            Err(e) => {
+                eprintln!("rocescope: {}: {e:#}", run.display());
+                return ExitCode::from(2);
             }
-            if intact {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
+        };
+        if !json {
+            if let Err(e) = emit(&report.to_string()) {
+                eprintln!("rocescope: {e}");
+                return ExitCode::from(2);
             }
         }
+        reports.push(report);
     }
+    let intact = reports.iter().all(|r| r.intact());
+    if json {
+        let text = serde_json::to_string_pretty(&reports).map(|t| t + "\n").map_err(anyhow::Error::from);
+        if let Err(e) = text.and_then(|t| emit(&t)) {
+            eprintln!("rocescope: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    verdict(intact)
 }

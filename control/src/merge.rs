@@ -212,9 +212,10 @@ pub enum MergeIssue {
     /// A seq further below the trace's first copy than [`LAP_MARGIN`]: a corrupted seq,
     /// placed as its wire seq says.
     BeforeStart { seq: u32, at: Location },
-    /// The trace's last copy, more than [`LAP_MARGIN`] seqs past the copy before it: a
-    /// corrupted seq (a real jump would have copies after it). It stays in the trace, last,
-    /// and the seqs it jumped over are not counted missing ([`crate::reconstruct::Gaps`]).
+    /// The trace's last copy, with a corrupted seq: more than [`LAP_MARGIN`] seqs past the
+    /// copy before it (a real jump would have copies after it), or one bit from a seq
+    /// missing before it ([`crate::reconstruct::Gaps::set_aside_outlier`]). It stays in the
+    /// trace, last, and the seqs it jumped over are not counted missing.
     SeqOutlier { seq: u32, at: Location, after_seq: u32 },
 }
 
@@ -258,8 +259,8 @@ pub struct Merger<'a> {
     eager: bool,
     /// The seqs below the last emitted that no copy has had yet.
     holes: Holes,
-    /// The last copy emitted, when it came more than [`LAP_MARGIN`] past the one before,
-    /// and whether its seq was also below the start.
+    /// The last copy emitted, when seqs are missing between it and the one before, as the
+    /// `seq-outlier` it may be, and whether its seq was also below the start.
     outlier: Option<(MergeIssue, bool)>,
     pub issues: Issues,
 }
@@ -314,6 +315,12 @@ impl<'a> Merger<'a> {
     pub fn filling_windows(mut self) -> Self {
         self.eager = false;
         self
+    }
+
+    /// The last copy emitted, as a `seq-outlier`, when seqs are missing just before it;
+    /// the merge does not decide whether it is one ([`Issues::add_outlier`]).
+    pub fn last_jump(&mut self) -> Option<(MergeIssue, bool)> {
+        self.outlier.take()
     }
 
     /// Bytes of all sources read so far (for progress).
@@ -524,15 +531,8 @@ impl<'a> Iterator for Merger<'a> {
     fn next(&mut self) -> Option<Merged<'a>> {
         loop {
             let Some(i) = self.next_source() else {
-                // The last copy still the outlier it was when it left: no copy followed it.
-                if let Some((issue, before_start)) = self.outlier.take() {
-                    // One corrupted seq, one report: placed past the end, it is the
-                    // outlier, which check and analyze set aside.
-                    if let (true, MergeIssue::SeqOutlier { at, .. }) = (before_start, &issue) {
-                        self.issues.retract_before_start(at);
-                    }
-                    self.issues.add(issue);
-                }
+                // `outlier` is the last copy's, if it jumped: whether it is a seq-outlier
+                // the reconstruction decides from all the gaps (`Gaps::set_aside_outlier`).
                 return None;
             };
             let m = self.states[i].pending.pop().expect("a source with a head has a packet pending");
@@ -563,7 +563,7 @@ impl<'a> Iterator for Merger<'a> {
                 None if seq > 1 => self.holes.add(1, seq - 1),
                 _ => {}
             }
-            self.outlier = self.last_emitted.filter(|&last| seq > last + u64::from(LAP_MARGIN)).map(|last| {
+            self.outlier = self.last_emitted.filter(|&last| seq > last + 1).map(|last| {
                 let issue =
                     MergeIssue::SeqOutlier { seq: wire_of(seq), at: self.location(&m), after_seq: wire_of(last) };
                 (issue, m.before_start)
@@ -590,6 +590,16 @@ impl Issues {
         if *n <= ISSUES_KEPT_PER_KIND {
             self.kept.push(i);
         }
+    }
+
+    /// The trace's last copy is a seq-outlier: `candidate` as the merge left it
+    /// ([`Merger::last_jump`]). One corrupted seq, one report: placed past the end, it is
+    /// the outlier, which check and analyze set aside, not also a `before-start` copy.
+    pub fn add_outlier(&mut self, (issue, before_start): (MergeIssue, bool)) {
+        if let (true, MergeIssue::SeqOutlier { at, .. }) = (before_start, &issue) {
+            self.retract_before_start(at);
+        }
+        self.add(issue);
     }
 
     /// Takes back the `before-start` issue of the copy at `at` (added, kept or only

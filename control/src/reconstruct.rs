@@ -35,6 +35,8 @@ pub enum ReconstructError {
     TooManyLaps,
     #[error("{0}: an input is also an output of this reconstruction; write it elsewhere with -o")]
     InputIsOutput(PathBuf),
+    #[error(transparent)]
+    NotOurs(#[from] crate::outputs::NotOurs),
     #[error("{0}: the output directory is an input directory (a later reconstruction of it would read its own trace again); write it elsewhere with -o")]
     OutputInInput(PathBuf),
 }
@@ -292,7 +294,8 @@ pub fn run(
     })?;
     progress.finish();
     let stats = merger.stats();
-    let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues));
+    let last_jump = merger.last_jump();
+    let summary = tally.summary(paths, inputs, opts, &stats, std::mem::take(&mut merger.issues), last_jump);
     Ok((summary, builder.flows().to_vec()))
 }
 
@@ -678,16 +681,30 @@ impl Gaps {
         self.runs.range(from..hi).map(|(&first, run)| run.below(first, hi) - run.below(first, lo)).sum()
     }
 
-    /// The trace's last copy, when more than [`LAP_MARGIN`] seqs past the one before it (a
-    /// corrupted seq, `seq-outlier`: a real jump would have copies after it), is set aside:
-    /// the seqs it jumped over are not missing, and the span ends at the copy before.
-    /// Returns whether it did.
+    /// The trace's last copy, when seqs are missing just before it and its seq is more
+    /// likely corrupted than they lost (`seq-outlier`), is set aside: the seqs it jumped
+    /// over are not missing, and the span ends at the copy before. Returns whether it did.
+    /// Corrupted: it lies more than [`LAP_MARGIN`] past the copy before (a real jump would
+    /// have copies after it), or its seq is one bit from a seq missing before it and the
+    /// copies before are so nearly whole that such a match is no chance ([`Self::one_bit_flip`]).
     pub fn set_aside_outlier(&mut self) -> bool {
+        let Some(last) = self.last else { return false };
+        let Some((&start, &run)) = self.runs.last_key_value() else { return false };
+        let (a, b) = run.range(start, run.reps - 1);
+        if b + 1 != last || (b - a < u64::from(LAP_MARGIN) && !self.one_bit_flip(last, a - 1, run.len)) {
+            return false;
+        }
+        self.set_aside_last()
+    }
+
+    /// Sets the last copy aside when seqs are missing just before it: the span ends at the
+    /// copy before, and the seqs between are not missing. Returns whether it did.
+    pub fn set_aside_last(&mut self) -> bool {
         let Some(last) = self.last else { return false };
         let Some(mut entry) = self.runs.last_entry() else { return false };
         let (start, run) = (*entry.key(), *entry.get());
         let (a, b) = run.range(start, run.reps - 1);
-        if b + 1 != last || b - a < u64::from(LAP_MARGIN) {
+        if b + 1 != last {
             return false;
         }
         match run.reps {
@@ -698,6 +715,33 @@ impl Gaps {
         true
     }
 
+    /// Sets the first copy aside when seqs are missing just after it: the span starts at
+    /// the copy after, and the seqs between are not missing. Returns whether it did.
+    pub fn set_aside_first(&mut self) -> bool {
+        let Some(first) = self.first else { return false };
+        let Some((&start, &run)) = self.runs.first_key_value().filter(|(&a, _)| a == first + 1) else { return false };
+        self.runs.remove(&start);
+        if run.reps > 1 {
+            self.runs.insert(start + run.stride, Run { reps: run.reps - 1, ..run });
+        }
+        (self.total, self.ranges, self.first) = (self.total - run.len, self.ranges - 1, Some(start + run.len));
+        true
+    }
+
+    /// Whether the copy `seq`, after `jumped` missing seqs that follow the copy `before`,
+    /// is rather a copy from before with one bit of its seq flipped (review: bit 23 of a
+    /// last copy's seq made 8.4 M copies missing): some seq one bit from it is missing
+    /// before it, and the chance that one of its one-bit neighbours there is missing by
+    /// loss — their number times the share of seqs missing before — is at most 1 %. A jump
+    /// of a single seq is as likely one copy lost.
+    fn one_bit_flip(&self, seq: u64, before: u64, jumped: u64) -> bool {
+        let Some(first) = self.first.filter(|_| jumped >= 2) else { return false };
+        let near: Vec<u64> = one_bit_neighbours(seq, before).filter(|&u| first <= u && u < before).collect();
+        let lost_before = self.total - jumped;
+        let spanned = before - first + 1;
+        near.iter().any(|&u| self.any_within(u, u + 1)) && 100 * near.len() as u64 * lost_before <= spanned
+    }
+
     /// `n` copies were lost after the last one (the switch's counters say so): the seqs
     /// after it are missing. `last` stays the last copy's.
     pub fn missing_after_last(&mut self, n: u64) {
@@ -706,6 +750,15 @@ impl Gaps {
             self.insert(last + 1, last + n);
         }
     }
+}
+
+/// The unwrapped seqs whose wire seq differs from `seq`'s in one bit, each placed on the
+/// lap nearest `near`.
+fn one_bit_neighbours(seq: u64, near: u64) -> impl Iterator<Item = u64> {
+    let (wire, base) = (wire_of(seq), wire_of(near));
+    (0..31).map(move |b| wire ^ 1 << b).filter(|&m| m != 0 && m <= wire::mirror::SEQ_MAX).filter_map(move |m| {
+        near.checked_add_signed(i64::from(crate::merge::signed_seq_distance(base, m))).filter(|&u| u > 0)
+    })
 }
 
 impl Tally {
@@ -740,9 +793,12 @@ impl Tally {
         inputs: &Inputs,
         opts: &Options,
         stats: &[SourceStats],
-        issues: Issues,
+        mut issues: Issues,
+        last_jump: Option<(crate::merge::MergeIssue, bool)>,
     ) -> Summary {
-        self.gaps.set_aside_outlier(); // reported by the merge as a seq-outlier
+        if let Some(jump) = last_jump.filter(|_| self.gaps.set_aside_outlier()) {
+            issues.add_outlier(jump);
+        }
         let missing = self.gaps.missing(MISSING_LISTED);
         let issues_kept =
             issues.kept.iter().map(|i| tie_outlier(serde_json::to_value(i).expect("serializable"), &missing)).collect();
@@ -880,6 +936,7 @@ impl FileSink {
     /// reconstruction into `dir` is removed (it would not match the new records).
     pub fn create(dir: &Path, inputs: &Inputs, pcapng: bool) -> Result<FileSink, ReconstructError> {
         let werr = |path: PathBuf| move |source| ReconstructError::Write { path, source };
+        crate::outputs::check_replaceable(dir, pcapng)?;
         std::fs::create_dir_all(dir).map_err(werr(dir.into()))?;
         // An earlier summary goes first: if this run fails, no summary describes its
         // unfinished outputs (one is written only when they are complete).
@@ -964,10 +1021,12 @@ impl Sink for FileSink {
 }
 
 /// Removes what an analysis wrote into `dir` (report.json, plots): it describes the trace
-/// there, which a new reconstruction replaces. Returns the names removed.
+/// there, which a new reconstruction replaces. Returns the names removed. The plots go
+/// first: they are known to be ours by the report.json of ours beside them
+/// ([`crate::outputs::check_replaceable`]), which a failure between must not leave gone.
 fn remove_analysis(dir: &Path) -> Result<Vec<String>, ReconstructError> {
     let mut removed = Vec::new();
-    for name in crate::analyze::OUTPUT_FILES {
+    for name in crate::analyze::OUTPUT_FILES.iter().rev() {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {
             Ok(()) => removed.push(name.to_string()),
@@ -975,6 +1034,7 @@ fn remove_analysis(dir: &Path) -> Result<Vec<String>, ReconstructError> {
             Err(source) => return Err(ReconstructError::Write { path, source }),
         }
     }
+    removed.reverse(); // listed as the analysis names them, report.json first
     Ok(removed)
 }
 
@@ -1013,7 +1073,7 @@ fn ready_to_overwrite(inputs: &crate::input::Inputs, out: &Path) -> Result<(), R
     }
     for s in &inputs.sources {
         let path = &s.path;
-        std::fs::File::open(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
+        trace::mapped::open_regular(path).map_err(|source| InputError::Io { path: path.clone(), source })?;
         if std::fs::canonicalize(path).is_ok_and(|p| outputs.contains(&p)) {
             return Err(ReconstructError::InputIsOutput(path.clone()));
         }

@@ -115,7 +115,8 @@ fn packet_id_problem(p: &ShardPacket<'_>, annotation: Option<Annotation>) -> Opt
         _ => 0,
     };
     (p.packet_id != Some(expected)).then(|| {
-        format!("packet at offset {}: packet id {:?} but its annotation says {expected}", p.offset, p.packet_id)
+        let id = p.packet_id.map_or_else(|| "absent (no epb_packetid option)".to_string(), |id| id.to_string());
+        format!("packet at offset {}: packet id {id} but its annotation says {expected}", p.offset)
     })
 }
 

@@ -46,6 +46,39 @@ fn a_reconstruction_removes_the_analysis_of_the_trace_it_replaces() {
     assert!(!text.contains("removed"), "{text}");
 }
 
+/// Files in the output directory that rocescope did not write — a user's trace.pcapng, a
+/// report.json of another tool, an SVG with a plot's name but no report of ours beside it
+/// — are neither replaced nor removed: reconstruct refuses (exit 2), names the file and
+/// says how to go on, before it writes anything. Its own earlier outputs it replaces.
+#[test]
+fn a_reconstruction_replaces_only_files_that_are_its_own() {
+    let run = rig_run("cli-not-ours", &Knobs::default());
+    let out = scratch("cli-not-ours-out");
+    let user_files = [
+        (control::reconstruct::TRACE_FILE, &b"a capture of mine"[..]),
+        (control::analyze::REPORT_FILE, b"{\"mine\": 1, \"format\": \"rocescope-report\"}"),
+        (control::analyze::PLOT_FILES[2], b"<svg/>"),
+    ];
+    for (name, bytes) in user_files {
+        let file = out.join(name);
+        std::fs::write(&file, bytes).unwrap();
+        for records_only in [true, false] {
+            let args = [&["reconstruct", path(&run.dir), "-o", path(&out)][..], &["--records-only"]].concat();
+            let (code, text, err) = rocescope(&args[..args.len() - usize::from(!records_only)]);
+            assert_eq!(code, 2, "{name}: {text}{err}");
+            assert!(err.contains(path(&file)) && err.contains("move it out of"), "{err}");
+            assert_eq!(std::fs::read(&file).unwrap(), bytes, "{name} is left as it was");
+            assert_eq!(std::fs::read_dir(&out).unwrap().count(), 1, "nothing is written: {name}");
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    for (args, trace) in [(&[][..], true), (&["--records-only"], false), (&[], true)] {
+        let (code, text, err) = rocescope(&[&["reconstruct", path(&run.dir), "-o", path(&out)][..], args].concat());
+        assert_eq!(code, 0, "its own outputs are replaced: {text}{err}");
+        assert_eq!(out.join(control::reconstruct::TRACE_FILE).exists(), trace, "{args:?}");
+    }
+}
+
 /// Lumina's switch sends the copies to the run's `rewrite-udp-dst-port`: without
 /// `--mirror-port`, reconstruct takes it from the run's config.yaml and says so. Given
 /// the wrong port, a trace of frames none of which is a copy is no success: reconstruct

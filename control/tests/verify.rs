@@ -317,7 +317,7 @@ fn a_packet_id_that_disagrees_with_its_annotation_is_reported() {
     std::fs::write(shard(dir.path()), &bytes).unwrap();
     let p = problems(dir.path());
     assert_eq!(p.len(), 1, "{p:?}");
-    assert!(p[0].contains(&format!("packet id Some({}) but its annotation says {seq}", seq ^ 1)), "{p:?}");
+    assert!(p[0].contains(&format!("packet id {} but its annotation says {seq}", seq ^ 1)), "{p:?}");
 }
 
 #[test]
@@ -345,4 +345,86 @@ fn a_missing_shard_is_named_with_the_command_for_the_rest() {
     assert!(message.ends_with(&format!("rocescope reconstruct {there}")), "{message}");
     let s = control::reconstruct::reconstruct_to(&[shard(dir.path())], &out, &opts).unwrap();
     assert_eq!(s.mirrored, m.cores[0].classes["mirrored_roce"], "the hinted command merges what remains");
+}
+
+/// Review: `verify --json RUN1 RUN2` printed two JSON documents back to back. It prints
+/// one: an array of the runs' reports, in the order given (for one run too).
+#[test]
+fn verify_json_of_several_runs_is_one_array() {
+    let (a, _) = make_run("json-a", 100);
+    let (b, _) = make_run("json-b", 7);
+    for runs in [vec![a.path(), b.path()], vec![a.path()]] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rocescope"))
+            .arg("verify")
+            .arg("--json")
+            .args(&runs)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+        assert_eq!(doc.as_array().map(Vec::len), Some(runs.len()), "{doc}");
+    }
+}
+
+/// Runs `rocescope` with `args`, killed if it has not ended within 20 s (a FIFO used to
+/// block it forever): its exit code and standard error.
+fn rocescope_within_20s(args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rocescope"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if child.try_wait().unwrap().is_some() {
+            let out = child.wait_with_output().unwrap();
+            return (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    (None, "still running after 20 s".into())
+}
+
+/// Review: a FIFO given as an input, or as a manifest's shard, blocked reconstruct (and
+/// verify) forever. Only regular files are read: the FIFO is named and refused.
+#[test]
+fn a_fifo_as_input_or_shard_is_refused_not_waited_on() {
+    let (dir, mut m) = make_run("fifo", 7);
+    let fifo = dir.path().join("shard-001.pcapng");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let out = dir.path().join("out");
+    let (code, err) = rocescope_within_20s(&["reconstruct".as_ref(), fifo.as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("a FIFO, not a regular file"), "{err}");
+
+    let mut core = m.cores[0].clone();
+    core.core = 1;
+    core.shard = "shard-001.pcapng".into();
+    m.cores.push(core);
+    m.store(dir.path()).unwrap();
+    let (code, err) =
+        rocescope_within_20s(&["reconstruct".as_ref(), dir.path().as_os_str(), "-o".as_ref(), out.as_os_str()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(&fifo.display().to_string()) && err.contains("a FIFO"), "{err}");
+    let (code, err) = rocescope_within_20s(&["verify".as_ref(), dir.path().as_os_str()]);
+    assert_eq!(code, Some(1), "{err}");
+}
+
+/// Review: a manifest's shard path may name any file (`../../etc/hostname`, `/dev/zero`):
+/// a shard outside the run directory is refused when the manifest is read.
+#[test]
+fn a_shard_path_outside_the_run_directory_is_refused() {
+    for shard in ["../elsewhere.pcapng", "/dev/zero", ""] {
+        let (dir, mut m) = make_run("shard-path", 7);
+        m.cores[0].shard = shard.into();
+        m.store(dir.path()).unwrap();
+        let e = verify_run(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("is not a file name in the run directory"), "{shard}: {e}");
+        let out = dir.path().join("out");
+        let e = control::reconstruct::reconstruct_to(&[dir.path().to_path_buf()], &out, &Default::default());
+        assert!(e.unwrap_err().to_string().contains("is not a file name in the run directory"), "{shard}");
+    }
 }

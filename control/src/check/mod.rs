@@ -282,13 +282,15 @@ impl Checker {
         // here as in analyze: reported once, as itself, not again as the timestamp
         // regression its place at the end makes it.
         let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
-        if outlier.is_some() {
-            self.regressions.retain(|g| Some(g.record.seq()) != outlier);
-        }
-        let balance = self.balance.result(outlier);
+        let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
+        let outside = span.map_or_else(Vec::new, |span| set_aside_outside(&mut self.gaps, span));
+        let aside: Vec<u64> = outlier.into_iter().chain(outside.iter().copied()).collect();
+        // Nor a regression of the copy after a set-aside first copy, whose time it is.
+        self.regressions.retain(|g| !aside.contains(&g.record.seq()) && !aside.contains(&g.previous_seq));
+        let balance = self.balance.result(aside.first().copied());
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);
-        let conditions = self.conditions(&missing, regressions.len(), ctx);
+        let conditions = self.conditions(&missing, regressions.len(), &outside, ctx);
         CheckReport {
             complete: verdict(&conditions),
             conditions,
@@ -358,7 +360,13 @@ impl Checker {
     }
 
     /// Lumina's three integrity conditions (§3.5) first, then this tool's own.
-    fn conditions(&self, missing: &MissingCopies, regressions: usize, ctx: &CheckContext) -> Vec<Condition> {
+    fn conditions(
+        &self,
+        missing: &MissingCopies,
+        regressions: usize,
+        outside: &[u64],
+        ctx: &CheckContext,
+    ) -> Vec<Condition> {
         let (first, last) = (wire_or(self.gaps.first), wire_or(self.gaps.last));
         let mut evidence = if missing.total == 0 {
             format!("{} copies, seq {first} to {last}", self.mirrored)
@@ -386,22 +394,46 @@ impl Checker {
             holds: Some(regressions == 0),
             evidence: format!("{regressions} regressions"),
         });
+        let mut evidence = format!("{} reconstruction issues", ctx.reconstruction_issue_total);
+        if !outside.is_empty() {
+            let seqs: Vec<String> = outside.iter().map(|&u| crate::merge::wire_of(u).to_string()).collect();
+            evidence += &format!(
+                "; copies with a seq the switch never gave (its snapshot's mirror_seq), corrupted, set aside: seq {}",
+                seqs.join(", ")
+            );
+        }
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
-            holds: Some(ctx.reconstruction_issues.is_empty()),
-            evidence: format!("{} reconstruction issues", ctx.reconstruction_issue_total),
+            holds: Some(ctx.reconstruction_issues.is_empty() && outside.is_empty()),
+            evidence,
         });
-        conditions.push(Condition {
-            name: "no capture drops".into(),
-            holds: Some(ctx.capture_problems.is_empty()),
-            evidence: if ctx.capture_problems.is_empty() {
-                "no dataplane manifest reports a drop".into()
-            } else {
-                ctx.capture_problems.join("; ")
-            },
-        });
+        conditions.push(capture_condition(ctx));
         conditions
     }
+}
+
+/// No capture drop: what the manifests of the run directories say — not evaluable when
+/// some directory is gone (moved or deleted since the reconstruction), as its manifest
+/// could not be read, unless the others already report a drop.
+fn capture_condition(ctx: &CheckContext) -> Condition {
+    let name = "no capture drops".into();
+    if !ctx.capture_problems.is_empty() {
+        return Condition { name, holds: Some(false), evidence: ctx.capture_problems.join("; ") };
+    }
+    if !ctx.gone_dirs.is_empty() {
+        return Condition { name, holds: None, evidence: gone_evidence(&ctx.gone_dirs) };
+    }
+    Condition { name, holds: Some(true), evidence: "no dataplane manifest reports a drop".into() }
+}
+
+/// Why what the run directories hold could not be read.
+pub(crate) fn gone_evidence(gone: &[PathBuf]) -> String {
+    let names: Vec<String> = gone.iter().map(|d| d.display().to_string()).collect();
+    format!(
+        "the run directories {} named in reconstruct.json (dirs) are gone: their manifests, switch counters and \
+         configuration could not be read (reconstruct again from where they are now)",
+        names.join(", ")
+    )
 }
 
 /// The copies a trace lacks, as `finish` found them.
@@ -412,13 +444,11 @@ struct MissingCopies {
     at_ends: u64,
 }
 
-/// Lumina's three conditions come first and must be shown to hold (a condition the switch
-/// counters would decide is unknown without them: not complete); no other may fail.
-const LUMINA_CONDITIONS: usize = 3;
-
+/// Every condition must be shown to hold: one that could not be evaluated (a condition
+/// the switch counters would decide, without them; capture drops, with the run
+/// directories' manifests gone) leaves the trace not complete, though nothing failed.
 fn verdict(conditions: &[Condition]) -> bool {
-    conditions.iter().take(LUMINA_CONDITIONS).all(|c| c.holds == Some(true))
-        && conditions.iter().all(|c| c.holds != Some(false))
+    conditions.iter().all(|c| c.holds == Some(true))
 }
 
 /// Copies the switch gave that a trace lacks at either end, which no gap between its
@@ -505,6 +535,29 @@ fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<Unwrapped>, Option<Un
     Some(((head > 0).then_some((f - head, f - 1)), (tail > 0).then_some((l + 1, l + tail))))
 }
 
+/// The copies at the trace's ends that the switch never gave, set aside from `gaps`
+/// (review: seq 21 corrupted to 0x7fff0015 became the first copy, 65 514 seqs missing
+/// before seq 1): when the snapshot's seq range does not hold the trace's span but does
+/// once a lone first or last copy, past a gap, is left out, that copy's seq was corrupted —
+/// the seqs between it and the rest are not missing. Returns their unwrapped seqs.
+fn set_aside_outside(gaps: &mut Gaps, span: SeqSpan) -> Vec<u64> {
+    if gaps.first.is_none() || ends_lost(gaps, span).is_some() {
+        return Vec::new();
+    }
+    for (head, tail) in [(true, false), (false, true), (true, true)] {
+        let mut g = gaps.clone();
+        let (first, last) = (g.first, g.last);
+        if (head && !g.set_aside_first()) || (tail && !g.set_aside_last()) {
+            continue;
+        }
+        if ends_lost(&g, span).is_some() {
+            *gaps = g;
+            return first.filter(|_| head).into_iter().chain(last.filter(|_| tail)).collect();
+        }
+    }
+    Vec::new()
+}
+
 /// The wire seqs of the unwrapped `first..=last`, which may lie below the trace's
 /// reference lap (copies lost before the first one).
 fn seq_range(first: i128, last: i128) -> SeqRange {
@@ -530,6 +583,9 @@ pub struct CheckContext {
     pub reconstruction_issue_total: u64,
     /// Why the trace holds no mirrored copy (reconstruct.json `no_copies`), when it holds none.
     pub no_copies: Option<String>,
+    /// Run directories the reconstruction names (`dirs`) that are gone: their manifests,
+    /// switch counters and configuration could not be read.
+    pub gone_dirs: Vec<PathBuf>,
 }
 
 impl CheckContext {
@@ -554,6 +610,7 @@ impl CheckContext {
             reconstruction_issues: summary.issues.clone(),
             reconstruction_issue_total: summary.issues_total(),
             no_copies: summary.no_copies.clone(),
+            gone_dirs: summary.dirs.iter().filter(|d| !d.is_dir()).cloned().collect(),
         })
     }
 }
@@ -803,6 +860,25 @@ mod tests {
         assert_eq!(holds(&ctx, 10), [Some(true), Some(true)]);
     }
 
+    /// Review: counters naming no mirror port (egress only on a host port, no ingress),
+    /// or a `rocescope:` section naming only the requester, failed condition 2 as "switch
+    /// sent 0 copies on mirror ports []". Ports not known are not evaluable; a partial
+    /// section is read as if absent (the configuration and counters tell the ports).
+    #[test]
+    fn counters_that_name_no_mirror_port_leave_condition_2_unevaluated() {
+        let config: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str("requester: {nic: {switch-port: 1}}\nresponder: {nic: {switch-port: 2}}\n")
+                .unwrap();
+        let with = |yaml: &str| {
+            let snap: SwitchSnapshot = serde_yaml_ng::from_str(yaml).unwrap();
+            let roles = PortRoles::find(&snap, Some(&config));
+            CheckContext { snapshot: Some(snap), roles, ..CheckContext::default() }
+        };
+        assert_eq!(holds(&with("counter:\n  egress: {1: 2}\n"), 10), [None, None]);
+        let partial = "counter:\n  egress: {1: 2, 2: 8, 3: 10}\n  ingress: {1: 8, 2: 2, 3: 0}\nrocescope:\n  requester: {switch_port: 1}\n";
+        assert_eq!(holds(&with(partial), 10), [Some(true), Some(true)]);
+    }
+
     /// A Lumina dump without `counter.ingress` or `counter.egress` cannot decide the
     /// condition that needs it (read as zeros it failed it); without ingress and with no
     /// configuration, which ports are mirror ports cannot be guessed either.
@@ -956,6 +1032,7 @@ mod tests {
             reconstruction_issues: Vec::new(),
             reconstruction_issue_total: 0,
             no_copies: None,
+            gone_dirs: Vec::new(),
         };
         let flows = one_way_each();
         let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);

@@ -143,7 +143,10 @@ impl PortRoles {
 
     fn found(snap: &SwitchSnapshot, config: Option<&serde_yaml_ng::Value>) -> Option<PortRoles> {
         let egress_ports = || snap.counter.egress.iter().flat_map(|e| e.keys().copied());
-        if let Some(r) = &snap.rocescope {
+        // A section that leaves out a host or every mirror port names too few ports to
+        // sum: the ports are then told as without it.
+        let whole = |r: &&RigPorts| r.requester.is_some() && r.responder.is_some() && !r.mirrors.is_empty();
+        if let Some(r) = snap.rocescope.as_ref().filter(whole) {
             let host_ports = [&r.requester, &r.responder].into_iter().flatten().map(|p| p.switch_port).collect();
             return Some(PortRoles {
                 host_ports,
@@ -179,6 +182,12 @@ pub(super) fn switch_conditions(ctx: &CheckContext, mirrored: u64) -> Vec<Condit
         [CONDITION_2, CONDITION_3].map(|name| Condition { name: name.into(), holds: None, evidence: why.into() }).into()
     };
     let Some(snap) = &ctx.snapshot else {
+        if !ctx.gone_dirs.is_empty() {
+            return unknown(&format!(
+                "no switch counters: {}, or give --switch-counters",
+                super::gone_evidence(&ctx.gone_dirs)
+            ));
+        }
         return unknown("no switch counters (switch_state_snapshot.yml, or --switch-counters)");
     };
     let Some(roles) = &ctx.roles else {
@@ -195,6 +204,10 @@ fn sent_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -> Co
         let evidence = "the switch counters have no counter.egress: copies sent not known".into();
         return Condition { name: CONDITION_2.into(), holds: None, evidence };
     };
+    if roles.mirror_ports.is_empty() {
+        let evidence = format!("no mirror port known ({}): copies sent not known", roles.from);
+        return Condition { name: CONDITION_2.into(), holds: None, evidence };
+    }
     let evidence = format!(
         "switch sent {sent} copies on mirror ports {:?}; trace has {mirrored}{}",
         roles.mirror_ports,
@@ -208,6 +221,10 @@ fn received_condition(snap: &SwitchSnapshot, roles: &PortRoles, mirrored: u64) -
         let evidence = "the switch counters have no counter.ingress: RoCE packets received not known".into();
         return Condition { name: CONDITION_3.into(), holds: None, evidence };
     };
+    if roles.host_ports.is_empty() {
+        let evidence = format!("no host port known ({}): RoCE packets received not known", roles.from);
+        return Condition { name: CONDITION_3.into(), holds: None, evidence };
+    }
     let mut evidence = format!(
         "switch received {received} RoCE packets on ports {:?}; trace has {mirrored}{}",
         roles.host_ports,

@@ -181,6 +181,8 @@ pub enum ManifestError {
     Json { path: String, source: serde_json::Error },
     #[error("{path}: format {format:?} version {version} is not {FORMAT:?} version {VERSION}")]
     Version { path: String, format: String, version: u32 },
+    #[error("{path}: shard {shard:?} is not a file name in the run directory (absolute, or with ..); a run's shards are its own files")]
+    ShardPath { path: String, shard: String },
 }
 
 impl Manifest {
@@ -192,6 +194,15 @@ impl Manifest {
             serde_json::from_slice(&text).map_err(|source| ManifestError::Json { path: shown.clone(), source })?;
         if m.format != FORMAT || m.version != VERSION {
             return Err(ManifestError::Version { path: shown, format: m.format, version: m.version });
+        }
+        // A shard outside the run directory is no part of it (and a damaged or hostile
+        // manifest could name any file of the machine).
+        let inside = |shard: &str| {
+            let parts = Path::new(shard).components();
+            !shard.is_empty() && parts.into_iter().all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
+        if let Some(c) = m.cores.iter().find(|c| !inside(&c.shard)) {
+            return Err(ManifestError::ShardPath { path: shown, shard: c.shard.clone() });
         }
         Ok(m)
     }

@@ -16,9 +16,28 @@ enum Map {
     CopyOnWrite(memmap2::MmapMut),
 }
 
+/// Opens `path` for reading when it is a regular file (after symlinks). A FIFO would block
+/// the open until a writer came, forever; a device (`/dev/zero`) never ends: both are
+/// refused, as is a directory.
+pub fn open_regular(path: &Path) -> std::io::Result<File> {
+    let kind = std::fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        use std::os::unix::fs::FileTypeExt;
+        let what = match () {
+            _ if kind.is_fifo() => "a FIFO",
+            _ if kind.is_dir() => "a directory",
+            _ if kind.is_char_device() || kind.is_block_device() => "a device",
+            _ => "not a file",
+        };
+        let msg = format!("{what}, not a regular file: only capture files can be read");
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, msg));
+    }
+    File::open(path)
+}
+
 impl MappedFile {
     pub fn open(path: &Path) -> std::io::Result<MappedFile> {
-        let file = File::open(path)?;
+        let file = open_regular(path)?;
         if file.metadata()?.len() == 0 {
             return Ok(MappedFile { map: None });
         }
@@ -33,7 +52,7 @@ impl MappedFile {
     /// Maps `path` copy-on-write: `bytes_mut` may patch the content in memory, which costs
     /// only the pages patched (a copy of the whole file would cost all of them).
     pub fn open_copy_on_write(path: &Path) -> std::io::Result<MappedFile> {
-        let file = File::open(path)?;
+        let file = open_regular(path)?;
         if file.metadata()?.len() == 0 {
             return Ok(MappedFile { map: None });
         }
