@@ -871,15 +871,22 @@ impl<'u> Tracker<'u> {
                 m.size_known = true; // the rest's DMA length
             }
             self.close(end);
+        } else if r.reth_cut() {
+            // The snap length cut its DMA length and no response told it
+            // (`cut::infer_read_lengths`: a copy is missing between its First and Last):
+            // its responses tell its span, as for a request whose copy is missing.
+            self.end_before(r.psn());
+            self.unseen_before(r);
+            self.push(r, None, 0);
+            self.open = true;
+            self.bytes_from_reth = false;
+            self.hi = r.psn();
+            return;
         } else {
             self.end_before(r.psn());
             self.unseen_before(r);
             self.push(r, Some(end), bytes);
-            // Its DMA length, unless the snap length cut it and no response told it
-            // (`cut::infer_read_lengths`): then its size (and span) are not proven.
-            if !r.reth_cut() {
-                self.size_known();
-            }
+            self.size_known();
         }
         self.hi = psn::add(end, 1);
     }
@@ -923,7 +930,10 @@ impl<'u> Tracker<'u> {
     /// Last or Only one ends the message known from responses only.
     fn on_read_data(&mut self, r: &Record) {
         if psn::ge(r.psn(), self.hi) {
-            if starts_read_answer(r.opcode()) && (self.open || self.missed) {
+            // The first answer to the open message's request (one of unknown length).
+            let answers_open =
+                self.open && r.psn() == self.hi && self.msgs.last().is_some_and(|m| m.first_psn == r.psn());
+            if starts_read_answer(r.opcode()) && (self.open || self.missed) && !answers_open {
                 self.response_starts(r);
             } else if !self.open && self.missed {
                 self.push_first_unseen(r);
@@ -1729,15 +1739,23 @@ mod tests {
     }
 
     /// Code review (session 23): a READ request whose RETH the snap length cut, its length
-    /// told by no response, counted as a proven message of 0 bytes.
+    /// told by no response, counted as a proven message of 0 bytes. Review (session 30):
+    /// and as a message of one PSN, so that its responses past it made a second message.
+    /// Its responses tell its span and size.
     #[test]
     fn a_read_request_of_unknown_length_has_an_unproven_size() {
         let mut cut = copy(0x0c, 10, 1);
         cut.flags |= flag::HEADERS_CUT;
-        let records = [cut, copy(0x10, 10, 2)];
-        let msgs = tracked(Verb::Read, &records, None);
-        let got: Vec<(u64, bool)> = msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect();
-        assert_eq!(got, [(0, true)]);
+        let sizes = |records: &[Record]| -> Vec<(u32, Option<u32>, u64, bool)> {
+            let msgs = tracked(Verb::Read, records, None);
+            msgs.iter().map(|m| (m.first_psn, m.last_psn, m.bytes, m.bytes_unproven)).collect()
+        };
+        let mut next = cut;
+        next = next.with_psn(11).with_seq(3);
+        assert_eq!(sizes(&[cut, next]), [(10, Some(10), 1024, true), (11, None, 0, true)], "no answer: at most an MTU");
+        assert_eq!(sizes(&[cut, copy(0x10, 10, 2)]), [(10, Some(10), 1024, false)], "an Only answer tells");
+        let answer = [cut, copy(0x0d, 10, 2), copy(0x0e, 11, 3), copy(0x0f, 12, 4)];
+        assert_eq!(sizes(&answer), [(10, Some(12), 3072, false)], "First … Last: one message");
         let whole = [copy(0x0c, 10, 1).with_reth(1024), copy(0x10, 10, 2)];
         let msgs = tracked(Verb::Read, &whole, None);
         assert_eq!(msgs.iter().map(|m| (m.bytes, m.bytes_unproven)).collect::<Vec<_>>(), [(1024, false)]);
