@@ -1438,7 +1438,10 @@ impl<'u> Tracker<'u> {
                 Some(last) if psn::gt(una, last) => {
                     m.complete_at(Some(at));
                     let relies_on_assumed = assumed.is_some_and(|p| psn::le(p, last));
-                    m.completion_uncertain = relies_on_assumed || proof.may_be_late(unseen, m.first_order, una, last);
+                    // A message whose first packet the trace lacks began before the packet
+                    // that proved it, so an ACK for it may be missing from before that too.
+                    let first = if m.start_unseen { 0 } else { m.first_order };
+                    m.completion_uncertain = relies_on_assumed || proof.may_be_late(unseen, first, una, last);
                     self.next_incomplete += 1;
                     self.held.clear();
                 }
