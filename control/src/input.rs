@@ -509,6 +509,9 @@ struct Skip {
     from: usize,
     /// Where reading resumes; `None`: nothing after it is a block the manifest lists.
     resume: Option<usize>,
+    /// A block whose CRC fails: its section and interface headers are still taken
+    /// ([`ShardReader::take_headers`]), its packets are not.
+    headers: bool,
 }
 
 impl OpenSource {
@@ -554,7 +557,17 @@ impl OpenSource {
                 offset,
                 format!(
                     "block {index} ({len} bytes, {} packets): CRC-32C {actual:#010x}, manifest says {expected:#010x}; \
-                     not read",
+                     {}not read",
+                    self.block_packets(index),
+                    self.kept_headers(offset, len)
+                ),
+            ),
+            BlockFault::PaddingCut { index, len, file_len, padding, .. } => (
+                padding,
+                format!(
+                    "block {index} ({len} bytes, {} packets) is cut by the end of the file ({file_len} bytes) in its \
+                     trailing padding (from {padding}): with the padding restored its CRC-32C matches, so its \
+                     packets are read; the shard is truncated",
                     self.block_packets(index)
                 ),
             ),
@@ -567,6 +580,18 @@ impl OpenSource {
             }
         };
         self.damage(offset, what)
+    }
+
+    /// What a damaged block's message says of its headers: that its section header is
+    /// taken for the blocks after it ([`ShardReader::take_headers`]), when it is.
+    fn kept_headers(&self, offset: u64, len: u64) -> &'static str {
+        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX).min(self.bytes().len());
+        let mut reader = ShardReader::new(self.bytes());
+        reader.resume_at(at(offset));
+        match reader.take_headers(at(offset.saturating_add(len))) {
+            true => "its section and interface headers, which still parse, frame the blocks after it; its packets are ",
+            false => "",
+        }
     }
 
     /// The packets, in file order; the iterator ends with one `Err` if the file is damaged.
@@ -659,6 +684,7 @@ impl<'a> Packets<'a> {
         let Some((skip, rest)) = self.skips.split_first() else { return };
         self.skips = rest;
         match (&mut self.inner, skip.resume) {
+            (Inner::Pcapng(r), Some(at)) if skip.headers => _ = r.take_headers(at),
             (Inner::Pcapng(r), Some(at)) => r.resume_at(at),
             _ => self.inner = Inner::Failed(None),
         }
@@ -702,16 +728,20 @@ impl<'a> Packets<'a> {
 }
 
 /// Where reading skips a fault of a shard's blocks: a damaged block to its end (the
-/// next block's start), a gap to the block after it; nothing after a truncated block or
-/// bytes no block accounts for.
+/// next block's start, keeping its headers), a gap to the block after it; nothing after a
+/// truncated block, a cut padding's start or bytes no block accounts for.
 fn skip_over(f: &BlockFault) -> Skip {
     let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let to_end = |from: u64| Skip { from: at(from), resume: None, headers: false };
     match *f {
-        BlockFault::Crc { offset, len, .. } => Skip { from: at(offset), resume: Some(at(offset.saturating_add(len))) },
-        BlockFault::Gap { expected_offset, offset, .. } => Skip { from: at(expected_offset), resume: Some(at(offset)) },
-        BlockFault::Missing { offset, .. } | BlockFault::Unaccounted { offset, .. } => {
-            Skip { from: at(offset), resume: None }
+        BlockFault::Crc { offset, len, .. } => {
+            Skip { from: at(offset), resume: Some(at(offset.saturating_add(len))), headers: true }
         }
+        BlockFault::Gap { expected_offset, offset, .. } => {
+            Skip { from: at(expected_offset), resume: Some(at(offset)), headers: false }
+        }
+        BlockFault::PaddingCut { padding, .. } => to_end(padding),
+        BlockFault::Missing { offset, .. } | BlockFault::Unaccounted { offset, .. } => to_end(offset),
     }
 }
 

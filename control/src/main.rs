@@ -310,13 +310,16 @@ fn analyze(
     merge: &MergeArgs,
 ) -> anyhow::Result<ExitCode> {
     let dir = reconstruction(runs, out.clone(), merge)?;
+    // Given a reconstruction, -o says where the report goes (else beside it). Its
+    // report.json and plots are replaced only when they are ours (a fresh reconstruction
+    // into `to` has checked them already), checked before the analysis runs.
+    let to = out.unwrap_or_else(|| dir.clone());
+    control::outputs::check_analysis_replaceable(&to)?;
     let analysis = control::analyze::Analysis::load(&dir)?;
     let mut report = analysis.run();
     if per_message == PerMessage::LeftOut {
         report.goodput.leave_out_per_message();
     }
-    // Given a reconstruction, -o says where the report goes (else beside it).
-    let to = out.unwrap_or_else(|| dir.clone());
     std::fs::create_dir_all(&to).with_context(|| format!("creating {}", to.display()))?;
     let path = to.join(control::analyze::REPORT_FILE);
     write_json(&path, &report).with_context(|| format!("writing {}", path.display()))?;

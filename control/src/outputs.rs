@@ -1,6 +1,7 @@
-//! Which files in an output directory `reconstruct` may replace or remove: its own and an
-//! analysis's of ours, told by what they hold, never by their name alone — a user's
-//! `trace.pcapng` or `report.json` in the directory given with `-o` is not ours to lose.
+//! Which files in an output directory `reconstruct` or `analyze` may replace or remove:
+//! its own and an analysis's of ours, told by what they hold, never by their name alone —
+//! a user's `trace.pcapng` or `report.json` in the directory given with `-o` is not ours
+//! to lose.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -8,17 +9,20 @@ use std::path::{Path, PathBuf};
 use crate::analyze::{PLOT_FILES, REPORT_FILE, REPORT_FORMAT};
 use crate::reconstruct::{SUMMARY_FILE, SUMMARY_FORMAT, TRACE_FILE};
 
-/// A file `reconstruct` would replace or remove that it cannot show to be rocescope's.
+/// A file `reconstruct` or `analyze` (`by`) would replace or remove that it cannot show
+/// to be rocescope's.
 #[derive(Debug, thiserror::Error)]
-#[error(
-    "{path}: {what}, which reconstruct would {action}; move it out of {dir} or reconstruct into another directory with -o"
-)]
+#[error("{path}: {what}, which {by} would {action}; move it out of {dir} or {by} into another directory with -o")]
 pub struct NotOurs {
     pub path: PathBuf,
     pub what: &'static str,
     pub action: &'static str,
     pub dir: PathBuf,
+    /// The command: `reconstruct` or `analyze`.
+    pub by: &'static str,
 }
+
+const REPORT_NOT_OURS: &str = "not a rocescope analysis report (format rocescope-report)";
 
 /// Bytes read from the start of a file to tell whose it is.
 const HEAD: usize = 4096;
@@ -39,19 +43,31 @@ pub fn check_replaceable(dir: &Path, pcapng: bool) -> Result<(), NotOurs> {
         ),
         (trace::record::FILE_NAME, "not a rocescope record file", "replace", record_file_ours(dir)),
         (SUMMARY_FILE, "not a rocescope reconstruct.json", "replace", summary_ours(dir)),
-        (REPORT_FILE, "not a rocescope analysis report (format rocescope-report)", "remove", analysis_ours),
+        (REPORT_FILE, REPORT_NOT_OURS, "remove", analysis_ours),
     ];
     for (name, what, action, ours) in files {
         if !ours {
-            return Err(NotOurs { path: dir.join(name), what, action, dir: dir.to_path_buf() });
+            return Err(NotOurs { path: dir.join(name), what, action, dir: dir.to_path_buf(), by: "reconstruct" });
         }
     }
-    check_plots(dir, analysis_ours)
+    check_plots(dir, analysis_ours, "reconstruct")
+}
+
+/// Checks the files of `dir` an analysis would replace (report.json) or remove (the plots
+/// it does not draw this time): each absent, empty or rocescope's, as for
+/// [`check_replaceable`] — so an analysis re-run into its own earlier output goes on.
+pub fn check_analysis_replaceable(dir: &Path) -> Result<(), NotOurs> {
+    let analysis_ours = is_ours(&dir.join(REPORT_FILE), |h| json_format_is(h, REPORT_FORMAT));
+    if !analysis_ours {
+        let path = dir.join(REPORT_FILE);
+        return Err(NotOurs { path, what: REPORT_NOT_OURS, action: "replace", dir: dir.to_path_buf(), by: "analyze" });
+    }
+    check_plots(dir, analysis_ours, "analyze")
 }
 
 /// The plots go with the analysis that drew them: they are taken as ours only beside a
 /// report.json of ours (an SVG does not say who drew it).
-fn check_plots(dir: &Path, analysis_ours: bool) -> Result<(), NotOurs> {
+fn check_plots(dir: &Path, analysis_ours: bool, by: &'static str) -> Result<(), NotOurs> {
     let beside_report = analysis_ours && dir.join(REPORT_FILE).exists();
     match PLOT_FILES.iter().map(|f| dir.join(f)).find(|p| p.exists() && !beside_report) {
         Some(path) => Err(NotOurs {
@@ -59,6 +75,7 @@ fn check_plots(dir: &Path, analysis_ours: bool) -> Result<(), NotOurs> {
             what: "not known to be a rocescope analysis's plot (no report.json of rocescope's beside it)",
             action: "remove",
             dir: dir.to_path_buf(),
+            by,
         }),
         None => Ok(()),
     }

@@ -66,11 +66,19 @@ fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
         }
     };
     let bytes = mapped.bytes();
-    f.problems.extend(verify_blocks(bytes, &core.blocks).iter().map(describe_fault));
+    let faults = verify_blocks(bytes, &core.blocks);
+    f.problems.extend(faults.iter().map(describe_fault));
     f.problems.extend(manifest_shard_problems(core, bytes.len() as u64));
     let mut classes: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    for packet in ShardReader::new(bytes) {
+    let mut reader = ShardReader::new(bytes);
+    // A cut padding block is reported as the cut: the packets end where it starts.
+    if let Some(&BlockFault::PaddingCut { padding, .. }) =
+        faults.iter().find(|f| matches!(f, BlockFault::PaddingCut { .. }))
+    {
+        reader.stop_at(usize::try_from(padding).unwrap_or(usize::MAX));
+    }
+    for packet in reader {
         match packet {
             Ok(p) => {
                 f.packets += 1;
@@ -190,6 +198,11 @@ fn describe_fault(f: &BlockFault) -> String {
         ),
         BlockFault::Crc { index, offset, len, expected, actual } => format!(
             "block {index} (bytes {offset}..{}) is damaged: CRC-32C {actual:#010x}, manifest {expected:#010x}",
+            offset.saturating_add(len)
+        ),
+        BlockFault::PaddingCut { index, offset, len, file_len, padding } => format!(
+            "block {index} (bytes {offset}..{}) is cut by the end of the file ({file_len} bytes) in its trailing \
+             padding (from {padding}): truncated; with the padding restored its CRC-32C matches, so its packets are intact",
             offset.saturating_add(len)
         ),
         BlockFault::Gap { index, expected_offset, offset } => {

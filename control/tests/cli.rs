@@ -79,6 +79,47 @@ fn a_reconstruction_replaces_only_files_that_are_its_own() {
     }
 }
 
+/// `analyze` of a reconstruction into a directory (-o, or beside it) replaces report.json
+/// and removes the plots it does not draw only when they are an analysis's of ours: a
+/// user's report.json, or an SVG with a plot's name and no report of ours beside it, makes
+/// it refuse (exit 2), naming the file and how to go on, before it writes anything. A
+/// re-run into its own earlier output goes on.
+#[test]
+fn an_analysis_replaces_only_files_that_are_its_own() {
+    let run =
+        rig_run("cli-analyze-not-ours", &Knobs { events: vec![ev(1, 3, EventKind::Drop, 1)], ..Knobs::default() });
+    let trace = scratch("cli-analyze-not-ours-trace");
+    let (code, text, err) = rocescope(&["reconstruct", path(&run.dir), "-o", path(&trace)]);
+    assert_eq!(code, 0, "{text}{err}");
+    let out = scratch("cli-analyze-not-ours-out");
+    let user_files = [
+        (control::analyze::REPORT_FILE, &b"{\"mine\": 1, \"format\": \"rocescope-report\"}"[..]),
+        (control::analyze::PLOT_FILES[2], b"<svg/>"),
+    ];
+    for (name, bytes) in user_files {
+        for (args, dir) in [(vec![path(&trace), "-o", path(&out)], &out), (vec![path(&trace)], &trace)] {
+            let file = dir.join(name);
+            std::fs::write(&file, bytes).unwrap();
+            let before = std::fs::read_dir(dir).unwrap().count();
+            let (code, text, err) = rocescope(&[&["analyze"][..], &args].concat());
+            assert_eq!(code, 2, "{name}: {text}{err}");
+            assert!(err.contains(path(&file)) && err.contains("move it out of"), "{err}");
+            assert!(err.contains("analyze into another directory with -o"), "{err}");
+            assert_eq!(std::fs::read(&file).unwrap(), bytes, "{name} is left as it was");
+            assert_eq!(std::fs::read_dir(dir).unwrap().count(), before, "nothing is written: {name}");
+            std::fs::remove_file(&file).unwrap();
+        }
+    }
+    // Its own earlier output, twice over: replaced.
+    for _ in 0..2 {
+        let (code, text, err) = rocescope(&["analyze", path(&trace), "-o", path(&out)]);
+        assert_eq!(code, 0, "{text}{err}");
+        assert!(out.join(control::analyze::REPORT_FILE).exists());
+    }
+    let plots = control::analyze::PLOT_FILES.iter().filter(|f| out.join(f).exists()).count();
+    assert!(plots > 0, "the drop's recovery is plotted");
+}
+
 /// Lumina's switch sends the copies to the run's `rewrite-udp-dst-port`: without
 /// `--mirror-port`, reconstruct takes it from the run's config.yaml and says so. Given
 /// the wrong port, a trace of frames none of which is a copy is no success: reconstruct

@@ -80,13 +80,17 @@ fn make_run(name: &str, per_block: usize) -> (TempDir, Manifest) {
     (dir, m)
 }
 
-/// Ends a block as the dataplane does (it pads each to 4 KiB): with a block that holds no
-/// packet, an Interface Statistics Block, which readers step over.
+/// Ends a block as the dataplane does: padded to a multiple of 4 KiB with a padding
+/// block, which readers step over.
 fn filler(file: &mut Vec<u8>) {
-    const ISB: u32 = 5;
-    for word in [ISB, 24, 0, 0, 0, 24] {
-        file.extend_from_slice(&word.to_le_bytes());
+    let mut gap = (4096 - file.len() % 4096) % 4096;
+    if gap == 0 {
+        return;
     }
+    if gap < trace::pcapng::PADDING_BARE {
+        gap += 4096;
+    }
+    trace::pcapng::put_padding(file, gap);
 }
 
 fn count(core: &mut CoreRecord, a: Annotation) {
@@ -221,7 +225,8 @@ fn truncation_and_appended_bytes_are_found() {
     let (dir, m) = make_run("truncate", 7);
     let bytes = std::fs::read(shard(dir.path())).unwrap();
     let last = *m.cores[0].blocks.last().unwrap();
-    std::fs::write(shard(dir.path()), &bytes[..bytes.len() - 10]).unwrap();
+    // Cut inside the last block's first packet (a cut in its padding: below).
+    std::fs::write(shard(dir.path()), &bytes[..last.offset as usize + 40]).unwrap();
     let p = problems(dir.path());
     let lost = last.packets.to_string();
     assert!(
@@ -236,6 +241,83 @@ fn truncation_and_appended_bytes_are_found() {
     std::fs::write(shard(dir.path()), &longer).unwrap();
     let p = problems(dir.path());
     assert!(p.iter().any(|x| x.contains(&format!("12 bytes from offset {}", bytes.len()))), "{p:?}");
+}
+
+fn reconstruct(dir: &Path) -> (control::reconstruct::Summary, PathBuf) {
+    let out = dir.join("out");
+    let s = control::reconstruct::reconstruct_to(&[dir.to_path_buf()], &out, &Default::default()).unwrap();
+    (s, out)
+}
+
+/// One changed byte in the padding of block 0 (the section and interface headers): the
+/// block fails its CRC and is reported, but its headers still frame the blocks after it,
+/// whose CRCs vouch for their packets (they were all lost as "before any section header").
+#[test]
+fn a_damaged_header_block_still_frames_the_intact_blocks_after_it() {
+    let (dir, m) = make_run("header-pad", 7);
+    let header = m.cores[0].blocks[0];
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
+    bytes[header.len as usize - 100] = b'!';
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let p = problems(dir.path());
+    assert!(p.len() == 1 && p[0].starts_with("block 0 (bytes 0..4096) is damaged"), "{p:?}");
+    let (s, out) = reconstruct(dir.path());
+    assert_eq!(s.packets, m.cores[0].written, "{:?}", s.issues);
+    assert_eq!(s.issues.len(), 1, "{:?}", s.issues);
+    assert_eq!((&s.issues[0]["kind"], &s.issues[0]["offset"]), (&"damaged".into(), &0.into()));
+    let what = s.issues[0]["what"].as_str().unwrap();
+    assert!(what.contains("CRC-32C") && what.contains("section and interface headers"), "{what}");
+    let r = control::check::check_dir(&out, None).unwrap();
+    assert!(!r.complete, "the damage keeps the verdict: {}", r.render());
+}
+
+/// Headers a damaged block gives that would change how later packets read (here the
+/// timestamp resolution) are not taken: those packets are not read, and that is reported.
+#[test]
+fn a_damaged_header_block_that_changes_the_interface_frames_nothing() {
+    let (dir, m) = make_run("header-tsresol", 7);
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
+    let tsresol = [9u16.to_le_bytes(), 1u16.to_le_bytes()].concat(); // option 9, length 1
+    let at = bytes.windows(4).position(|w| w == tsresol).unwrap() + 4;
+    bytes[at] = 6; // microseconds
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let (s, _) = reconstruct(dir.path());
+    assert_eq!(s.packets, 0, "{:?}", s.issues);
+    let whats: Vec<&str> = s.issues.iter().filter_map(|i| i["what"].as_str()).collect();
+    assert!(whats[0].ends_with("; not read") && !whats[0].contains("headers"), "{whats:?}");
+    assert!(whats.iter().any(|w| w.contains("before any section header")), "{whats:?}");
+    assert!(m.cores[0].written > 0);
+}
+
+/// A shard cut inside its last block's trailing padding: the padding's bytes follow from
+/// its length, so the block's CRC is checked with it restored and its packets are kept;
+/// the cut is reported (the shard is still truncated).
+#[test]
+fn a_cut_in_the_trailing_padding_keeps_the_intact_packets() {
+    let (dir, m) = make_run("pad-cut", 7);
+    let bytes = std::fs::read(shard(dir.path())).unwrap();
+    let last = *m.cores[0].blocks.last().unwrap();
+    let padding = bytes.len() - u32::from_le_bytes(bytes[bytes.len() - 4..].try_into().unwrap()) as usize;
+    assert!(padding > last.offset as usize, "the last block has packets, then its padding");
+    for cut in [bytes.len() - 1, bytes.len() - 56, padding + 9, padding + 4, padding] {
+        std::fs::write(shard(dir.path()), &bytes[..cut]).unwrap();
+        let p = problems(dir.path());
+        assert!(p.iter().any(|x| x.contains("trailing padding") && x.contains("intact")), "{cut}: {p:?}");
+        assert!(!p.iter().any(|x| x.contains("unreadable") || x.contains("packets, the manifest")), "{cut}: {p:?}");
+        let (s, out) = reconstruct(dir.path());
+        assert_eq!(s.packets, m.cores[0].written, "{cut}: {:?}", s.issues);
+        assert_eq!(s.issues.len(), 1, "{cut}: {:?}", s.issues);
+        assert_eq!(s.issues[0]["offset"], serde_json::json!(padding), "{cut}");
+        assert!(s.issues[0]["what"].as_str().unwrap().contains("truncated"), "{cut}");
+        assert!(!control::check::check_dir(&out, None).unwrap().complete, "{cut}");
+        std::fs::remove_dir_all(&out).unwrap();
+    }
+    // Padding that is not what the writer puts there proves nothing: the block is lost.
+    let mut other = bytes[..bytes.len() - 8].to_vec();
+    other[padding + 30] = b'x';
+    std::fs::write(shard(dir.path()), &other).unwrap();
+    let (s, _) = reconstruct(dir.path());
+    assert_eq!(s.packets, m.cores[0].written - last.packets, "{:?}", s.issues);
 }
 
 #[test]

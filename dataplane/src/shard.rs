@@ -44,15 +44,8 @@ const PAD_ROOM: usize = ALIGN + 64;
 /// (docs/benchmarks.md). 1 KiB is five or so 128-byte-snap blocks.
 const WRITE_AHEAD: usize = 1024;
 const LINE: usize = 64;
-/// Padding is an Interface Statistics Block (pcapng §4.6) for interface 0 with no
-/// statistics, whose comment option is the filler: packet readers skip it and, unlike a
-/// Custom Block, Wireshark/tshark do not show it as a frame.
-const BT_INTERFACE_STATISTICS: u32 = 0x0000_0005;
-/// An ISB without options: header, interface id, timestamp, end of options, trailer.
-const ISB_BARE: usize = 8 + 12 + 4 + 4;
-/// An ISB whose comment option is empty; each 4 filler bytes more add 4 to it.
-const ISB_WITH_COMMENT: usize = ISB_BARE + 4;
-
+/// Padding is an Interface Statistics Block (`trace::pcapng::put_padding`).
+const ISB_BARE: usize = trace::pcapng::PADDING_BARE;
 impl Chunk {
     // The "slow" zero fill is the point: it touches every page now, not on the hot path.
     #[allow(clippy::slow_vector_initialization)]
@@ -109,20 +102,7 @@ impl Chunk {
         if gap < ISB_BARE {
             gap += ALIGN;
         }
-        let filler = gap.saturating_sub(ISB_WITH_COMMENT); // 0 when the bare ISB fits exactly
-        let put32 = |d: &mut Vec<u8>, v: u32| d.extend_from_slice(&v.to_le_bytes());
-        put32(&mut self.data, BT_INTERFACE_STATISTICS);
-        put32(&mut self.data, gap as u32);
-        put32(&mut self.data, 0); // interface 0
-        put32(&mut self.data, 0); // timestamp (high, low): no statistics are claimed
-        put32(&mut self.data, 0);
-        if gap >= ISB_WITH_COMMENT {
-            self.data.extend_from_slice(&trace::pcapng::OPT_COMMENT.to_le_bytes());
-            self.data.extend_from_slice(&(filler as u16).to_le_bytes());
-            self.data.resize(self.data.len() + filler, b' ');
-        }
-        put32(&mut self.data, 0); // end of options
-        put32(&mut self.data, gap as u32);
+        trace::pcapng::put_padding(&mut self.data, gap);
     }
 }
 
@@ -335,7 +315,7 @@ mod tests {
         assert_eq!(bytes.len() % ALIGN, 0);
         assert!(report.blocks.iter().all(|b| b.len % ALIGN as u64 == 0));
         assert_eq!(&bytes[..4], b"HEAD");
-        assert_eq!(&bytes[4..8], &BT_INTERFACE_STATISTICS.to_le_bytes());
+        assert_eq!(&bytes[4..8], &trace::pcapng::BT_INTERFACE_STATISTICS.to_le_bytes());
         assert!(trace::reader::verify_blocks(&bytes, &report.blocks).is_empty());
     }
 
@@ -390,7 +370,7 @@ mod tests {
             }
             let block = &padded[body..];
             let le32 = |at: usize| u32::from_le_bytes(block[at..at + 4].try_into().unwrap());
-            assert_eq!(le32(0), BT_INTERFACE_STATISTICS);
+            assert_eq!(le32(0), trace::pcapng::BT_INTERFACE_STATISTICS);
             assert_eq!(le32(4) as usize, block.len());
             assert_eq!(le32(block.len() - 4) as usize, block.len());
             assert!(block.len() >= ISB_BARE);

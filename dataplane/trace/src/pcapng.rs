@@ -26,6 +26,44 @@ pub const EPB_PACKETID: u16 = 5;
 /// LINKTYPE_ETHERNET.
 pub const LINKTYPE_ETHERNET: u16 = 1;
 
+/// Interface Statistics Block (pcapng §4.6): the padding that ends every shard block.
+pub const BT_INTERFACE_STATISTICS: u32 = 0x0000_0005;
+/// A padding block without options: header, interface id, timestamp, end of options, trailer.
+pub const PADDING_BARE: usize = 8 + 12 + 4 + 4;
+/// A padding block whose comment option is empty; each 4 filler bytes more add 4 to it.
+pub const PADDING_WITH_COMMENT: usize = PADDING_BARE + 4;
+/// Longest padding block: a gap below [`PADDING_BARE`] is padded 4 KiB further.
+pub const PADDING_MAX: usize = 4096 + PADDING_BARE - 4;
+
+/// Appends a padding block of `gap` bytes (a multiple of 4, at least [`PADDING_BARE`]):
+/// an Interface Statistics Block for interface 0 with no statistics, whose comment option
+/// of spaces is the filler (none when `gap` is [`PADDING_BARE`]). Packet readers skip it
+/// and, unlike a Custom Block, Wireshark/tshark do not show it as a frame. Its bytes
+/// follow from its length alone: a reader can restore a padding block the end of a file
+/// cut (`reader::verify_blocks`).
+pub fn put_padding<O: Out + ?Sized>(out: &mut O, gap: usize) {
+    debug_assert!(gap % 4 == 0 && gap >= PADDING_BARE, "padding of {gap} bytes");
+    let mut head = [0u8; 20];
+    for (i, v) in [BT_INTERFACE_STATISTICS, gap as u32, 0, 0, 0].into_iter().enumerate() {
+        head[i * 4..i * 4 + 4].copy_from_slice(&v.to_le_bytes()); // interface 0, timestamp 0
+    }
+    out.put(&head);
+    if gap >= PADDING_WITH_COMMENT {
+        let filler = gap - PADDING_WITH_COMMENT;
+        let mut option = [0u8; 4];
+        option[0..2].copy_from_slice(&OPT_COMMENT.to_le_bytes());
+        option[2..4].copy_from_slice(&(filler as u16).to_le_bytes());
+        out.put(&option);
+        const SPACES: [u8; 256] = [b' '; 256];
+        for k in (0..filler).step_by(SPACES.len()) {
+            out.put(&SPACES[..(filler - k).min(SPACES.len())]);
+        }
+    }
+    let mut tail = [0u8; 8]; // end of options, then the trailing length
+    tail[4..8].copy_from_slice(&(gap as u32).to_le_bytes());
+    out.put(&tail);
+}
+
 /// EPB bytes besides the packet data and the comment option: block header (8), fixed
 /// fields (20), packet id option (12), end-of-options (4), trailing length (4).
 ///
@@ -265,6 +303,18 @@ mod tests {
                 assert_eq!(epb.append_to(&mut fresh), at);
                 assert_eq!(buf.as_slice(), &fresh[..], "caplen {caplen}, comment {clen}");
             }
+        }
+    }
+
+    #[test]
+    fn padding_is_one_well_formed_block_of_every_length() {
+        for gap in (PADDING_BARE..=PADDING_MAX).step_by(4) {
+            let mut out = Vec::new();
+            put_padding(&mut out, gap);
+            let word = |at: usize| u32::from_le_bytes(out[at..at + 4].try_into().unwrap());
+            assert_eq!((out.len(), word(0), word(4) as usize), (gap, BT_INTERFACE_STATISTICS, gap));
+            assert_eq!(word(gap - 4) as usize, gap, "trailing length");
+            assert!(out[PADDING_WITH_COMMENT.min(gap) - 8..gap - 8].iter().all(|&b| b == b' '));
         }
     }
 

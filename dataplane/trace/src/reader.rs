@@ -90,6 +90,38 @@ impl<'a> ShardReader<'a> {
         self.pos = pos.clamp(self.pos, self.all.len());
     }
 
+    /// Takes the section and interfaces that the blocks from here up to `end` describe,
+    /// reading none of their packets, and goes on at `end`. Used over a block whose CRC
+    /// fails: its packets cannot be trusted, but the intact blocks after it are still in
+    /// its section. What it describes is kept only when it leaves a section whose every
+    /// interface is Ethernet with nanosecond timestamps — what every rocescope shard
+    /// describes, so a damaged byte there cannot change how a later packet reads;
+    /// otherwise the section and interfaces stay as they were. Returns whether a section
+    /// header of those blocks was kept.
+    pub fn take_headers(&mut self, end: usize) -> bool {
+        let saved = (self.in_section, self.interfaces.clone());
+        self.stop_at(end);
+        let mut section = false;
+        while let Ok(Some((block_type, body, _))) = self.next_block() {
+            match block_type {
+                BT_SECTION_HEADER => {
+                    section = true;
+                    self.in_section = true;
+                    self.interfaces.clear();
+                }
+                BT_INTERFACE_DESCRIPTION => self.interface(body),
+                _ => {}
+            }
+        }
+        let plain = |i: &Interface| i.link_type == LINKTYPE_ETHERNET && i.ns_per_unit == 1;
+        if !(self.in_section && !self.interfaces.is_empty() && self.interfaces.iter().all(plain)) {
+            (self.in_section, self.interfaces) = saved;
+            section = false;
+        }
+        self.resume_at(end);
+        section
+    }
+
     /// The next block as (type, body between length fields, offset).
     fn next_block(&mut self) -> Result<Option<RawBlock<'a>>, ReadError> {
         let offset = self.pos as u64;
@@ -297,6 +329,10 @@ pub enum BlockFault {
     Gap { index: usize, expected_offset: u64, offset: u64 },
     /// Bytes after the last block that no block covers.
     Unaccounted { offset: u64, len: u64 },
+    /// The file ends inside the block's trailing padding, and with that padding restored
+    /// (its bytes follow from its length, [`put_padding`]) the CRC-32C matches: every
+    /// packet before `padding` is intact; the file is still truncated.
+    PaddingCut { index: usize, offset: u64, len: u64, file_len: u64, padding: u64 },
 }
 
 /// Checks a shard's bytes against the blocks its manifest lists.
@@ -311,7 +347,7 @@ pub fn verify_blocks(bytes: &[u8], blocks: &[BlockRecord]) -> Vec<BlockFault> {
         expected_offset = b.offset.saturating_add(b.len);
         let end = b.offset.checked_add(b.len).filter(|&e| e <= file_len);
         let Some(end) = end else {
-            faults.push(BlockFault::Missing { index, offset: b.offset, len: b.len, file_len });
+            faults.push(cut_block(bytes, index, b));
             continue;
         };
         let actual = crate::manifest::block_crc(&bytes[b.offset as usize..end as usize]);
@@ -323,6 +359,49 @@ pub fn verify_blocks(bytes: &[u8], blocks: &[BlockRecord]) -> Vec<BlockFault> {
         faults.push(BlockFault::Unaccounted { offset: expected_offset, len: file_len - expected_offset });
     }
     faults
+}
+
+/// A block the end of the file cuts: [`BlockFault::PaddingCut`] when what is missing is
+/// only its trailing padding, else [`BlockFault::Missing`].
+fn cut_block(bytes: &[u8], index: usize, b: &BlockRecord) -> BlockFault {
+    let file_len = bytes.len() as u64;
+    let present = usize::try_from(b.offset).ok().and_then(|o| bytes.get(o..)).filter(|p| !p.is_empty());
+    match present.and_then(|p| padding_cut_at(p, b.len, b.crc32c)) {
+        Some(at) => {
+            BlockFault::PaddingCut { index, offset: b.offset, len: b.len, file_len, padding: b.offset + at as u64 }
+        }
+        None => BlockFault::Missing { index, offset: b.offset, len: b.len, file_len },
+    }
+}
+
+/// Where the padding block starts in a block of `len` bytes of which only `present` is in
+/// the file, when the bytes missing are all in it: the first block that does not fit in
+/// `present` fills the rest of the block, what of it is there is padding, and with the
+/// padding whole the block's CRC-32C is `crc`. The CRC is what proves the packets before
+/// it intact: a wrong guess of the missing bytes cannot match it.
+fn padding_cut_at(present: &[u8], len: u64, crc: u32) -> Option<usize> {
+    let mut at = 0usize;
+    while at + 8 <= present.len() {
+        let block_len = le32(present, at + 4) as usize;
+        if block_len < 12 || block_len % 4 != 0 || at + block_len > present.len() {
+            break;
+        }
+        at += block_len;
+    }
+    let gap = usize::try_from(len).ok()?.checked_sub(at)?;
+    if gap % 4 != 0 || !(PADDING_BARE..=PADDING_MAX).contains(&gap) {
+        return None;
+    }
+    let mut padding = Vec::with_capacity(gap);
+    put_padding(&mut padding, gap);
+    let (kept, missing) = padding.split_at_checked(present.len() - at)?;
+    if kept != &present[at..] {
+        return None;
+    }
+    let mut sum = crate::manifest::BlockCrc::new();
+    sum.update(present);
+    sum.update(missing);
+    (sum.value() == crc).then_some(at)
 }
 
 fn pad4(n: usize) -> usize {
