@@ -33,7 +33,7 @@ const HEAD: usize = 4096;
 /// it, and it holds nothing to lose) or rocescope's.
 pub fn check_replaceable(dir: &Path, pcapng: bool) -> Result<(), NotOurs> {
     let trace_action = if pcapng { "replace" } else { "remove" };
-    let analysis_ours = is_ours(&dir.join(REPORT_FILE), |h| json_format_is(h, REPORT_FORMAT));
+    let analysis_ours = report_ours(dir);
     let files: [(&str, &'static str, &'static str, bool); 4] = [
         (
             TRACE_FILE,
@@ -57,7 +57,7 @@ pub fn check_replaceable(dir: &Path, pcapng: bool) -> Result<(), NotOurs> {
 /// it does not draw this time): each absent, empty or rocescope's, as for
 /// [`check_replaceable`] — so an analysis re-run into its own earlier output goes on.
 pub fn check_analysis_replaceable(dir: &Path) -> Result<(), NotOurs> {
-    let analysis_ours = is_ours(&dir.join(REPORT_FILE), |h| json_format_is(h, REPORT_FORMAT));
+    let analysis_ours = report_ours(dir);
     if !analysis_ours {
         let path = dir.join(REPORT_FILE);
         return Err(NotOurs { path, what: REPORT_NOT_OURS, action: "replace", dir: dir.to_path_buf(), by: "analyze" });
@@ -86,6 +86,10 @@ fn record_file_ours(dir: &Path) -> bool {
     is_ours(&dir.join(trace::record::FILE_NAME), |h| {
         h.starts_with(&trace::record::MAGIC) || (h.len() >= 64 && h[..64].iter().all(|&b| b == 0))
     })
+}
+
+fn report_ours(dir: &Path) -> bool {
+    is_ours(&dir.join(REPORT_FILE), |h| json_format_is(h, REPORT_FORMAT))
 }
 
 fn summary_ours(dir: &Path) -> bool {

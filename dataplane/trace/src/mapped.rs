@@ -35,12 +35,15 @@ pub fn open_regular(path: &Path) -> std::io::Result<File> {
     File::open(path)
 }
 
+/// The regular file at `path`, opened; `None` when it is empty, which cannot be mapped.
+fn open_mappable(path: &Path) -> std::io::Result<Option<File>> {
+    let file = open_regular(path)?;
+    Ok((file.metadata()?.len() > 0).then_some(file))
+}
+
 impl MappedFile {
     pub fn open(path: &Path) -> std::io::Result<MappedFile> {
-        let file = open_regular(path)?;
-        if file.metadata()?.len() == 0 {
-            return Ok(MappedFile { map: None });
-        }
+        let Some(file) = open_mappable(path)? else { return Ok(MappedFile { map: None }) };
         // SAFETY: the map is read-only and private to this process. A shard is immutable
         // once its run has finished; if another process truncated it while mapped, reads
         // past the new end would fault (SIGBUS) rather than return wrong data — the same
@@ -52,10 +55,7 @@ impl MappedFile {
     /// Maps `path` copy-on-write: `bytes_mut` may patch the content in memory, which costs
     /// only the pages patched (a copy of the whole file would cost all of them).
     pub fn open_copy_on_write(path: &Path) -> std::io::Result<MappedFile> {
-        let file = open_regular(path)?;
-        if file.metadata()?.len() == 0 {
-            return Ok(MappedFile { map: None });
-        }
+        let Some(file) = open_mappable(path)? else { return Ok(MappedFile { map: None }) };
         // SAFETY: as in `open`; the map is private, so writing through it never reaches
         // the file or another process's view of it.
         let map = unsafe { memmap2::MmapOptions::new().map_copy(&file)? };
