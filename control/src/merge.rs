@@ -362,14 +362,15 @@ impl<'a> Merger<'a> {
             .copied()
             .find(|&c| firsts.iter().all(|&s| wire::mirror::seq_distance(c, s) < half))
             .or(firsts.first().copied())?;
-        // A trace that starts from seq 2..=LAP_MARGIN and holds copies from just before
-        // the wrap (a capture begun just after it) counts from the second lap, so that such
-        // a copy that comes later than the window unwraps below the start, as a late copy,
-        // instead of before the first lap (where it had no place but its wire seq, a lap
-        // ahead, and a 2^31 missing range between). Every other trace stays on the first
-        // lap, unwrapped = wire seq: one whose first copies are missing (review F4: a dump
-        // host left out, seq 1 its) is not a lap ahead of a complete one.
-        let wrapped = (2..=LAP_MARGIN).contains(&r) && self.copies_before_a_wrap();
+        // A trace that starts from seq 1..=LAP_MARGIN and holds copies from just before
+        // the wrap (a capture begun just after it, or at seq 1 itself) counts from the
+        // second lap, so that such a copy that comes later than the window unwraps below
+        // the start, as a late copy, instead of before the first lap (where it had no place
+        // but its wire seq, a lap ahead, and a 2^31 missing range between). Every other
+        // trace stays on the first lap, unwrapped = wire seq: one whose first copies are
+        // missing (review F4: a dump host left out, seq 1 its) is not a lap ahead of a
+        // complete one.
+        let wrapped = (1..=LAP_MARGIN).contains(&r) && self.copies_before_a_wrap();
         Some((u64::from(r) + if wrapped { u64::from(SEQ_MAX) } else { 0 }, r))
     }
 

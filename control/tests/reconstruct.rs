@@ -469,6 +469,30 @@ mod read_ahead_only_at_holes {
         assert_eq!(ranges, [(max - 5, max - 1), (1, 1)], "{}", r.render());
     }
 
+    /// The same when the capture's first copy is seq 1 itself (review, session 30: with
+    /// `--window 2` the copies from before the wrap were placed a lap ahead, 2.1e9 missing).
+    #[test]
+    fn a_copy_from_before_the_wrap_later_than_the_window_is_late_when_the_trace_starts_at_1() {
+        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 5);
+        let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 8, dump_hosts: vec![1], extra_rig, ..Knobs::default() };
+        let run = edited_run("late-across-the-wrap-from-1", &knobs, |files| {
+            // Seqs MAX-5..=MAX are not captured but MAX, which comes after seq 10; seq 1 is.
+            let before_wrap: Vec<_> = files[0].drain(0..6).collect();
+            files[0].insert(10, before_wrap[5].clone());
+        });
+        let out = run.parent().unwrap().join("out");
+        let opts = Options { window: 2, ..Options::default() };
+        let summary = reconstruct_to(std::slice::from_ref(&run), &out, &opts).unwrap();
+        let kinds: Vec<&str> = summary.issues.iter().map(|i| i["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["late"], "{:?}", summary.issues);
+        assert_eq!(summary.issues[0]["seq"], wire::mirror::SEQ_MAX);
+        assert_eq!(summary.missing_total, 0, "{:?}", summary.missing);
+        let r = control::check::check_dir(&out, None).unwrap();
+        let ranges: Vec<(u32, u32)> = r.missing.iter().map(|m| (m.range.first, m.range.last)).collect();
+        let max = wire::mirror::SEQ_MAX;
+        assert_eq!(ranges, [(max - 5, max - 1)], "{}", r.render());
+    }
+
     /// The same dump given twice makes a duplicate per copy: every one is counted, the
     /// first `ISSUES_KEPT_PER_KIND` are kept with their locations (memory stays bounded).
     #[test]
