@@ -66,9 +66,16 @@ fn assert_compliant(what: &str, run: &RigRun, report: &gbn::Report) {
         let sent_naks = naks.clone().filter(|n| n.kind == NakKind::SeqErr && n.seq != 0).count() as u64;
         let recoveries =
             |k: &[RecoveryKind]| truth.recoveries.iter().filter(|r| r.conn == c && k.contains(&r.kind)).count();
-        let counted = (s.data_packets, s.retransmitted_packets, s.naks, s.read_reissues, s.ooo_episodes);
-        let expected = (packets.filter(data).count() as u64, resent, sent_naks, reissues, naks.count() as u64);
-        assert_eq!(counted, expected, "{what}: conn {c} (data, resent, naks, reissues, episodes)");
+        let counted = (s.data_packets, s.retransmitted_packets, s.naks, s.read_reissues);
+        let expected = (packets.filter(data).count() as u64, resent, sent_naks, reissues);
+        assert_eq!(counted, expected, "{what}: conn {c} (data, resent, naks, reissues)");
+        // READ: a gap that may have reached the requester while its timer went back is a
+        // maybe episode; the emulator's count lies between the sure ones and all.
+        let (episodes, sure, maybe) = (naks.count() as u64, s.ooo_episodes, s.maybe_ooo_episodes);
+        assert!(
+            sure <= episodes && episodes <= sure + maybe,
+            "{what}: conn {c} episodes {episodes}, {sure} + {maybe} maybe"
+        );
         let by_trigger = (s.nak_retransmissions as usize, s.timeout_retransmissions as usize);
         let truth_trigger =
             (recoveries(&[RecoveryKind::Nack, RecoveryKind::ReadNack]), recoveries(&[RecoveryKind::Timeout]));
@@ -384,6 +391,12 @@ fn random_runs() -> u64 {
     std::env::var("GBN_RANDOM_RUNS").ok().and_then(|v| v.parse().ok()).unwrap_or(100)
 }
 
+/// The first case run (`GBN_RANDOM_FROM=1167` with `GBN_RANDOM_RUNS=1168` reruns case 1167
+/// alone): the cases before are drawn, so each case keeps its knobs, but not run.
+fn random_from() -> u64 {
+    std::env::var("GBN_RANDOM_FROM").ok().and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
 #[test]
 fn random_compliant_runs_give_no_flags() {
     random_compliant_runs("gbn-random", 0x6b6e, random_knobs);
@@ -396,6 +409,9 @@ fn random_compliant_runs(prefix: &str, seed: u64, mut knobs_of: impl FnMut(&mut 
     let mut failures = Vec::new();
     for case in 0..random_runs() {
         let knobs = knobs_of(&mut rng, case);
+        if case < random_from() {
+            continue;
+        }
         let name = format!("{prefix}-{case}");
         let r = std::panic::catch_unwind(|| {
             let (mut run, report) = gbn_report(&name, &knobs);
@@ -404,8 +420,9 @@ fn random_compliant_runs(prefix: &str, seed: u64, mut knobs_of: impl FnMut(&mut 
         });
         if r.is_err() {
             failures.push(format!("{case}: {knobs:?}"));
+        } else {
+            let _ = std::fs::remove_dir_all(scratch(&name));
         }
-        let _ = std::fs::remove_dir_all(scratch(&name));
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
@@ -714,6 +731,35 @@ fn a_read_gap_arriving_after_the_timers_repeat_left_is_no_episode() {
         assert!(run.result.truth.timeouts.iter().any(|t| t.conn == 0), "seed {seed}: the timer repeats");
         assert_eq!(report.connections[0].ooo_episodes, episodes, "seed {seed}");
     }
+}
+
+/// `GBN_RANDOM_RUNS=1500` slow-path case 1167: E810 READ at 1 Gb/s, PSN 7's response
+/// dropped. The out-of-sequence PSN 8 passed the switch 7.4 µs before the timer's repeat,
+/// but took ~8.5 µs more to cross the slow link: the requester was going back when it
+/// arrived and found no gap. The timer's start (progress heard) is not timed well enough
+/// to be sure of that: a maybe episode, not a sure one (it was counted one).
+#[test]
+fn a_read_gap_that_may_have_reached_the_requester_after_its_timer_is_a_maybe_episode() {
+    let events = vec![ev(1, 7, Drop, 1), ev(2, 23, Ecn, 1)];
+    let knobs = Knobs {
+        seed: 1168,
+        verb: Verb::Read,
+        nic: NicKind::E810,
+        conns: 2,
+        msgs: 4,
+        msg_pkts: 6,
+        tx_depth: 2,
+        barrier: true,
+        adaptive: true,
+        timeout: 3,
+        events,
+        extra_rig: "  link-gbps: 1.0\n".to_string(),
+        ..Knobs::default()
+    };
+    let (run, report) = slow_run("gbn-read-gap-maybe-after-timer", knobs);
+    assert!(run.result.truth.naks.iter().all(|n| n.conn != 0), "the requester found no gap");
+    let s = &report.connections[0];
+    assert_eq!((s.ooo_episodes, s.maybe_ooo_episodes, s.timeout_retransmissions), (0, 1, 9));
 }
 
 /// Review (session 23), an emulator bug: an E810 READ NAK (83 ms) for the gap at PSN 2

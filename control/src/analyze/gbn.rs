@@ -173,7 +173,9 @@ pub struct ConnStats {
     /// READ: gaps left out of `ooo_episodes` as found while the requester went back on its
     /// timer ([`Checker::drop_gaps_found_going_back`]): their first out-of-sequence
     /// response passed the switch within a delivery bound of the expiry, so it may have
-    /// arrived before it. `counters` allows `implied_nak_seq_err` up to this many more.
+    /// arrived before it; and gaps whose response arrived after an expiry the trace does
+    /// not time ([`Checker::doubt_gaps_found_going_back`]). `counters` allows
+    /// `implied_nak_seq_err` up to this many more.
     pub maybe_ooo_episodes: u64,
     /// Requests the responder received ahead of its expected PSN (WRITE/SEND data, READ
     /// requests): what its out-of-sequence counter counts.
@@ -431,6 +433,10 @@ struct Episode {
     /// READ: the timer's repeat that came before its NAK was due. A NAK may still come;
     /// failing that, whether one would have, the trace cannot tell.
     overtaken: Option<Evidence>,
+    /// READ: counted in `maybe_ooo_episodes`, not `ooo_episodes`: its first
+    /// out-of-sequence response may have reached the requester after its timer had gone
+    /// back ([`Checker::doubt_gaps_found_going_back`]). A NAK that answers it makes it sure.
+    doubted: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -1443,6 +1449,7 @@ impl<'u> Checker<'u> {
             unseen_before,
             after,
             overtaken: None,
+            doubted: false,
         });
     }
 
@@ -1747,6 +1754,8 @@ impl<'u> Checker<'u> {
         let timer = timer.or_else(|| (!self.timer_may_have_sent(r)).then_some(false));
         if let Some(expiry) = self.timer.certainly_expired(r, self.p.timeout_ns, self.delivery_ns()) {
             self.drop_gaps_found_going_back(expiry);
+        } else if let (Some(true), Some(start), Some(t)) = (timer, self.timer.started, self.p.timeout_ns) {
+            self.doubt_gaps_found_going_back(start, t);
         }
         self.second_repeat(r, timer);
         // Until the expected response arrives, a new gap calls for no new repeat — unless
@@ -1770,6 +1779,11 @@ impl<'u> Checker<'u> {
             }
             _ => self.rx.awaiting.pop_front(),
         };
+        if answered.is_some_and(|e| e.doubted) {
+            // A repeat answered it: the requester found the gap.
+            self.stats.ooo_episodes += 1;
+            self.stats.maybe_ooo_episodes -= 1;
+        }
         if timer == Some(false) || answered.is_some() {
             self.rx.repeat_for = self.rx.epsn(); // a NAK (the timer's repeats are no NAKs)
         }
@@ -1809,6 +1823,31 @@ impl<'u> Checker<'u> {
         let dropped = (before - self.rx.awaiting.len()) as u64;
         self.stats.ooo_episodes -= dropped;
         self.stats.maybe_ooo_episodes += dropped;
+    }
+
+    /// READ: the timer, started at `start`, went back after `timeout_ns`, but not certainly
+    /// when ([`Timer::certainly_expired`]: the way from the switch to the requester is not
+    /// timed). A gap whose first out-of-sequence response reached the requester after the
+    /// expiry by the estimated way ([`Self::return_ns`], for the progress that started the
+    /// timer as for the response) came while the requester was going back, which found no
+    /// gap (as [`Self::drop_gaps_found_going_back`]); before it, the requester found it and
+    /// its NAK was overtaken by the timer's repeat. The estimate decides neither: a maybe
+    /// episode, still waiting for its NAK.
+    fn doubt_gaps_found_going_back(&mut self, start: Start, timeout_ns: u64) {
+        let way = self.return_ns();
+        let expiry = match start {
+            Start::Sent(s) => ts_add(s, timeout_ns),
+            Start::Heard(h) => ts_add(h, way + timeout_ns),
+        };
+        let mut doubted = 0;
+        for e in self.rx.awaiting.iter_mut().filter(|e| !e.doubted && e.overtaken.is_none()) {
+            if later(ts_add(e.cause.switch_ts_ns, way), expiry) {
+                e.doubted = true;
+                doubted += 1;
+            }
+        }
+        self.stats.ooo_episodes -= doubted;
+        self.stats.maybe_ooo_episodes += doubted;
     }
 
     /// READ: a repeat `r` the timer may have sent comes after the NAK of the oldest gaps
