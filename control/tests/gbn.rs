@@ -733,6 +733,36 @@ fn a_read_gap_arriving_after_the_timers_repeat_left_is_no_episode() {
     }
 }
 
+/// `GBN_RANDOM_RUNS=5000` slow-path case 2796: CX5 SEND at 1 Gb/s, QP 3's PSN 1 corrupted.
+/// The NAK's go-back resent PSN 1; the timer, started by the resend before, expired before
+/// the ACK of PSN 1 passed the switch, went back to PSN 1, and that ACK moved the go-back
+/// on to PSN 2 before anything left: PSN 2, continuing the resend, is the timer's go-back
+/// (it was not counted, and `counters` flagged the NIC's one timeout more).
+#[test]
+fn a_timer_go_back_moved_on_by_the_ack_that_crossed_its_expiry_is_a_timeout() {
+    let knobs = Knobs {
+        seed: 2797,
+        verb: Verb::Send,
+        nic: NicKind::Cx5,
+        conns: 3,
+        msgs: 3,
+        msg_pkts: 3,
+        tx_depth: 3,
+        timeout: 3,
+        events: vec![ev(3, 1, Corrupt, 1)],
+        extra_rig: "  link-gbps: 1.0\n".to_string(),
+        ..Knobs::default()
+    };
+    let (run, report) = slow_run("gbn-timer-go-back-moved-on", knobs);
+    let s = &report.connections[2];
+    // The next expiry went back to PSN 2, and the ACK that crossed it moved the go-back
+    // on to PSN 4, never sent before: it resent nothing (silent).
+    assert_eq!((s.naks, s.nak_retransmissions, s.timeout_retransmissions, s.silent_timeouts), (1, 1, 4, 1));
+    let a = analysis(&run);
+    let counters = control::analyze::counters::analyze(&a.input(), &report);
+    assert_eq!(counters.inconsistent(), [], "the NIC counted the timeout");
+}
+
 /// `GBN_RANDOM_RUNS=1500` slow-path case 1167: E810 READ at 1 Gb/s, PSN 7's response
 /// dropped. The out-of-sequence PSN 8 passed the switch 7.4 µs before the timer's repeat,
 /// but took ~8.5 µs more to cross the slow link: the requester was going back when it

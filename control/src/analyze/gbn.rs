@@ -743,6 +743,31 @@ impl Timer {
         (!later(expiry, r.switch_ts_ns)).then_some(expiry)
     }
 
+    /// Whether the timer surely expired before the progress that acknowledged everything
+    /// before `r`'s PSN reached the requester, and no go-back shows it: IBA resends from the
+    /// oldest PSN unacknowledged on expiry, the progress arriving before that resend left
+    /// moved it on to `r`, which continues the resend before it (`GBN_RANDOM_RUNS=5000`
+    /// slow cases 2796 and 4267: a NAK's go-back resent PSN 1, the timer expired before
+    /// the ACK of PSN 1 came, and the requester's next send, PSN 2, was the timer's go-back).
+    /// Sure: that progress is the only one not yet in effect and its copy passed the switch
+    /// after the latest expiry, or it is in effect and its arrival found the timer expired
+    /// even at no delay after its copy ([`Self::surely_lapsed`]).
+    fn surely_expired_unheard(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> bool {
+        let (Some(t), Some(start)) = (timeout_ns, self.started) else { return false };
+        let una = r.psn();
+        match (self.heard.front(), self.heard.len()) {
+            (Some(h), 1) if h.una == una && h.missed_by.is_none() && h.then_sent.is_none() => {
+                let latest_start = match start {
+                    Start::Sent(s) => s,
+                    Start::Heard(a) => ts_add(a, delivery_ns),
+                };
+                !later(ts_add(latest_start, t), h.at) && later(h.at, latest_start)
+            }
+            (None, _) => self.lapsed && self.surely_lapsed,
+            _ => false,
+        }
+    }
+
     /// The latest the timer may have (re)started: its start, or the progress still queued
     /// to restart it, dated as [`Self::hear`] would.
     fn latest_start(&self, way: Return) -> Option<Start> {
@@ -1496,6 +1521,12 @@ impl<'u> Checker<'u> {
             }
         } else if p != psn::add(last, 1) {
             self.acknowledged_unseen(p);
+        } else if psn::le(p, h)
+            && self.tx.ack_una == Some(p)
+            && self.timer.surely_expired_unheard(r, self.p.timeout_ns, self.delivery_ns())
+        {
+            // The timer's go-back, moved on to `p` by the progress that crossed its expiry.
+            self.count_go_back_as(r, true);
         }
         if psn::le(p, h) {
             self.stats.retransmitted_packets += 1;
