@@ -761,7 +761,9 @@ impl Timer {
                     Start::Sent(s) => s,
                     Start::Heard(a) => ts_add(a, delivery_ns),
                 };
-                !later(ts_add(latest_start, t), h.at) && later(h.at, latest_start)
+                // And `r` left after the expiry: it is no resend already on its way.
+                let expiry = ts_add(latest_start, t);
+                !later(expiry, h.at) && later(h.at, latest_start) && !later(expiry, r.switch_ts_ns)
             }
             (None, _) => self.lapsed && self.surely_lapsed,
             _ => false,
@@ -1849,11 +1851,11 @@ impl<'u> Checker<'u> {
         let bound = self.delivery_ns();
         let after_repeat = |e: &Evidence| later(ts_add(e.switch_ts_ns, bound), expiry);
         let unseen = |e: &Episode| after_repeat(&e.cause) && !e.after.is_some_and(|i| after_repeat(&i));
-        let before = self.rx.awaiting.len();
+        // Those already doubted ([`Self::doubt_gaps_found_going_back`]) are counted maybe.
+        let sure = self.rx.awaiting.iter().filter(|e| unseen(e) && !e.doubted).count() as u64;
         self.rx.awaiting.retain(|e| !unseen(e));
-        let dropped = (before - self.rx.awaiting.len()) as u64;
-        self.stats.ooo_episodes -= dropped;
-        self.stats.maybe_ooo_episodes += dropped;
+        self.stats.ooo_episodes -= sure;
+        self.stats.maybe_ooo_episodes += sure;
     }
 
     /// READ: the timer, started at `start`, went back after `timeout_ns`, but not certainly
