@@ -626,6 +626,15 @@ impl Start {
             Start::Sent(t) | Start::Heard(t) => t,
         }
     }
+
+    /// On the clock of the requester's sends: a send's copy time, or progress heard
+    /// `way_ns` after its copy passed the switch.
+    fn on_send_clock(self, way_ns: u64) -> u64 {
+        match self {
+            Start::Sent(s) => s,
+            Start::Heard(a) => ts_add(a, way_ns),
+        }
+    }
 }
 
 /// Progress heard: its copy's timestamp, what it acknowledged (everything before `una`),
@@ -734,13 +743,14 @@ impl Timer {
     /// dated `delivery_ns` after its copy), and no progress heard since that may have
     /// restarted it.
     fn certainly_expired(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<u64> {
-        let (Some(t), Some(start), true) = (timeout_ns, self.started, self.heard.is_empty()) else { return None };
-        let latest_start = match start {
-            Start::Sent(s) => s,
-            Start::Heard(a) => ts_add(a, delivery_ns),
-        };
-        let expiry = ts_add(latest_start, t);
+        let expiry = self.latest_expiry(timeout_ns, delivery_ns).filter(|_| self.heard.is_empty())?;
         (!later(expiry, r.switch_ts_ns)).then_some(expiry)
+    }
+
+    /// The timer's expiry after its latest possible start (progress heard dated
+    /// `delivery_ns` after its copy), on the clock of the requester's sends.
+    fn latest_expiry(&self, timeout_ns: Option<u64>, delivery_ns: u64) -> Option<u64> {
+        Some(ts_add(self.started?.on_send_clock(delivery_ns), timeout_ns?))
     }
 
     /// Whether the timer surely expired before the progress that acknowledged everything
@@ -753,17 +763,14 @@ impl Timer {
     /// after the latest expiry, or it is in effect and its arrival found the timer expired
     /// even at no delay after its copy ([`Self::surely_lapsed`]).
     fn surely_expired_unheard(&self, r: &Record, timeout_ns: Option<u64>, delivery_ns: u64) -> bool {
-        let (Some(t), Some(start)) = (timeout_ns, self.started) else { return false };
-        let una = r.psn();
+        let (Some(start), Some(expiry)) = (self.started, self.latest_expiry(timeout_ns, delivery_ns)) else {
+            return false;
+        };
         match (self.heard.front(), self.heard.len()) {
-            (Some(h), 1) if h.una == una && h.missed_by.is_none() && h.then_sent.is_none() => {
-                let latest_start = match start {
-                    Start::Sent(s) => s,
-                    Start::Heard(a) => ts_add(a, delivery_ns),
-                };
+            (Some(h), 1) if h.una == r.psn() && h.missed_by.is_none() && h.then_sent.is_none() => {
                 // And `r` left after the expiry: it is no resend already on its way.
-                let expiry = ts_add(latest_start, t);
-                !later(expiry, h.at) && later(h.at, latest_start) && !later(expiry, r.switch_ts_ns)
+                let after_start = later(h.at, start.on_send_clock(delivery_ns));
+                !later(expiry, h.at) && after_start && !later(expiry, r.switch_ts_ns)
             }
             (None, _) => self.lapsed && self.surely_lapsed,
             _ => false,
@@ -1868,10 +1875,7 @@ impl<'u> Checker<'u> {
     /// episode, still waiting for its NAK.
     fn doubt_gaps_found_going_back(&mut self, start: Start, timeout_ns: u64) {
         let way = self.return_ns();
-        let expiry = match start {
-            Start::Sent(s) => ts_add(s, timeout_ns),
-            Start::Heard(h) => ts_add(h, way + timeout_ns),
-        };
+        let expiry = ts_add(start.on_send_clock(way), timeout_ns);
         let mut doubted = 0;
         for e in self.rx.awaiting.iter_mut().filter(|e| !e.doubted && e.overtaken.is_none()) {
             if later(ts_add(e.cause.switch_ts_ns, way), expiry) {
