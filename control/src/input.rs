@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use trace::annotation::Annotation;
 use trace::manifest::Manifest;
 use trace::mapped::MappedFile;
-use trace::reader::{verify_blocks, BlockFault, ShardReader};
+use trace::reader::{skips, verify_blocks, BlockFault, IntactPackets, ShardReader, Skip};
 
 use wire::frame::ClassifyConfig;
 
@@ -503,25 +503,13 @@ pub struct OpenSource {
     skips: Vec<Skip>,
 }
 
-/// A stretch of a shard not to read: a damaged block, or bytes no block accounts for.
-#[derive(Debug, Clone, Copy)]
-struct Skip {
-    from: usize,
-    /// Where reading resumes; `None`: nothing after it is a block the manifest lists.
-    resume: Option<usize>,
-    /// A block whose CRC fails: its section and interface headers are still taken
-    /// ([`ShardReader::take_headers`]), its packets are not.
-    headers: bool,
-}
-
 impl OpenSource {
     pub fn open(spec: SourceSpec) -> Result<OpenSource, InputError> {
         let map = MappedFile::open(&spec.path).map_err(|source| InputError::Io { path: spec.path.clone(), source })?;
         let mut source = OpenSource { spec, map, damage: Vec::new(), skips: Vec::new() };
         if !source.spec.blocks.is_empty() {
             let faults = verify_blocks(source.bytes(), &source.spec.blocks);
-            source.skips = faults.iter().map(skip_over).collect();
-            source.skips.sort_by_key(|s| s.from);
+            source.skips = skips(&faults);
             source.damage = faults.into_iter().map(|f| source.describe(f)).collect();
         }
         Ok(source)
@@ -602,7 +590,7 @@ impl OpenSource {
             Format::Shard | Format::Pcapng if self.bytes().is_empty() => {
                 Inner::Failed(Some(self.damage(0, "empty file: no pcapng section header".into())))
             }
-            Format::Shard | Format::Pcapng => Inner::Pcapng(ShardReader::new(bytes)),
+            Format::Shard | Format::Pcapng => Inner::Pcapng(IntactPackets::new(bytes, &self.skips)),
             Format::Pcap => match PcapRecords::new(bytes) {
                 Ok(records) => match &self.spec.run {
                     Some(run) => Inner::Pcap(records.span(run.offset, run.end)),
@@ -611,9 +599,7 @@ impl OpenSource {
                 Err(e) => Inner::Failed(Some(self.damage(0, format!("pcap header: {e}")))),
             },
         };
-        let mut packets = Packets { source: self, inner, skips: &self.skips };
-        packets.stop_before_damage();
-        packets
+        Packets { source: self, inner }
     }
 
     fn block_packets(&self, index: usize) -> u64 {
@@ -628,12 +614,11 @@ impl OpenSource {
 pub struct Packets<'a> {
     source: &'a OpenSource,
     inner: Inner<'a>,
-    /// Damage still ahead, which reading steps over (reported when the source opened).
-    skips: &'a [Skip],
 }
 
 enum Inner<'a> {
-    Pcapng(ShardReader<'a>),
+    /// Reading steps over the damage reported when the source opened.
+    Pcapng(IntactPackets<'a>),
     Pcap(PcapRecords<'a>),
     Failed(Option<Damage>),
 }
@@ -648,17 +633,7 @@ impl<'a> Iterator for Packets<'a> {
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.inner {
             Inner::Failed(d) => d.take().map(Err),
-            // The reader stops where the next damage starts (`stop_at`): its end there is
-            // where reading steps over the damage.
-            Inner::Pcapng(_) => loop {
-                if let Some(p) = self.next_pcapng() {
-                    return Some(p);
-                }
-                if self.skips.is_empty() {
-                    return None;
-                }
-                self.step_over_damage();
-            },
+            Inner::Pcapng(_) => self.next_pcapng(),
             Inner::Pcap(records) => {
                 let at = records.offset();
                 Some(match records.next()? {
@@ -677,29 +652,6 @@ impl<'a> Iterator for Packets<'a> {
 }
 
 impl<'a> Packets<'a> {
-    /// Steps over the next damaged stretch of a shard: to the next intact block, or to
-    /// the end.
-    #[cold]
-    fn step_over_damage(&mut self) {
-        let Some((skip, rest)) = self.skips.split_first() else { return };
-        self.skips = rest;
-        match (&mut self.inner, skip.resume) {
-            (Inner::Pcapng(r), Some(at)) if skip.headers => _ = r.take_headers(at),
-            (Inner::Pcapng(r), Some(at)) => r.resume_at(at),
-            _ => self.inner = Inner::Failed(None),
-        }
-        self.stop_before_damage();
-    }
-
-    /// Ends the reader's packets where the next damaged stretch starts: no block there
-    /// or after it is read (not even the first, which a block's trailing filler would
-    /// otherwise lead into) before reading steps over it.
-    fn stop_before_damage(&mut self) {
-        if let (Inner::Pcapng(r), Some(skip)) = (&mut self.inner, self.skips.first()) {
-            r.stop_at(skip.from);
-        }
-    }
-
     #[inline(always)]
     fn next_pcapng(&mut self) -> Option<Result<RawPacket<'a>, Damage>> {
         let shard = self.source.spec.format == Format::Shard;
@@ -724,24 +676,6 @@ impl<'a> Packets<'a> {
                 Some(Err(self.source.damage(offset, e.to_string())))
             }
         }
-    }
-}
-
-/// Where reading skips a fault of a shard's blocks: a damaged block to its end (the
-/// next block's start, keeping its headers), a gap to the block after it; nothing after a
-/// truncated block, a cut padding's start or bytes no block accounts for.
-fn skip_over(f: &BlockFault) -> Skip {
-    let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
-    let to_end = |from: u64| Skip { from: at(from), resume: None, headers: false };
-    match *f {
-        BlockFault::Crc { offset, len, .. } => {
-            Skip { from: at(offset), resume: Some(at(offset.saturating_add(len))), headers: true }
-        }
-        BlockFault::Gap { expected_offset, offset, .. } => {
-            Skip { from: at(expected_offset), resume: Some(at(offset)), headers: false }
-        }
-        BlockFault::PaddingCut { padding, .. } => to_end(padding),
-        BlockFault::Missing { offset, .. } | BlockFault::Unaccounted { offset, .. } => to_end(offset),
     }
 }
 

@@ -9,9 +9,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use trace::annotation::Annotation;
+use trace::manifest::BlockRecord;
 use trace::manifest::{CoreRecord, Manifest, RunStatus};
 use trace::mapped::MappedFile;
-use trace::reader::{verify_blocks, BlockFault, ShardPacket, ShardReader};
+use trace::reader::{skips, verify_blocks, BlockFault, IntactPackets, ShardPacket};
 
 #[derive(Debug, thiserror::Error)]
 pub enum VerifyError {
@@ -33,7 +34,12 @@ pub struct VerifyReport {
 pub struct ShardFindings {
     pub shard: String,
     pub blocks: usize,
+    /// Packets read from the blocks whose CRC-32C matches (and a block cut only in its
+    /// trailing padding).
     pub packets: u64,
+    /// Packets the manifest lists in blocks that were not read: their CRC-32C fails or
+    /// the file cuts them.
+    pub unread_packets: u64,
     /// Everything wrong with this shard, each with its location.
     pub problems: Vec<String>,
 }
@@ -56,8 +62,13 @@ pub fn verify_run(run: &Path) -> Result<VerifyReport, VerifyError> {
 }
 
 fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
-    let mut f =
-        ShardFindings { shard: core.shard.clone(), blocks: core.blocks.len(), packets: 0, problems: Vec::new() };
+    let mut f = ShardFindings {
+        shard: core.shard.clone(),
+        blocks: core.blocks.len(),
+        packets: 0,
+        unread_packets: 0,
+        problems: Vec::new(),
+    };
     let mapped = match MappedFile::open(&run.join(&core.shard)) {
         Ok(m) => m,
         Err(e) => {
@@ -67,18 +78,16 @@ fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
     };
     let bytes = mapped.bytes();
     let faults = verify_blocks(bytes, &core.blocks);
-    f.problems.extend(faults.iter().map(describe_fault));
+    f.problems.extend(faults.iter().map(|fault| describe_fault(fault, &core.blocks)));
     f.problems.extend(manifest_shard_problems(core, bytes.len() as u64));
+    // The packets of the blocks whose CRC vouches for them, as `reconstruct` reads them:
+    // a damaged block's bytes cannot be trusted to say how many packets it held, or what
+    // they were.
+    f.unread_packets = faults.iter().map(|fault| fault.unread_packets(&core.blocks)).sum();
+    let skips = skips(&faults);
     let mut classes: BTreeMap<String, u64> = BTreeMap::new();
     let mut events: BTreeMap<String, u64> = BTreeMap::new();
-    let mut reader = ShardReader::new(bytes);
-    // A cut padding block is reported as the cut: the packets end where it starts.
-    if let Some(&BlockFault::PaddingCut { padding, .. }) =
-        faults.iter().find(|f| matches!(f, BlockFault::PaddingCut { .. }))
-    {
-        reader.stop_at(usize::try_from(padding).unwrap_or(usize::MAX));
-    }
-    for packet in reader {
+    for packet in IntactPackets::new(bytes, &skips) {
         match packet {
             Ok(p) => {
                 f.packets += 1;
@@ -91,12 +100,15 @@ fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
             Err(e) => f.problems.push(format!("unreadable from here on: {e}")),
         }
     }
-    if f.packets != core.written {
-        f.problems.push(format!("holds {} packets, the manifest says {} were written", f.packets, core.written));
+    let readable = core.written.saturating_sub(f.unread_packets);
+    if f.packets != readable {
+        let intact = if f.unread_packets > 0 { " of its intact blocks" } else { "" };
+        f.problems.push(format!("holds {} packets, the manifest says {readable} were written{intact}", f.packets));
     }
     // Classes and events count every packet the core admitted, including any it then had
-    // to drop for lack of buffer space, so they can only be compared on lossless cores.
-    if core.buffer_drops == 0 && core.write_failed == 0 {
+    // to drop for lack of buffer space, so they can only be compared on lossless cores,
+    // and only with every block read.
+    if core.buffer_drops == 0 && core.write_failed == 0 && f.unread_packets == 0 {
         compare_counts("class", &classes, &core.classes, &mut f.problems);
         compare_counts("event", &events, &core.events, &mut f.problems);
     }
@@ -190,14 +202,17 @@ fn accounting_problems(m: &Manifest) -> Vec<String> {
     out
 }
 
-fn describe_fault(f: &BlockFault) -> String {
+fn describe_fault(f: &BlockFault, blocks: &[BlockRecord]) -> String {
+    let unread = f.unread_packets(blocks);
     match *f {
         BlockFault::Missing { index, offset, len, file_len } => format!(
-            "block {index} (bytes {offset}..{}) lies beyond the end of the file ({file_len} bytes)",
+            "block {index} (bytes {offset}..{}) lies beyond the end of the file ({file_len} bytes): \
+             its {unread} packets are not read",
             offset.saturating_add(len)
         ),
         BlockFault::Crc { index, offset, len, expected, actual } => format!(
-            "block {index} (bytes {offset}..{}) is damaged: CRC-32C {actual:#010x}, manifest {expected:#010x}",
+            "block {index} (bytes {offset}..{}) is damaged: CRC-32C {actual:#010x}, manifest {expected:#010x}; \
+             its {unread} packets are not read",
             offset.saturating_add(len)
         ),
         BlockFault::PaddingCut { index, offset, len, file_len, padding } => format!(
@@ -220,7 +235,11 @@ impl fmt::Display for VerifyReport {
         writeln!(f, "{}: {verdict}", self.run.display())?;
         for s in &self.shards {
             let state = if s.problems.is_empty() { "ok" } else { "FAILED" };
-            writeln!(f, "  {}: {} packets in {} blocks: {state}", s.shard, s.packets, s.blocks)?;
+            let unread = match s.unread_packets {
+                0 => String::new(),
+                n => format!(" (and {n} in damaged blocks, not read)"),
+            };
+            writeln!(f, "  {}: {} packets{unread} in {} blocks: {state}", s.shard, s.packets, s.blocks)?;
             for p in &s.problems {
                 writeln!(f, "    - {p}")?;
             }

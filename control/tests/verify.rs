@@ -136,6 +136,34 @@ fn a_flipped_byte_is_located_to_its_block() {
         p[0].starts_with(&format!("block 2 (bytes {}..{}) is damaged", victim.offset, victim.offset + victim.len)),
         "{p:?}"
     );
+    assert!(p[0].ends_with(&format!("its {} packets are not read", victim.packets)), "{p:?}");
+}
+
+/// A block whose CRC fails cannot say what it held: its packets are counted as the
+/// manifest lists them, unread (as `reconstruct` leaves them), and nothing read from its
+/// bytes is reported as if it were the capture's.
+#[test]
+fn a_damaged_blocks_packets_are_not_counted_or_read() {
+    let (dir, m) = make_run("flip-id", 7);
+    let core = &m.cores[0];
+    let victim = core.blocks[2];
+    let mut bytes = std::fs::read(shard(dir.path())).unwrap();
+    // The first packet's block: its first option, after the padded data, is its packet
+    // id. Changed into an unknown option, the packet reads as a frame with no id and no
+    // annotation: a packet id problem and two class counts off, were it read.
+    let at = victim.offset as usize;
+    let caplen = u32::from_le_bytes(bytes[at + 20..at + 24].try_into().unwrap()) as usize;
+    let option = at + 28 + caplen.next_multiple_of(4);
+    assert_eq!(u16::from_le_bytes([bytes[option], bytes[option + 1]]), 5, "epb_packetid");
+    bytes[option] ^= 0x40;
+    std::fs::write(shard(dir.path()), &bytes).unwrap();
+    let p = problems(dir.path());
+    assert_eq!(p.len(), 1, "only the CRC, nothing its damaged bytes now say: {p:?}");
+    assert!(p[0].contains("is damaged") && p[0].contains(&format!("its {} packets", victim.packets)), "{p:?}");
+    let r = verify_run(dir.path()).unwrap();
+    assert_eq!((r.shards[0].packets, r.shards[0].unread_packets), (core.written - victim.packets, victim.packets));
+    let text = r.to_string();
+    assert!(text.contains(&format!("(and {} in damaged blocks, not read)", victim.packets)), "{text}");
 }
 
 #[test]
@@ -229,12 +257,14 @@ fn truncation_and_appended_bytes_are_found() {
     std::fs::write(shard(dir.path()), &bytes[..last.offset as usize + 40]).unwrap();
     let p = problems(dir.path());
     let lost = last.packets.to_string();
-    assert!(
-        p.iter().any(|x| x.contains(&format!("block {}", m.cores[0].blocks.len() - 1)) && x.contains("beyond the end")),
-        "{p:?}"
-    );
-    assert!(p.iter().any(|x| x.contains("unreadable from here on")), "{p:?}");
-    assert!(p.iter().any(|x| x.contains("the manifest says")), "{p:?} ({lost} packets in the last block)");
+    let cut = format!("block {}", m.cores[0].blocks.len() - 1);
+    let unread = format!("its {lost} packets are not read");
+    assert!(p.iter().any(|x| x.contains(&cut) && x.contains("beyond the end") && x.contains(&unread)), "{p:?}");
+    assert!(p.iter().any(|x| x.contains(&format!("the manifest says {}", last.offset + last.len))), "{p:?}");
+    // What is left of the cut block is not read: the packets before it are all there is.
+    assert_eq!(p.len(), 2, "{p:?}");
+    let r = verify_run(dir.path()).unwrap();
+    assert_eq!((r.shards[0].packets, r.shards[0].unread_packets), (m.cores[0].written - last.packets, last.packets));
 
     let mut longer = bytes.clone();
     longer.extend_from_slice(&[0u8; 12]);

@@ -335,6 +335,116 @@ pub enum BlockFault {
     PaddingCut { index: usize, offset: u64, len: u64, file_len: u64, padding: u64 },
 }
 
+impl BlockFault {
+    /// Where reading over the manifest's blocks skips this fault: a block whose CRC fails
+    /// to its end (keeping its headers), a gap to the block after it; nothing after a
+    /// truncated block, a cut padding's start or bytes no block accounts for.
+    pub fn skip(&self) -> Skip {
+        let at = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let to_end = |from: u64| Skip { from: at(from), resume: None, headers: false };
+        match *self {
+            BlockFault::Crc { offset, len, .. } => {
+                Skip { from: at(offset), resume: Some(at(offset.saturating_add(len))), headers: true }
+            }
+            BlockFault::Gap { expected_offset, offset, .. } => {
+                Skip { from: at(expected_offset), resume: Some(at(offset)), headers: false }
+            }
+            BlockFault::PaddingCut { padding, .. } => to_end(padding),
+            BlockFault::Missing { offset, .. } | BlockFault::Unaccounted { offset, .. } => to_end(offset),
+        }
+    }
+
+    /// The packets the manifest lists in the block that reading skips for this fault: all
+    /// of a block whose CRC fails or that the file cuts; none for a cut in the trailing
+    /// padding (its packets are read), a gap or bytes after the last block.
+    pub fn unread_packets(&self, blocks: &[BlockRecord]) -> u64 {
+        match *self {
+            BlockFault::Crc { index, .. } | BlockFault::Missing { index, .. } => {
+                blocks.get(index).map_or(0, |b| b.packets)
+            }
+            BlockFault::PaddingCut { .. } | BlockFault::Gap { .. } | BlockFault::Unaccounted { .. } => 0,
+        }
+    }
+}
+
+/// A stretch of a shard not to read: a damaged block, or bytes no block accounts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Skip {
+    pub from: usize,
+    /// Where reading resumes; `None`: nothing after it is a block the manifest lists.
+    pub resume: Option<usize>,
+    /// A block whose CRC fails: its section and interface headers are still taken
+    /// ([`ShardReader::take_headers`]), its packets are not.
+    pub headers: bool,
+}
+
+/// Where reading skips `faults`, in file order.
+pub fn skips(faults: &[BlockFault]) -> Vec<Skip> {
+    let mut out: Vec<Skip> = faults.iter().map(BlockFault::skip).collect();
+    out.sort_by_key(|s| s.from);
+    out
+}
+
+/// The packets of the blocks that [`verify_blocks`] vouches for: a [`ShardReader`] that
+/// steps over every [`Skip`] (docs/formats.md §2.2). What `verify` counts and what
+/// `reconstruct` reads are the same packets.
+pub struct IntactPackets<'a> {
+    reader: ShardReader<'a>,
+    /// Damage still ahead, in file order.
+    skips: &'a [Skip],
+    /// Set once a skip leaves nothing after it to read.
+    ended: bool,
+}
+
+impl<'a> IntactPackets<'a> {
+    pub fn new(bytes: &'a [u8], skips: &'a [Skip]) -> Self {
+        let mut packets = IntactPackets { reader: ShardReader::new(bytes), skips, ended: false };
+        packets.stop_before_damage();
+        packets
+    }
+
+    /// Steps over the next damaged stretch: to the next intact block, or to the end.
+    #[cold]
+    fn step_over_damage(&mut self) -> bool {
+        let Some((skip, rest)) = self.skips.split_first() else { return false };
+        self.skips = rest;
+        match skip.resume {
+            Some(at) if skip.headers => _ = self.reader.take_headers(at),
+            Some(at) => self.reader.resume_at(at),
+            None => self.ended = true,
+        }
+        self.stop_before_damage();
+        !self.ended
+    }
+
+    /// Ends the reader's packets where the next damaged stretch starts: no block there
+    /// or after it is read (not even the first, which a block's trailing filler would
+    /// otherwise lead into) before reading steps over it.
+    fn stop_before_damage(&mut self) {
+        if let Some(skip) = self.skips.first() {
+            self.reader.stop_at(skip.from);
+        }
+    }
+}
+
+impl<'a> Iterator for IntactPackets<'a> {
+    type Item = Result<ShardPacket<'a>, ReadError>;
+
+    /// Always inlined: `reconstruct`'s merge reads every shard packet through it.
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.ended {
+            if let Some(p) = self.reader.next() {
+                return Some(p);
+            }
+            if !self.step_over_damage() {
+                return None;
+            }
+        }
+        None
+    }
+}
+
 /// Checks a shard's bytes against the blocks its manifest lists.
 pub fn verify_blocks(bytes: &[u8], blocks: &[BlockRecord]) -> Vec<BlockFault> {
     let mut faults = Vec::new();
