@@ -330,7 +330,8 @@ fn corrupt_seq(run: &RigRun, index: usize, f: impl Fn(u32) -> u32) -> u32 {
 /// Review: a copy's seq corrupted (in many bits) to one just before the wrap became the
 /// trace's first copy, 65 514 seqs missing between it and seq 1. The switch's snapshot
 /// says which seqs it gave: a lone copy at an end beyond them is set aside as corrupted —
-/// a failed condition naming it, no missing range and no timestamp regression for it.
+/// a failed condition naming it, no missing range and no timestamp regression for it; in
+/// `analyze` too.
 #[test]
 fn a_copy_beyond_the_seqs_the_switch_gave_is_set_aside() {
     let run = rig_run("check-beyond-span", &Knobs { dump_hosts: vec![1, 2, 1], ..two_hosts() });
@@ -347,6 +348,12 @@ fn a_copy_beyond_the_seqs_the_switch_gave_is_set_aside() {
         "{}",
         c.evidence
     );
+    // analyze counts the same missing copies (review: it kept the ~65 k seqs between the
+    // copy set aside and the rest as missing, each a copy any finding nearby might hide).
+    let a = control::analyze::Analysis::load(&out_dir(&run)).unwrap();
+    assert_eq!(a.run().missing_copies, 1, "{:?}", a.ctx.problems);
+    let named = |p: &String| p.contains("never gave") && p.contains(&(seq | 0x7fff_0000).to_string());
+    assert!(a.ctx.problems.iter().any(named), "{:?}", a.ctx.problems);
 }
 
 /// A copy whose seq was corrupted to one far ahead (a bit flip in the mirror header):

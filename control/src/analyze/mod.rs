@@ -122,20 +122,32 @@ impl Analysis {
         let view = rec.view();
         let mut ctx = RunContext::load(&rec.summary.dirs);
         let s = &rec.summary;
-        let ends = match crate::check::CheckContext::from_summary(s, None) {
-            Ok(c) => crate::check::lost_at_ends(s.first_unwrapped, s.last_unwrapped, &c),
-            Err(e) => {
-                ctx.problems.push(format!("{e} (copies lost at the trace's ends are not counted)"));
-                crate::check::LostAtEnds::default()
-            }
-        };
-        ctx.lost_at_ends = ends.total();
         ctx.no_copies = s.no_copies.clone();
         let configured = ctx.config.as_ref().and_then(|c| c.verb);
         // QP info names sender and receiver, not requester and responder: orienting it
         // needs the run's verb, from the opcodes if no configuration gives it.
         let with_qp_info = configured.or_else(|| conn::verb_of(view.records).filter(|_| !ctx.qp_info.is_empty()));
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
+        let ends = match crate::check::CheckContext::from_summary(s, None) {
+            Ok(c) => {
+                // As in check: a copy the switch never gave, at an end, hides no copies.
+                let aside = conns.unseen.set_aside_beyond_switch(&c);
+                if !aside.is_empty() {
+                    ctx.problems.push(format!(
+                        "copies with a seq the switch never gave (its snapshot's mirror_seq), corrupted: seq {}; \
+                         the seqs between them and the rest are not counted missing",
+                        aside.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                let (first, last) = conns.unseen.span();
+                crate::check::lost_at_ends(first, last, &c)
+            }
+            Err(e) => {
+                ctx.problems.push(format!("{e} (copies lost at the trace's ends are not counted)"));
+                crate::check::LostAtEnds::default()
+            }
+        };
+        ctx.lost_at_ends = ends.total();
         if ends.known {
             conns.unseen.lost_before_first_exactly(ends.before_first);
         } else if ends.maybe_before_first() {

@@ -48,6 +48,20 @@ impl Unseen {
         Unseen { total: gaps.total, gaps, from_start: false, before_first: 0 }
     }
 
+    /// Sets aside a copy at either end whose seq the switch's snapshot says it never gave
+    /// (corrupted, as `check` does: [`crate::check::set_aside_beyond_switch`]): the seqs
+    /// between it and the rest hide nothing. Returns the wire seqs set aside.
+    pub fn set_aside_beyond_switch(&mut self, ctx: &crate::check::CheckContext) -> Vec<u32> {
+        let aside = crate::check::set_aside_beyond_switch(&mut self.gaps, ctx);
+        self.total = self.gaps.total;
+        aside.into_iter().map(crate::merge::wire_of).collect()
+    }
+
+    /// The unwrapped seqs of the first and last copies the gaps are counted between.
+    pub fn span(&self) -> (Option<u64>, Option<u64>) {
+        (self.gaps.first, self.gaps.last)
+    }
+
     /// Copies were lost before the trace's first (the switch's counters say so), how many
     /// is not known: any connection may have lost packets there.
     pub fn lost_before_first(&mut self) {

@@ -282,8 +282,7 @@ impl Checker {
         // here as in analyze: reported once, as itself, not again as the timestamp
         // regression its place at the end makes it.
         let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
-        let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
-        let outside = span.map_or_else(Vec::new, |span| set_aside_outside(&mut self.gaps, span));
+        let outside = set_aside_beyond_switch(&mut self.gaps, ctx);
         let aside: Vec<u64> = outlier.into_iter().chain(outside.iter().copied()).collect();
         // Nor a regression of the copy after a set-aside first copy, whose time it is.
         self.regressions.retain(|g| !aside.contains(&g.record.seq()) && !aside.contains(&g.previous_seq));
@@ -533,6 +532,14 @@ fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<Unwrapped>, Option<Un
         return None;
     }
     Some(((head > 0).then_some((f - head, f - 1)), (tail > 0).then_some((l + 1, l + tail))))
+}
+
+/// The copies at the trace's ends that the switch's snapshot says it never gave, set aside
+/// from `gaps` (see [`set_aside_outside`]); check and analyze both count missing copies
+/// without them. Returns their unwrapped seqs; none without the snapshot's seq range.
+pub fn set_aside_beyond_switch(gaps: &mut Gaps, ctx: &CheckContext) -> Vec<u64> {
+    let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
+    span.map_or_else(Vec::new, |span| set_aside_outside(gaps, span))
 }
 
 /// The copies at the trace's ends that the switch never gave, set aside from `gaps`
