@@ -742,6 +742,15 @@ impl Gaps {
         near.iter().any(|&u| self.any_within(u, u + 1)) && 100 * near.len() as u64 * lost_before <= spanned
     }
 
+    /// Whether wire seq `wire` is missing on any lap the gaps span.
+    pub fn wire_seq_missing(&self, wire: u32) -> bool {
+        let Some(first) = self.first else { return false };
+        let end = self.runs.last_key_value().map_or(first, |(&start, run)| run.range(start, run.reps - 1).1);
+        let (lap, w) = (u64::from(wire::mirror::SEQ_MAX), u64::from(wire));
+        // The unwrapped seqs of wire seq w are w, w + lap, w + 2 lap, ...
+        (first.saturating_sub(w) / lap..=end / lap).map(|k| w + k * lap).any(|u| self.any_within(u, u + 1))
+    }
+
     /// `n` copies were lost after the last one (the switch's counters say so): the seqs
     /// after it are missing. `last` stays the last copy's.
     pub fn missing_after_last(&mut self, n: u64) {
@@ -800,8 +809,11 @@ impl Tally {
             issues.add_outlier(jump);
         }
         let missing = self.gaps.missing(MISSING_LISTED);
-        let issues_kept =
-            issues.kept.iter().map(|i| tie_outlier(serde_json::to_value(i).expect("serializable"), &missing)).collect();
+        let issues_kept = issues
+            .kept
+            .iter()
+            .map(|i| tie_outlier(serde_json::to_value(i).expect("serializable"), &self.gaps))
+            .collect();
         let read: Vec<(&SourceSpec, SourceStats)> = inputs
             .sources
             .iter()
@@ -893,21 +905,14 @@ fn add_stats(file: &mut SourceStats, run: &SourceStats) {
 
 /// A `seq-outlier` issue with `one_bit_from`: the missing seq its seq differs from in one
 /// bit, when there is one — the copy's own seq, most likely, a bit flipped on the way.
-fn tie_outlier(mut issue: serde_json::Value, missing: &[SeqRange]) -> serde_json::Value {
+/// Every missing range counts, not only those listed.
+fn tie_outlier(mut issue: serde_json::Value, gaps: &Gaps) -> serde_json::Value {
     let seq = match (issue["kind"].as_str(), issue["seq"].as_u64()) {
         (Some("seq-outlier"), Some(seq)) => seq as u32,
         _ => return issue,
     };
-    let is_missing = |s: u32| {
-        missing.iter().any(|r| {
-            if r.first <= r.last {
-                (r.first..=r.last).contains(&s)
-            } else {
-                s >= r.first || s <= r.last
-            }
-        })
-    };
-    if let Some(s) = (0..31).map(|b| seq ^ 1 << b).find(|&s| s != 0 && is_missing(s)) {
+    let near = (0..31).map(|b| seq ^ 1 << b).filter(|&s| s != 0 && s <= wire::mirror::SEQ_MAX);
+    if let Some(s) = near.into_iter().find(|&s| gaps.wire_seq_missing(s)) {
         issue["one_bit_from"] = s.into();
     }
     issue
@@ -1255,6 +1260,25 @@ mod tests {
         [1, far + 1, far + 2].into_iter().for_each(|s| followed.observe(s));
         assert!(!followed.set_aside_outlier());
         assert_eq!(followed.total, far - 1);
+    }
+
+    /// Review: `one_bit_from` was looked for among the first 10,000 missing ranges only.
+    #[test]
+    fn an_outlier_is_tied_to_its_missing_seq_beyond_the_listed_ranges() {
+        let mut gaps = Gaps::default();
+        // Every other seq lost up to 40,000 (20,000 ranges), then 60,001 missing alone.
+        (1..=40_001).step_by(2).chain(40_002..=60_000).chain(60_002..=70_000).for_each(|s| gaps.observe(s));
+        assert!(gaps.ranges() > MISSING_LISTED as u64);
+        let issue = |seq: u32| serde_json::json!({"kind": "seq-outlier", "seq": seq});
+        let tied = tie_outlier(issue(60_001 ^ 1 << 20), &gaps);
+        assert_eq!(tied["one_bit_from"], 60_001);
+        assert_eq!(tie_outlier(issue(39_998 ^ 1 << 25), &gaps)["one_bit_from"], 39_998);
+        assert!(tie_outlier(issue(60_003 ^ 1 << 20), &gaps).get("one_bit_from").is_none(), "60,003 was seen");
+        // On the lap after the wrap: wire seq 5 is unwrapped seq SEQ_MAX + 5.
+        let lap = u64::from(wire::mirror::SEQ_MAX);
+        let mut wrapped = Gaps::default();
+        [lap - 1, lap, lap + 1, lap + 2, lap + 3, lap + 4, lap + 6].into_iter().for_each(|s| wrapped.observe(s));
+        assert_eq!(tie_outlier(issue(5 ^ 1 << 28), &wrapped)["one_bit_from"], 5);
     }
 
     proptest::proptest! {
