@@ -356,6 +356,28 @@ fn a_copy_beyond_the_seqs_the_switch_gave_is_set_aside() {
     assert!(a.ctx.problems.iter().any(named), "{:?}", a.ctx.problems);
 }
 
+/// Review ("hiseq"): the same corruption without the switch's snapshot. No seq range says
+/// the switch never gave that seq, but the copy's switch time does: it is later than that of
+/// the next copy of its own direction, past the gap, where a copy from before the wrap
+/// would be earlier. Set aside the same way, in `check` and `analyze`, and not also a
+/// timestamp regression.
+#[test]
+fn a_first_copy_later_than_the_copies_after_its_gap_is_set_aside_without_a_snapshot() {
+    let run = rig_run("check-beyond-time", &Knobs { dump_hosts: vec![1, 2, 1], ..two_hosts() });
+    std::fs::remove_file(run.dir.join("switch_state_snapshot.yml")).unwrap();
+    let seq = corrupt_seq(&run, 8, |s| s | 0x7fff_0000);
+    let r = check(&run);
+    let ranges: Vec<(u32, u32)> = r.missing.iter().map(|m| (m.range.first, m.range.last)).collect();
+    assert_eq!(ranges, [(seq, seq)], "{}", r.render());
+    assert_eq!(r.first_seq, Some(1), "{}", r.render());
+    assert!(r.timestamp_regressions.is_empty(), "{}", r.render());
+    let c = r.conditions.iter().find(|c| c.name.starts_with("every input read whole")).unwrap();
+    assert_eq!(c.holds, Some(false), "{}", r.render());
+    assert!(c.evidence.contains(&(seq | 0x7fff_0000).to_string()), "{}", c.evidence);
+    let a = control::analyze::Analysis::load(&out_dir(&run)).unwrap();
+    assert_eq!(a.run().missing_copies, 1, "{:?}", a.ctx.problems);
+}
+
 /// A copy whose seq was corrupted to one far ahead (a bit flip in the mirror header):
 /// it stays in the trace, last, reported as a seq-outlier; only its own seq is missing.
 #[test]

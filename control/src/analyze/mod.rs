@@ -23,6 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::check::Corrupted;
 use trace::record::RecordView;
 
 pub mod cnp;
@@ -130,14 +131,15 @@ impl Analysis {
         let mut conns = Connections::track(&view, &ctx.qp_info, with_qp_info);
         let ends = match crate::check::CheckContext::from_summary(s, None) {
             Ok(c) => {
-                // As in check: a copy the switch never gave, at an end, hides no copies.
-                let aside = conns.unseen.set_aside_beyond_switch(&c);
-                if !aside.is_empty() {
-                    ctx.problems.push(format!(
-                        "copies with a seq the switch never gave (its snapshot's mirror_seq), corrupted: seq {}; \
-                         the seqs between them and the rest are not counted missing",
-                        aside.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-                    ));
+                // As in check: a copy at an end whose seq was corrupted hides no copies.
+                let aside = conns.unseen.set_aside_at_ends(&view, &c);
+                for why in [Corrupted::BeyondSwitch, Corrupted::OutOfTime] {
+                    if let Some(seqs) = Corrupted::seqs(&aside, why) {
+                        ctx.problems.push(format!(
+                            "{}, corrupted: seq {seqs}; the seqs between them and the rest are not counted missing",
+                            why.describe()
+                        ));
+                    }
                 }
                 let (first, last) = conns.unseen.span();
                 crate::check::lost_at_ends(first, last, &c)

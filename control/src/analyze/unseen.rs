@@ -48,13 +48,17 @@ impl Unseen {
         Unseen { total: gaps.total, gaps, from_start: false, before_first: 0 }
     }
 
-    /// Sets aside a copy at either end whose seq the switch's snapshot says it never gave
-    /// (corrupted, as `check` does: [`crate::check::set_aside_beyond_switch`]): the seqs
-    /// between it and the rest hide nothing. Returns the wire seqs set aside.
-    pub fn set_aside_beyond_switch(&mut self, ctx: &crate::check::CheckContext) -> Vec<u32> {
-        let aside = crate::check::set_aside_beyond_switch(&mut self.gaps, ctx);
+    /// Sets aside a copy at either end whose seq was corrupted, as `check` does
+    /// ([`crate::check::set_aside_at_ends`]): the seqs between it and the rest hide nothing.
+    /// Returns the unwrapped seqs set aside and why.
+    pub fn set_aside_at_ends(
+        &mut self,
+        view: &trace::record::RecordView<'_>,
+        ctx: &crate::check::CheckContext,
+    ) -> Vec<(u64, crate::check::Corrupted)> {
+        let aside = crate::check::set_aside_at_ends(&mut self.gaps, view.records, view.flows, ctx);
         self.total = self.gaps.total;
-        aside.into_iter().map(crate::merge::wire_of).collect()
+        aside
     }
 
     /// The unwrapped seqs of the first and last copies the gaps are counted between.

@@ -277,19 +277,19 @@ impl Checker {
     }
 
     /// Judges the pass against the switch counters and the reconstruction.
-    pub fn finish(mut self, view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
+    pub fn finish(mut self, records: &[Record], view_flows: &[trace::record::Flow], ctx: &CheckContext) -> CheckReport {
         // A seq-outlier of the reconstruction (a corrupted seq, formats §6.3) is set aside
         // here as in analyze: reported once, as itself, not again as the timestamp
         // regression its place at the end makes it.
         let outlier = self.gaps.last.filter(|_| self.gaps.set_aside_outlier());
-        let outside = set_aside_beyond_switch(&mut self.gaps, ctx);
-        let aside: Vec<u64> = outlier.into_iter().chain(outside.iter().copied()).collect();
+        let corrupted = set_aside_at_ends(&mut self.gaps, records, view_flows, ctx);
+        let aside: Vec<u64> = outlier.into_iter().chain(corrupted.iter().map(|&(u, _)| u)).collect();
         // Nor a regression of the copy after a set-aside first copy, whose time it is.
         self.regressions.retain(|g| !aside.contains(&g.record.seq()) && !aside.contains(&g.previous_seq));
         let balance = self.balance.result(aside.first().copied());
         let missing = self.missing(ctx, balance.as_ref());
         let regressions = self.regressions(view_flows);
-        let conditions = self.conditions(&missing, regressions.len(), &outside, ctx);
+        let conditions = self.conditions(&missing, regressions.len(), &corrupted, ctx);
         CheckReport {
             complete: verdict(&conditions),
             conditions,
@@ -363,7 +363,7 @@ impl Checker {
         &self,
         missing: &MissingCopies,
         regressions: usize,
-        outside: &[u64],
+        corrupted: &[(u64, Corrupted)],
         ctx: &CheckContext,
     ) -> Vec<Condition> {
         let (first, last) = (wire_or(self.gaps.first), wire_or(self.gaps.last));
@@ -394,16 +394,14 @@ impl Checker {
             evidence: format!("{regressions} regressions"),
         });
         let mut evidence = format!("{} reconstruction issues", ctx.reconstruction_issue_total);
-        if !outside.is_empty() {
-            let seqs: Vec<String> = outside.iter().map(|&u| crate::merge::wire_of(u).to_string()).collect();
-            evidence += &format!(
-                "; copies with a seq the switch never gave (its snapshot's mirror_seq), corrupted, set aside: seq {}",
-                seqs.join(", ")
-            );
+        for why in [Corrupted::BeyondSwitch, Corrupted::OutOfTime] {
+            if let Some(seqs) = Corrupted::seqs(corrupted, why) {
+                evidence += &format!("; {}, corrupted, set aside: seq {seqs}", why.describe());
+            }
         }
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
-            holds: Some(ctx.reconstruction_issues.is_empty() && outside.is_empty()),
+            holds: Some(ctx.reconstruction_issues.is_empty() && corrupted.is_empty()),
             evidence,
         });
         conditions.push(capture_condition(ctx));
@@ -534,12 +532,66 @@ fn ends_lost(gaps: &Gaps, span: SeqSpan) -> Option<(Option<Unwrapped>, Option<Un
     Some(((head > 0).then_some((f - head, f - 1)), (tail > 0).then_some((l + 1, l + tail))))
 }
 
-/// The copies at the trace's ends that the switch's snapshot says it never gave, set aside
-/// from `gaps` (see [`set_aside_outside`]); check and analyze both count missing copies
-/// without them. Returns their unwrapped seqs; none without the snapshot's seq range.
-pub fn set_aside_beyond_switch(gaps: &mut Gaps, ctx: &CheckContext) -> Vec<u64> {
-    let span = ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq);
-    span.map_or_else(Vec::new, |span| set_aside_outside(gaps, span))
+/// Why a copy at an end of the trace was set aside from the gaps as corrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Corrupted {
+    /// The switch's snapshot says it never gave that seq ([`set_aside_outside`]).
+    BeyondSwitch,
+    /// The first copy, past a gap, is later in switch time than the next copy of its
+    /// direction ([`first_copy_out_of_time`]).
+    OutOfTime,
+}
+
+impl Corrupted {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Corrupted::BeyondSwitch => "copies with a seq the switch never gave (its snapshot's mirror_seq)",
+            Corrupted::OutOfTime => {
+                "a first copy, past a gap, later in switch time than the next copy of its direction"
+            }
+        }
+    }
+
+    /// The wire seqs of the copies set aside for `why`, listed; `None` when there are none.
+    pub fn seqs(corrupted: &[(u64, Corrupted)], why: Corrupted) -> Option<String> {
+        let seqs: Vec<String> =
+            corrupted.iter().filter(|c| c.1 == why).map(|c| crate::merge::wire_of(c.0).to_string()).collect();
+        (!seqs.is_empty()).then(|| seqs.join(", "))
+    }
+}
+
+/// The copies at the trace's ends whose seq was corrupted, set aside from `gaps`: the seqs
+/// between them and the rest are not missing. `check` and `analyze` both count missing
+/// copies without them. With the snapshot's seq range, those the switch never gave; without
+/// it, a first copy out of time. Returns their unwrapped seqs and why.
+pub fn set_aside_at_ends(
+    gaps: &mut Gaps,
+    records: &[Record],
+    flows: &[trace::record::Flow],
+    ctx: &CheckContext,
+) -> Vec<(u64, Corrupted)> {
+    match ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq) {
+        Some(span) => set_aside_outside(gaps, span).into_iter().map(|u| (u, Corrupted::BeyondSwitch)).collect(),
+        None => {
+            let first = gaps.first.filter(|&f| first_copy_out_of_time(records, flows, f));
+            first.filter(|_| gaps.set_aside_first()).map(|u| (u, Corrupted::OutOfTime)).into_iter().collect()
+        }
+    }
+}
+
+/// Whether the copy of unwrapped seq `first`, the trace's first, has a later switch time
+/// than the next copy of its direction (source and destination address) after it
+/// (review "hiseq": seq 34 corrupted to 0x7fff0022 became the first copy, 65 501 seqs
+/// missing before seq 1, and seq 1 a timestamp regression). A copy from before the wrap
+/// would be earlier than every copy after the seqs lost since; one placed there by a
+/// corrupted seq is later than the copies that came before its real place. Per direction,
+/// as Lumina's timestamps are monotonic only per direction.
+fn first_copy_out_of_time(records: &[Record], flows: &[trace::record::Flow], first: u64) -> bool {
+    let direction = |r: &Record| flows.get(r.flow as usize).map(|f| (f.src_ip(), f.dst_ip()));
+    let mut copies = records.iter().filter(|r| r.has(flag::MIRRORED));
+    let Some(head) = copies.find(|r| r.seq() == first) else { return false };
+    let Some(dir) = direction(head) else { return false };
+    copies.find(|r| direction(r) == Some(dir)).is_some_and(|next| steps_back(next.switch_ts_ns, head.switch_ts_ns))
 }
 
 /// The copies at the trace's ends that the switch never gave, set aside from `gaps`
@@ -706,7 +758,7 @@ pub fn check_dir(dir: &Path, switch_counters: Option<&Path>) -> Result<CheckRepo
 pub fn check_view(view: &RecordView<'_>, summary: &Summary, ctx: &CheckContext) -> CheckReport {
     let hosts: Vec<usize> = summary.sources.iter().map(|s| s.host).collect();
     let parts = std::thread::available_parallelism().map_or(1, |n| n.get()).min(view.records.len() / MIN_PART + 1);
-    check_records(view.records, view.flows, &hosts, parts).finish(view.flows, ctx)
+    check_records(view.records, view.flows, &hosts, parts).finish(view.records, view.flows, ctx)
 }
 
 /// Fewer records than this are not worth a thread.
@@ -1042,8 +1094,38 @@ mod tests {
             gone_dirs: Vec::new(),
         };
         let flows = one_way_each();
-        let report = check_records(records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);
+        let report = check_records(records, &flows, &[0, 1, 1], parts).finish(records, &flows, &ctx);
         serde_json::to_string(&report).unwrap()
+    }
+
+    /// Without the switch's seq range, a first copy past a gap is set aside as corrupted
+    /// only when the next copy of its own direction is earlier in switch time.
+    #[test]
+    fn a_first_copy_is_set_aside_only_when_its_direction_says_it_came_later() {
+        let flows = one_way_each();
+        let copy = |seq: u64, ts: u64, flow: u32| {
+            let mut r = Record::default().with_seq(seq);
+            (r.switch_ts_ns, r.flow, r.flags) = (ts, flow, flag::MIRRORED);
+            r
+        };
+        let check = |first_ts: u64, other_flow_first: bool| {
+            let mut records = vec![copy(100, first_ts, 0)];
+            if other_flow_first {
+                records.push(copy(200, 1, 1));
+            }
+            records.extend((201..=210).map(|s| copy(s, 10 * s, 0)));
+            let ctx = CheckContext::default();
+            let r = check_records(&records, &flows, &[0], 1).finish(&records, &flows, &ctx);
+            (r.missing_total, r.timestamp_regressions.len())
+        };
+        assert_eq!(check(5, false), (100, 0), "earlier: a real gap");
+        assert_eq!(check(5_000, false), (0, 0), "later than the copy after: its seq was corrupted");
+        assert_eq!(check(5_000, true), (0, 0), "another direction's copy between them changes nothing");
+        // An earlier copy of another direction is no evidence: directions are not ordered.
+        let mut records = vec![copy(100, 5_000, 0), copy(200, 1, 1)];
+        records.extend((201..=210).map(|s| copy(s, 10_000 + s, 0)));
+        let r = check_records(&records, &flows, &[0], 1).finish(&records, &flows, &CheckContext::default());
+        assert_eq!(r.missing_total, 99);
     }
 
     proptest::proptest! {
@@ -1140,7 +1222,7 @@ mod tests {
         records.extend(rest);
         let flows = one_way_each();
         let ctx = CheckContext { source_names: vec!["a".into(), "b".into(), "c".into()], ..CheckContext::default() };
-        let run = |parts| check_records(&records, &flows, &[0, 1, 1], parts).finish(&flows, &ctx);
+        let run = |parts| check_records(&records, &flows, &[0, 1, 1], parts).finish(&records, &flows, &ctx);
         let (one, three) = (run(1), run(3));
         assert_eq!(serde_json::to_string(&one).unwrap(), serde_json::to_string(&three).unwrap());
         let missing: Vec<(u32, u64)> = three.missing.iter().map(|m| (m.range.first, m.range.count)).collect();
