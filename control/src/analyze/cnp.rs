@@ -198,6 +198,12 @@ impl Trig {
     fn delay_to(&self, c: &Seen) -> u64 {
         c.ts_ns.saturating_sub(self.arrival_ns())
     }
+
+    /// Whether it had reached the NP, by the port model, when CNP `c` passed the switch
+    /// (to the timestamps' tolerance): a CNP answers no trigger still queued toward its NP.
+    fn arrived_by(&self, c: &Seen) -> bool {
+        self.arrival_ps <= c.ts_ns.saturating_mul(1_000).saturating_add(TOLERANCE_PS)
+    }
 }
 
 /// An observed CNP.
@@ -761,7 +767,9 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                     let t = &scan.triggers[i];
                     o.missing_cnp(scan, t, c.order, nth(t), busy.triggers[i]);
                 }
-                match queue.pop_front() {
+                // A trigger still queued toward the NP is not the CNP's, nor any after it.
+                match queue.front().copied().filter(|&i| scan.triggers[i].arrived_by(c)).and_then(|_| queue.pop_front())
+                {
                     Some(i) => {
                         o.cnp_of[i] = Some(k);
                         o.trigger_of[k] = Some(i);
@@ -1375,7 +1383,7 @@ fn alternatives(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)]) -> Vec<(u
     let late = |t: &Trig, c: &Seen| t.delay_to(c) > window_ns;
     let may_take = |j: usize, k: usize| {
         let (t, c) = (trigger(j), &scan.cnps[pairs[k].1]);
-        t.idx < c.idx && !late(t, c)
+        t.idx < c.idx && t.arrived_by(c) && !late(t, c)
     };
     let n = pairs.len();
     // How far the shift may run: up from m while each next CNP may take the trigger before
@@ -1391,7 +1399,9 @@ fn alternatives(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)]) -> Vec<(u
     (0..n)
         .map(|k| {
             let c = &scan.cnps[pairs[k].1];
-            let came_before = pairs.partition_point(|&(i, _)| scan.triggers[i].idx < c.idx);
+            // Triggers reach the NP in trace order (one FIFO port toward it).
+            let came_before =
+                pairs.partition_point(|&(i, _)| scan.triggers[i].idx < c.idx && scan.triggers[i].arrived_by(c));
             let in_window = pairs[..k].partition_point(|&(i, _)| late(&scan.triggers[i], c));
             (down[k].max(in_window), up[k].min(came_before.saturating_sub(1)).max(k))
         })
@@ -1472,15 +1482,17 @@ fn findings(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) -> Ve
 }
 
 /// A CNP is untriggered when its connection has seen more CNPs from the NP than triggers
-/// since the last CNP flagged so.
+/// that had reached the NP before it ([`Trig::arrived_by`]), since the last CNP flagged so.
 fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome, out: &mut Vec<Finding>) {
     let mut balance: FxHashMap<(u32, Role), i64> = FxHashMap::default();
+    // Per connection NP, its triggers still on their way, in arrival order (a FIFO port).
+    let mut queued: FxHashMap<(u32, Role), VecDeque<usize>> = FxHashMap::default();
     let mut flagged: FxHashMap<(u32, Role), u64> = FxHashMap::default();
     for step in steps {
         match *step {
             Step::Trigger(i) if counts(&scan.triggers[i], hosts) => {
                 let t = &scan.triggers[i];
-                *balance.entry((t.conn, t.np)).or_default() += 1;
+                queued.entry((t.conn, t.np)).or_default().push_back(i);
             }
             Step::Trigger(_) => {}
             Step::Cnp(k) => {
@@ -1494,6 +1506,11 @@ fn untriggered(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome, ou
                     continue;
                 }
                 let b = balance.entry((c.conn, c.np)).or_default();
+                let on_the_way = queued.entry((c.conn, c.np)).or_default();
+                while on_the_way.front().is_some_and(|&i| scan.triggers[i].arrived_by(c)) {
+                    on_the_way.pop_front();
+                    *b += 1;
+                }
                 *b -= 1;
                 if *b < 0 {
                     // Flagged once: the next CNP needs a trigger of its own, not this one's.
@@ -1808,6 +1825,27 @@ mod tests {
             r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Missing).map(|t| t.seq).collect();
         assert_eq!(missing, [1], "the first mark (seq 1) got no CNP");
         assert!(r.cnps.iter().all(|c| c.delay_ns == Some(1_000)), "{:?}", r.cnps);
+    }
+
+    /// Review (session 26): a CNP paired with a trigger the port model says was still
+    /// queued toward the NP when the CNP passed the switch. A CNP answers only a trigger
+    /// that had arrived: the one without a trigger is the CNP that came first.
+    #[test]
+    fn a_cnp_pairs_with_no_trigger_still_queued_toward_the_np() {
+        // Mark seq 1 answered by seq 2; mark seq 3 queued toward the NP until 9 µs, so the
+        // CNP at 5 µs (seq 4) answers nothing in the trace, and the one at 10 µs is mark 3's.
+        let mut s = scan(&[(0, 0, 0, 1), (2, 2_000, 0, 1)], &[(1, 1_000, 0, 1), (3, 5_000, 0, 1), (4, 10_000, 0, 1)]);
+        s.triggers[1].arrival_ps = 9_000_000;
+        let r = Report::of(&s, &hosts("cx5", 0), true);
+        assert_eq!(
+            r.cnps.iter().map(|c| (c.seq, c.trigger_seq)).collect::<Vec<_>>(),
+            [(2, Some(1)), (4, None), (5, Some(3))],
+            "{:?}",
+            r.cnps
+        );
+        let untriggered: Vec<u64> =
+            r.findings.iter().filter(|f| f.kind == FindingKind::CnpWithoutTrigger).map(|f| f.seq).collect();
+        assert_eq!(untriggered, [4], "{:?}", r.findings);
     }
 
     /// A CX6 Dx with slow restart and no limit (`min-time-between-cnps: 0`).
