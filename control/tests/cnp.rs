@@ -244,6 +244,24 @@ fn unverifiable(r: &cnp::Report) -> Vec<(cnp::FindingKind, u64)> {
     r.unverifiable.iter().map(|f| (f.kind, f.seq)).collect()
 }
 
+/// Lossy sweep seed 1128: with slow restart a dropped packet's successor (seq 8) is both
+/// CE-marked and out of sequence, and its two CNPs (seqs 11, 12) follow the CNP of an
+/// earlier mark. The NAK's copy (seq 13, after both CNPs) is lost: its trigger is doubtful,
+/// and the CNP without a trigger it leaves is unverifiable, not a problem (once CNPs paired
+/// only with triggers that had reached the NP, it was flagged).
+#[test]
+fn a_cnp_whose_nak_trigger_is_doubtful_is_unverifiable_after_later_cnps() {
+    let yaml = concat!(
+        "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true, min-time-between-cnps: 0}}\n",
+        "responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-rp-enable: true, dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true, min-time-between-cnps: 0}}\n",
+        "traffic: {num-connections: 1, rdma-verb: write, num-msgs-per-qp: 12, mtu: 4096, message-size: 8151, multi-gid: false, tx-depth: 8, min-retransmit-timeout: 14, max-retransmit-retry: 7, data-pkt-events: [{qpn: 1, psn: 10, type: ecn}, {qpn: 1, psn: 7, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 8, type: ecn}, {qpn: 1, psn: 7, type: ecn}, {qpn: 1, psn: 6, type: ecn}, {qpn: 1, psn: 9, type: ecn}, {qpn: 1, psn: 1, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 6, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 8, type: ecn}, {qpn: 1, psn: 10, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 1, type: ecn}, {qpn: 1, psn: 1, type: ecn}, {qpn: 1, psn: 2, type: ecn}, {qpn: 1, psn: 3, type: ecn}, {qpn: 1, psn: 9, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 11, type: ecn}, {qpn: 1, psn: 7, type: ecn}, {qpn: 1, psn: 11, type: ecn}, {qpn: 1, psn: 11, type: ecn}, {qpn: 1, psn: 11, type: ecn}, {qpn: 1, psn: 4, type: drop}]}\n",
+        "rig: {seed: 1128, faults: {lose-mirror-copies: [{dump-host: 0, seqs: [13]}]}}\n",
+    );
+    let (_, r, text) = analyze_yaml("cnp-doubtful-nak-late", yaml);
+    assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
+    assert_eq!(unverifiable(&r), [(cnp::FindingKind::CnpWithoutTrigger, 12)], "{text}");
+}
+
 /// Two hosts of `nic` (`roce` their RoCE parameters), one WRITE test, and `lost` copies.
 fn write_yaml(nic: &str, roce: &str, traffic: &str, lost: &str) -> String {
     format!(

@@ -294,10 +294,24 @@ impl Excuses {
     /// its connection's triggers, and then the count of triggers never fell short. (The
     /// in-order pairing may have given its own trigger to an earlier CNP whose trigger was
     /// unseen, so the copies may be missing long before it.)
+    ///
+    /// So may doubtful NAK triggers: at least `nth` of them before the connection's next
+    /// CNP, each of which may have had its CNP (lossy sweep seed 1128: a NAK's copy lost,
+    /// its CNP came after the CNP of a later mark, which took the count's last trigger).
     fn explain_untriggered(&self, conn: u32, order: u64, nth: u64, busy_since: Option<u64>) -> bool {
         self.shifted(order, nth)
             || self.explain(FindingKind::CnpWithoutTrigger, conn, order, u64::MAX)
             || self.unseen.between(busy_since, order)
+            || self.doubtful_before_next_cnp(conn, order) >= nth
+    }
+
+    /// How many of connection `conn`'s doubtful NAK triggers come before its first CNP
+    /// after trace order `order` (a NAK dated by itself comes after the CNP it caused).
+    fn doubtful_before_next_cnp(&self, conn: u32, order: u64) -> u64 {
+        let cnps = self.cnps.get(&conn).map_or(&[][..], Vec::as_slice);
+        let until = cnps.get(cnps.partition_point(|&o| o <= order)).copied().unwrap_or(u64::MAX);
+        let doubtful = self.doubtful.get(&conn).map_or(&[][..], Vec::as_slice);
+        doubtful.partition_point(|&d| d < until) as u64
     }
 
     /// Whether the `nth` missing CNP of a connection's NP, shown missing at trace order
