@@ -2323,9 +2323,9 @@ impl Report {
         if !self.unverifiable.is_empty() {
             let _ = writeln!(
                 out,
-                "  {} more unverifiable: a mirror copy missing just before may explain {} (report.json: retransmission.unverifiable)",
+                "  {} more unverifiable: the trace leaves {} kind or PSN open (a mirror copy missing just before, or a go-back too close to a timer's expiry to tell whose it is; report.json: retransmission.unverifiable)",
                 plural(self.unverifiable.len() as u64, "recovery", "recoveries"),
-                if self.unverifiable.len() == 1 { "it" } else { "them" }
+                if self.unverifiable.len() == 1 { "its" } else { "their" }
             );
         }
         for n in &self.notes {
