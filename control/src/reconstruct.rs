@@ -715,11 +715,18 @@ impl Gaps {
         true
     }
 
+    /// Whether seqs are missing just after the first copy.
+    pub fn missing_after_first(&self) -> bool {
+        self.first.zip(self.runs.first_key_value()).is_some_and(|(first, (&start, _))| start == first + 1)
+    }
+
     /// Sets the first copy aside when seqs are missing just after it: the span starts at
     /// the copy after, and the seqs between are not missing. Returns whether it did.
     pub fn set_aside_first(&mut self) -> bool {
-        let Some(first) = self.first else { return false };
-        let Some((&start, &run)) = self.runs.first_key_value().filter(|(&a, _)| a == first + 1) else { return false };
+        if !self.missing_after_first() {
+            return false;
+        }
+        let Some((&start, &run)) = self.runs.first_key_value() else { return false };
         self.runs.remove(&start);
         if run.reps > 1 {
             self.runs.insert(start + run.stride, Run { reps: run.reps - 1, ..run });

@@ -102,7 +102,7 @@ fn verify_shard(run: &Path, core: &CoreRecord) -> ShardFindings {
     }
     let readable = core.written.saturating_sub(f.unread_packets);
     if f.packets != readable {
-        let intact = if f.unread_packets > 0 { " of its intact blocks" } else { "" };
+        let intact = if f.unread_packets > 0 { " to its intact blocks" } else { "" };
         f.problems.push(format!("holds {} packets, the manifest says {readable} were written{intact}", f.packets));
     }
     // Classes and events count every packet the core admitted, including any it then had

@@ -782,8 +782,11 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                     o.missing_cnp(scan, t, c.order, nth(t), busy.triggers[i]);
                 }
                 // A trigger still queued toward the NP is not the CNP's, nor any after it.
-                match queue.front().copied().filter(|&i| scan.triggers[i].arrived_by(c)).and_then(|_| queue.pop_front())
-                {
+                let arrived = queue.front().copied().filter(|&i| scan.triggers[i].arrived_by(c));
+                if arrived.is_some() {
+                    queue.pop_front();
+                }
+                match arrived {
                     Some(i) => {
                         o.cnp_of[i] = Some(k);
                         o.trigger_of[k] = Some(i);

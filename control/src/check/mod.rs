@@ -572,10 +572,12 @@ pub fn set_aside_at_ends(
 ) -> Vec<(u64, Corrupted)> {
     match ctx.snapshot.as_ref().and_then(|s| s.rocescope.as_ref()?.mirror_seq) {
         Some(span) => set_aside_outside(gaps, span).into_iter().map(|u| (u, Corrupted::BeyondSwitch)).collect(),
-        None => {
+        // Only past a gap: the scan then finds the next copy of the direction soon.
+        None if gaps.missing_after_first() => {
             let first = gaps.first.filter(|&f| first_copy_out_of_time(records, flows, f));
             first.filter(|_| gaps.set_aside_first()).map(|u| (u, Corrupted::OutOfTime)).into_iter().collect()
         }
+        None => Vec::new(),
     }
 }
 
