@@ -441,14 +441,19 @@ mod read_ahead_only_at_holes {
         assert_eq!(summary.first_seq, Some(wire::mirror::SEQ_MAX - 3));
     }
 
+    /// One QP of 32 packets on one dump host, its first copy's seq `SEQ_MAX - 5`.
+    fn starting_6_before_the_wrap() -> Knobs {
+        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 5);
+        Knobs { conns: 1, msgs: 4, msg_pkts: 8, dump_hosts: vec![1], extra_rig, ..Knobs::default() }
+    }
+
     /// A capture that begins just after the seq wrap, and a copy from before the wrap
     /// that comes later than the window: it is a late copy below the start, and the copy
     /// lost between it and the start is the one missing; not a copy a lap ahead with a
     /// 2^31 missing range before it (review, session 20).
     #[test]
     fn a_copy_from_before_the_wrap_later_than_the_window_is_late_not_a_lap_ahead() {
-        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 5);
-        let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 8, dump_hosts: vec![1], extra_rig, ..Knobs::default() };
+        let knobs = starting_6_before_the_wrap();
         let run = edited_run("late-across-the-wrap", &knobs, |files| {
             // Seqs MAX-5..=MAX and 1 are not captured but MAX, which comes at the end.
             let before_wrap: Vec<_> = files[0].drain(0..7).collect();
@@ -473,8 +478,7 @@ mod read_ahead_only_at_holes {
     /// `--window 2` the copies from before the wrap were placed a lap ahead, 2.1e9 missing).
     #[test]
     fn a_copy_from_before_the_wrap_later_than_the_window_is_late_when_the_trace_starts_at_1() {
-        let extra_rig = format!("  first-mirror-seq: {}\n", wire::mirror::SEQ_MAX - 5);
-        let knobs = Knobs { conns: 1, msgs: 4, msg_pkts: 8, dump_hosts: vec![1], extra_rig, ..Knobs::default() };
+        let knobs = starting_6_before_the_wrap();
         let run = edited_run("late-across-the-wrap-from-1", &knobs, |files| {
             // Seqs MAX-5..=MAX are not captured but MAX, which comes after seq 10; seq 1 is.
             let before_wrap: Vec<_> = files[0].drain(0..6).collect();

@@ -133,13 +133,10 @@ impl Analysis {
             Ok(c) => {
                 // As in check: a copy at an end whose seq was corrupted hides no copies.
                 let aside = conns.unseen.set_aside_at_ends(&view, &c);
-                for why in [Corrupted::BeyondSwitch, Corrupted::OutOfTime] {
-                    if let Some(seqs) = Corrupted::seqs(&aside, why) {
-                        ctx.problems.push(format!(
-                            "{}, corrupted: seq {seqs}; the seqs between them and the rest are not counted missing",
-                            why.describe()
-                        ));
-                    }
+                for (why, seqs) in Corrupted::by_reason(&aside) {
+                    ctx.problems.push(format!(
+                        "{why}, corrupted: seq {seqs}; the seqs between them and the rest are not counted missing"
+                    ));
                 }
                 let (first, last) = conns.unseen.span();
                 crate::check::lost_at_ends(first, last, &c)

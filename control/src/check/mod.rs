@@ -394,10 +394,8 @@ impl Checker {
             evidence: format!("{regressions} regressions"),
         });
         let mut evidence = format!("{} reconstruction issues", ctx.reconstruction_issue_total);
-        for why in [Corrupted::BeyondSwitch, Corrupted::OutOfTime] {
-            if let Some(seqs) = Corrupted::seqs(corrupted, why) {
-                evidence += &format!("; {}, corrupted, set aside: seq {seqs}", why.describe());
-            }
+        for (why, seqs) in Corrupted::by_reason(corrupted) {
+            evidence += &format!("; {why}, corrupted, set aside: seq {seqs}");
         }
         conditions.push(Condition {
             name: "every input read whole, no duplicate or late copy".into(),
@@ -552,11 +550,13 @@ impl Corrupted {
         }
     }
 
-    /// The wire seqs of the copies set aside for `why`, listed; `None` when there are none.
-    pub fn seqs(corrupted: &[(u64, Corrupted)], why: Corrupted) -> Option<String> {
-        let seqs: Vec<String> =
-            corrupted.iter().filter(|c| c.1 == why).map(|c| crate::merge::wire_of(c.0).to_string()).collect();
-        (!seqs.is_empty()).then(|| seqs.join(", "))
+    /// Per reason with copies set aside for it: its description and their wire seqs, listed.
+    pub fn by_reason(corrupted: &[(u64, Corrupted)]) -> impl Iterator<Item = (&'static str, String)> + '_ {
+        [Corrupted::BeyondSwitch, Corrupted::OutOfTime].into_iter().filter_map(|why| {
+            let seqs: Vec<String> =
+                corrupted.iter().filter(|c| c.1 == why).map(|c| crate::merge::wire_of(c.0).to_string()).collect();
+            (!seqs.is_empty()).then(|| (why.describe(), seqs.join(", ")))
+        })
     }
 }
 
