@@ -43,7 +43,9 @@
 //! CNPs of one connection may have left in either order: they pair with their triggers by
 //! order for the counts and the limiter, but a CNP that another pairing as good could give
 //! another trigger is `pairing_ambiguous`, and its trigger (cause) is reported only when
-//! every such trigger is the same packet (of the same cause) ([`doubts`]). Without a
+//! every such trigger is the same packet (of the same cause) ([`doubts`]). Under capture
+//! loss so is a CNP whose pairing a missing copy may have shifted: a lost CNP, an unseen
+//! trigger, or a trigger held back by a decision at the boundary may be its. Without a
 //! test configuration NAKs are not triggers and the interval is estimated from CNP spacing.
 //! One scope hypothesis covers both NPs: with two different NICs both at work as NPs
 //! (CE-marked ACKs reaching an E810 requester of a CX5 responder), no one scope may explain
@@ -177,6 +179,11 @@ struct Trig {
     /// How much later it may have arrived: frames whose copies are missing from the trace
     /// may have queued ahead of it.
     late_ps: u64,
+    /// A packet of its connection and direction whose copy may be missing: the trace order
+    /// of the first copy of theirs after a copy missing since the one before (the last such
+    /// before it, or itself), and the latest switch time the missing copy may have (that of
+    /// the first copy after it, of any connection).
+    after_gap: Option<(u64, u64)>,
     conn: u32,
     np: Role,
     rp_ip: IpAddr,
@@ -462,10 +469,24 @@ impl Scan {
         let mut ports = [port(&hosts[0], &hosts[1]), port(&hosts[1], &hosts[0])];
         let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
         let mut scan = Scan::default();
+        // Per connection and direction, and over all: the previous copy, and (trace order,
+        // switch time) of the first copy after the last gap. The latest copy missing
+        // before a packet passed the switch before the first copy after it, whichever
+        // connection that is.
+        let mut streams = vec![[(Since::default(), None); 2]; conns.len()];
+        let mut all: (Since, Option<(u64, u64)>) = (Since::default(), None);
         // Frames not mirrored have no switch time to place them on the NP's clock
         // (analyze's header counts them).
         for egress::Frame { idx, r, conn: c, to: role, ts_ns } in egress::frames(input) {
             let (i, conn) = (idx as usize, c.id);
+            if all.0.step(unseen, r) > 0 {
+                all.1 = Some((r.seq(), ts_ns));
+            }
+            let (since, after_gap) = &mut streams[conn as usize][role.index()];
+            if since.step(unseen, r) > 0 {
+                *after_gap = all.1.map(|(_, ts)| (r.seq(), ts));
+            }
+            let after_gap = *after_gap;
             if r.kind() == Kind::Cnp {
                 let (np, rp_ip) = (role.other(), c.end(role).ip);
                 let (idx, seq, order) = (i as u32, u64::from(r.wire_seq()), r.seq());
@@ -497,6 +518,7 @@ impl Scan {
                 ts_ns,
                 arrival_ps,
                 late_ps,
+                after_gap,
                 conn,
                 np: role,
                 rp_ip: c.end(role.other()).ip,
@@ -548,6 +570,7 @@ impl Scan {
                     ts_ns,
                     arrival_ps: ts_ns.saturating_mul(1_000),
                     late_ps: 0,
+                    after_gap: None,
                     conn,
                     np: Role::Responder,
                     rp_ip,
@@ -753,9 +776,7 @@ fn simulate(scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], h: &Hyp, flips: u6
                 let range = prev.zip(gap).map(|(p, d)| (d.saturating_sub(scan.triggers[p].late_ps), d + t.late_ps));
                 (o.gap_ps[i], o.gap_range_ps[i]) = (gap, range);
                 let mut send = gap.is_none_or(|d| d >= interval);
-                // Ambiguous when the interval is within the timestamps' tolerance of the
-                // range the gap may take.
-                if range.is_some_and(|(lo, hi)| lo < interval + TOLERANCE_PS && interval < hi + TOLERANCE_PS) {
+                if straddles(range, interval) {
                     if o.ambiguous < 64 && (flips >> o.ambiguous) & 1 == 1 {
                         send = !send;
                     }
@@ -985,7 +1006,7 @@ pub struct CnpReport {
     pub delay_ns: Option<u64>,
     /// Another trigger of its connection's NP may be its: a CNP names no PSN, and the NP's
     /// CNP generation delay varies, so CNPs may leave in another order than their
-    /// triggers came ([`doubts`]).
+    /// triggers came; and a copy missing may have shifted the pairing ([`doubts`]).
     pub pairing_ambiguous: bool,
     /// Since the previous CNP of its group, switch time.
     pub interval_ns: Option<u64>,
@@ -1283,7 +1304,7 @@ fn ns_f64(ps: u64) -> f64 {
 impl Report {
     /// The details under the replay `o` of the scope used.
     fn fill(&mut self, scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) {
-        let doubts = doubts(scan, o);
+        let doubts = doubts(scan, hosts, o);
         self.triggers = scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, &doubts, i, t)).collect();
         self.cnps = cnp_reports(scan, o, &doubts);
         self.connections = conn_reports(scan, o, &self.triggers);
@@ -1370,27 +1391,191 @@ struct Doubt {
 /// every CNP after its trigger and within the window. The CNP of the `k`th pair may take
 /// the trigger of the `j`th, j > k, when that trigger came before it and each CNP between
 /// may take the trigger before its own (the others shift by one); j < k likewise. Both
-/// ends of that run of pairs only grow with k: O(n log n).
-fn doubts(scan: &Scan, o: &Outcome) -> Vec<Doubt> {
+/// ends of that run of pairs only grow with k: O(n log n). Under capture loss a missing
+/// copy may have shifted the pairing: a CNP may be a later trigger's while its own
+/// trigger's CNP went unseen ([`lost_cnp_shifts`]), an unseen trigger's
+/// ([`unseen_trigger_may_take`]), or that of a trigger the replay held back at the
+/// boundary ([`held_trigger_may_take`]).
+fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome) -> Vec<Doubt> {
     let mut groups: FxHashMap<(u32, Role), Vec<(usize, usize)>> = FxHashMap::default();
     for (k, i) in o.trigger_of.iter().enumerate() {
         if let Some(i) = *i {
             groups.entry((scan.cnps[k].conn, scan.cnps[k].np)).or_default().push((i, k));
         }
     }
+    let orphans = triggers_where(scan, |i| o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none());
+    let held =
+        triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && held_in_doubt(scan, o, i));
+    let longest = longest_delays(scan, o);
     let mut out = vec![Doubt::default(); scan.cnps.len()];
-    for pairs in groups.values() {
-        for (&(_, k), (lo, hi)) in pairs.iter().zip(alternatives(scan, o.window_ns, pairs)) {
-            let (first, last) = (&scan.triggers[pairs[lo].0], &scan.triggers[pairs[hi].0]);
-            let causes = pairs[lo..=hi].iter().map(|&(i, _)| scan.triggers[i].cause);
-            out[k] = Doubt {
-                other_trigger: lo < hi,
-                other_packet: first.idx != last.idx,
-                other_cause: causes.clone().any(|c| c != first.cause),
-            };
+    for (group, pairs) in &groups {
+        let orphans = orphans.get(group).map_or(&[][..], Vec::as_slice);
+        let held = held.get(group).map_or(&[][..], Vec::as_slice);
+        let shifts = lost_cnp_shifts(scan, o.window_ns, pairs, orphans);
+        for (m, (lo, hi)) in alternatives(scan, o.window_ns, pairs).into_iter().enumerate() {
+            let (own, k) = pairs[m];
+            let in_order = pairs[lo..=hi].iter().map(|&(i, _)| i);
+            let held_back = held_trigger_may_take(scan, o, pairs, m, held);
+            out[k] = Doubt::of(scan, own, in_order.chain(shifts[m]).chain(held_back));
+            let np = scan.cnps[k].np.index();
+            if unseen_trigger_may_take(scan, o, longest[np], pairs, m) {
+                let nak = hosts[np].nak_triggers;
+                out[k] = Doubt { other_trigger: true, other_packet: true, other_cause: out[k].other_cause || nak };
+            }
         }
     }
     out
+}
+
+impl Doubt {
+    /// The doubt about a CNP paired with trigger `own` that may take any of `candidates`.
+    fn of(scan: &Scan, own: usize, candidates: impl Iterator<Item = usize>) -> Doubt {
+        let own_trigger = &scan.triggers[own];
+        candidates.filter(|&i| i != own).map(|i| &scan.triggers[i]).fold(Doubt::default(), |d, t| Doubt {
+            other_trigger: true,
+            other_packet: d.other_packet || t.idx != own_trigger.idx,
+            other_cause: d.other_cause || t.cause != own_trigger.cause,
+        })
+    }
+}
+
+/// Per NP, the longest delay from a trigger's arrival to its CNP among the replay's pairs.
+fn longest_delays(scan: &Scan, o: &Outcome) -> [u64; 2] {
+    let mut longest = [0; 2];
+    for (k, i) in o.trigger_of.iter().enumerate() {
+        if let Some(i) = *i {
+            let c = &scan.cnps[k];
+            longest[c.np.index()] = longest[c.np.index()].max(scan.triggers[i].delay_to(c));
+        }
+    }
+    longest
+}
+
+/// Whether CNP `c` may answer trigger `t`: it came after the trigger had reached the NP,
+/// and within the window.
+fn may_answer(t: &Trig, c: &Seen, window_ns: u64) -> bool {
+    t.idx < c.idx && t.arrived_by(c) && t.delay_to(c) <= window_ns
+}
+
+/// Per connection NP, in trace order, the triggers for which `pick` holds.
+fn triggers_where(scan: &Scan, pick: impl Fn(usize) -> bool) -> FxHashMap<(u32, Role), Vec<usize>> {
+    let mut out: FxHashMap<(u32, Role), Vec<usize>> = FxHashMap::default();
+    for (i, t) in scan.triggers.iter().enumerate() {
+        if pick(i) {
+            out.entry((t.conn, t.np)).or_default().push(i);
+        }
+    }
+    out
+}
+
+/// Whether the limiter's decision to hold trigger `i` back is in doubt: frames whose copies
+/// are missing may have queued ahead of it or of the trigger that held it back, and the
+/// gap may then be as long as the interval (to the timestamps' tolerance). Within the
+/// tolerance alone, a replay the trace bears out stands, as in [`evaluate`]. (Copies
+/// missing since its busy period began, [`Busy`], would put far more in doubt than they
+/// change: in lossy sweeps that withheld ~60 right pairings for each wrong one it caught.)
+fn held_in_doubt(scan: &Scan, o: &Outcome, i: usize) -> bool {
+    let range = o.gap_range_ps[i].filter(|(lo, hi)| lo < hi);
+    straddles(range, o.interval_ps[scan.triggers[i].np.index()])
+}
+
+/// Whether the interval is within the timestamps' tolerance of the range a gap may take.
+fn straddles(range: Option<(u64, u64)>, interval_ps: u64) -> bool {
+    range.is_some_and(|(lo, hi)| lo < interval_ps + TOLERANCE_PS && interval_ps < hi + TOLERANCE_PS)
+}
+
+/// A trigger held back in doubt ([`held_in_doubt`]) between the previous pair's trigger
+/// and the `m`th pair's whose CNP the pair's CNP may be: the CNP may answer it, and the
+/// pair's trigger then came less than the interval after it, held back in its stead.
+/// Lossy sweep case 414: the first mark's copy lost, the busy period it began was
+/// replayed one decision off.
+fn held_trigger_may_take(
+    scan: &Scan,
+    o: &Outcome,
+    pairs: &[(usize, usize)],
+    m: usize,
+    held: &[usize],
+) -> Option<usize> {
+    let (t, c) = (&scan.triggers[pairs[m].0], &scan.cnps[pairs[m].1]);
+    let from = m.checked_sub(1).map_or(0, |p| held.partition_point(|&s| s < pairs[p].0));
+    let interval = o.interval_ps[t.np.index()];
+    held[from..].iter().take_while(|&&s| s < pairs[m].0).copied().find(|&s| {
+        let s_t = &scan.triggers[s];
+        may_answer(s_t, c, o.window_ns) && t.arrival_ps < s_t.arrival_ps + s_t.late_ps + interval + TOLERANCE_PS
+    })
+}
+
+/// For each of a connection NP's (trigger, CNP) pairs, in order: a later trigger its CNP
+/// may answer while a CNP went unseen. A run of pairs may shift by one: the first pair's
+/// trigger had a CNP whose copy is missing between it and the pair's CNP, each CNP of the
+/// run answered the next pair's trigger, and the last one answered a trigger the replay
+/// left without a CNP (an orphan). Lossy sweep case 12: a CNP's copy lost, the in-order
+/// pairing gave its trigger the next trigger's CNP (case 443: and so on through three more).
+fn lost_cnp_shifts(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], orphans: &[usize]) -> Vec<Option<usize>> {
+    let n = pairs.len();
+    let cnp = |m: usize| &scan.cnps[pairs[m].1];
+    // An orphan between the pair's trigger and the next pair's that its CNP may answer.
+    let orphan_for = |m: usize| {
+        let next = pairs.get(m + 1).map_or(usize::MAX, |&(i, _)| i);
+        let from = orphans.partition_point(|&u| u < pairs[m].0);
+        orphans[from..]
+            .iter()
+            .take_while(|&&u| u < next)
+            .copied()
+            .find(|&u| may_answer(&scan.triggers[u], cnp(m), window_ns))
+    };
+    // Per pair, the end of the run from it: the last pair's index and its orphan.
+    let mut run: Vec<Option<(usize, usize)>> = vec![None; n];
+    for m in (0..n).rev() {
+        run[m] = match orphan_for(m) {
+            Some(u) => Some((m, u)),
+            None if m + 1 < n && may_answer(&scan.triggers[pairs[m + 1].0], cnp(m), window_ns) => run[m + 1],
+            None => None,
+        };
+    }
+    let mut out = vec![None; n];
+    let mut shifting: Option<(usize, usize)> = None;
+    for m in 0..n {
+        let own = &scan.triggers[pairs[m].0];
+        if shifting.is_none_or(|(end, _)| m > end) {
+            shifting = run[m].filter(|_| scan.excuses.unseen.between(Some(own.order), cnp(m).order));
+        }
+        if let Some((end, u)) = shifting {
+            out[m] = Some(if m < end { pairs[m + 1].0 } else { u });
+        }
+    }
+    out
+}
+
+/// Whether the CNP of a connection NP's `m`th (trigger, CNP) pair may be an unseen
+/// trigger's: a packet of its connection towards the NP whose copy is missing after the
+/// previous pair's trigger. The CNP may answer it when it arrived no longer before the CNP
+/// than the longest delay `longest_ns` of the replay's pairs (a delay no pair shows is not
+/// assumed), and less than the interval before the pair's trigger, which it then
+/// suppressed, and at least the interval after its group's CNP before. It arrived no later
+/// than the switch time bound of its gap plus what the pair's trigger waited at the port
+/// (an estimate: both queued at one FIFO port), nor than the pair's trigger.
+/// Lossy sweep case 46: an ECN mark's copy lost, its CNP paired with the mark after it.
+fn unseen_trigger_may_take(scan: &Scan, o: &Outcome, longest_ns: u64, pairs: &[(usize, usize)], m: usize) -> bool {
+    let (i, k) = pairs[m];
+    let (t, c) = (&scan.triggers[i], &scan.cnps[k]);
+    let Some((after, ts_ns)) = t.after_gap else { return false };
+    if m > 0 && after <= scan.triggers[pairs[m - 1].0].order {
+        return false;
+    }
+    // The packets a NAK's arrival skipped were not delivered: the NAK names the first.
+    if t.cause == Cause::Nak && after == t.order {
+        return false;
+    }
+    let waited_ps = t.arrival_ps.saturating_sub(t.ts_ns.saturating_mul(1_000)) + t.late_ps;
+    let latest_ps = (ts_ns.saturating_mul(1_000) + waited_ps).min(t.arrival_ps + t.late_ps);
+    let answered = c.ts_ns.saturating_sub(longest_ns).saturating_mul(1_000) <= latest_ps + TOLERANCE_PS;
+    let interval_ps = o.interval_ps[t.np.index()];
+    let suppresses = interval_ps > 0 && t.arrival_ps < latest_ps + interval_ps + TOLERANCE_PS;
+    // Its group's last CNP before the pair's trigger would not have let it through earlier.
+    let prev_ps = o.gap_ps[i].map(|gap| t.arrival_ps.saturating_sub(gap));
+    let let_through = prev_ps.is_none_or(|p| p + interval_ps <= latest_ps + TOLERANCE_PS);
+    answered && suppresses && let_through
 }
 
 /// For each of a connection NP's (trigger, CNP) pairs, in order, the first and last pair
@@ -1398,10 +1583,7 @@ fn doubts(scan: &Scan, o: &Outcome) -> Vec<Doubt> {
 fn alternatives(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)]) -> Vec<(usize, usize)> {
     let trigger = |j: usize| &scan.triggers[pairs[j].0];
     let late = |t: &Trig, c: &Seen| t.delay_to(c) > window_ns;
-    let may_take = |j: usize, k: usize| {
-        let (t, c) = (trigger(j), &scan.cnps[pairs[k].1]);
-        t.idx < c.idx && t.arrived_by(c) && !late(t, c)
-    };
+    let may_take = |j: usize, k: usize| may_answer(trigger(j), &scan.cnps[pairs[k].1], window_ns);
     let n = pairs.len();
     // How far the shift may run: up from m while each next CNP may take the trigger before
     // its own, down while each previous CNP may take the trigger after its own.
@@ -1787,6 +1969,7 @@ mod tests {
             ts_ns: ns,
             arrival_ps: ns * 1_000,
             late_ps: 0,
+            after_gap: None,
             conn,
             np: Role::Responder,
             rp_ip: ip(rp),
@@ -1842,6 +2025,26 @@ mod tests {
             r.triggers.iter().filter(|t| t.outcome == TriggerOutcome::Missing).map(|t| t.seq).collect();
         assert_eq!(missing, [1], "the first mark (seq 1) got no CNP");
         assert!(r.cnps.iter().all(|c| c.delay_ns == Some(1_000)), "{:?}", r.cnps);
+    }
+
+    #[test]
+    fn a_cnp_after_a_mark_held_back_at_the_boundary_may_be_its() {
+        // 4 µs limiter. Mark seq 1 at 0 µs gets CNP seq 2; mark seq 3 comes 3.999 µs
+        // later, held back by the replay; mark seq 4 at 4.5 µs is let through, and the CNP
+        // at 5.5 µs (seq 5) answers it. Had an unseen frame queued ahead of mark 3 (2 ns
+        // more), mark 3 would have had that CNP and mark 4 been held back in its stead.
+        let marks = [(0, 0, 0, 1), (2, 3_999, 0, 1), (3, 4_500, 0, 1)];
+        let cnps = [(1, 1_000, 0, 1), (4, 5_500, 0, 1)];
+        let pairings = |s: &Scan| {
+            let r = Report::of(s, &hosts("cx5", 4), true);
+            assert_eq!(r.problems(), 0, "{:?}", r.findings);
+            r.cnps.iter().map(|c| (c.seq, c.trigger_seq, c.pairing_ambiguous)).collect::<Vec<_>>()
+        };
+        let exact = scan(&marks, &cnps);
+        assert_eq!(pairings(&exact), [(2, Some(1), false), (5, Some(4), false)]);
+        let mut late = scan(&marks, &cnps);
+        late.triggers[1].late_ps = 2_000;
+        assert_eq!(pairings(&late), [(2, Some(1), false), (5, None, true)]);
     }
 
     /// Review (session 26): a CNP paired with a trigger the port model says was still
