@@ -112,6 +112,7 @@ fn check_against_truth(name: &str, run: &RigRun, r: &cnp::Report, nic: NicKind) 
         "{name}"
     );
     assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
+    assert!(r.triggers.iter().all(|t| !t.outcome_in_doubt), "{name}: nothing is missing\n{text}");
     let real = real_interval_ns(nic);
     let b = &r.min_interval;
     assert_eq!(b.expected_ns, Some(real), "{name}");
@@ -680,4 +681,46 @@ rig: {seed: 531254, snaplen: 128, dump-hosts: [{weight: 3}], faults: {lose-mirro
         assert!(shifted >= withheld, "{name}: {shifted} pairings withheld, expected at least {withheld}\n{text}");
         assert_eq!(r.problems(), 0, "{name}: {:#?}\n{text}", r.findings);
     }
+}
+
+/// Lossy sweep case 172 (session 33): the first mark's copy lost. The replay then found
+/// the mark after it without a CNP (that mark had been held back by the lost one) and held
+/// back one that had a CNP. Both findings were unverifiable, but the two outcomes were
+/// stated as fact; they are now `outcome_in_doubt`, and no decision the report states
+/// differs from the emulator's.
+#[test]
+fn a_limiter_decision_a_lost_mark_may_have_changed_is_in_doubt() {
+    let marks =
+        |qp: u32, step: usize| (1..=11).step_by(step).map(move |p| format!("{{qpn: {qp}, psn: {p}, type: ecn}}"));
+    let events: Vec<String> =
+        [(1, 2), (2, 2), (3, 2), (4, 3), (5, 2), (6, 3)].into_iter().flat_map(|(q, s)| marks(q, s)).collect();
+    let yaml = format!(
+        "requester: {{nic: {{type: cx4, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}}, roce-parameters: {{dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 50, slow-restart: true, adaptive-retrans: true}}}}
+responder: {{nic: {{type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}}, roce-parameters: {{dcqcn-np-enable: true, min-time-between-cnps: 2}}}}
+traffic: {{num-connections: 6, rdma-verb: write, num-msgs-per-qp: 4, mtu: 2048, message-size: 4594, multi-gid: true, tx-depth: 1, min-retransmit-timeout: 12, data-pkt-events: [{}, {{qpn: 5, psn: 10, type: drop}}]}}
+rig: {{seed: 997761, dump-hosts: [{{weight: 3}}], faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [1]}}]}}}}
+",
+        events.join(", ")
+    );
+    let (run, r, text) = analyze_yaml("cnp-lost-first-mark", &yaml);
+    let (sent, held) = truth_sets(&run);
+    let sent: BTreeSet<(Cause, u32)> = sent.into_iter().map(|(c, t, _)| (c, t)).collect();
+    let seq = |s: u64| u32::try_from(s).expect("a wire mirror seq");
+    let mut in_doubt = 0;
+    for t in &r.triggers {
+        let truth_sent = sent.contains(&(t.cause, seq(t.seq)));
+        let (replay_sent, replay_held) = match t.outcome {
+            TriggerOutcome::Cnp | TriggerOutcome::Missing => (true, false),
+            TriggerOutcome::Suppressed => (false, true),
+            TriggerOutcome::NotATrigger => continue,
+        };
+        if replay_sent != truth_sent || replay_held != held.contains(&(t.cause, seq(t.seq))) {
+            assert!(t.outcome_in_doubt, "mark {} {:?} stated, not the emulator's\n{text}", t.seq, t.outcome);
+            in_doubt += 1;
+        }
+    }
+    assert!(in_doubt >= 2, "the replay is off by the lost mark ({in_doubt} decisions)\n{text}");
+    let doubted = r.triggers.iter().filter(|t| t.outcome_in_doubt).count();
+    assert!(doubted * 2 < r.triggers.len(), "{doubted} of {} in doubt\n{text}", r.triggers.len());
+    assert_eq!(r.problems(), 0, "{:#?}\n{text}", r.findings);
 }

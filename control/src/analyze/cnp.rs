@@ -80,6 +80,8 @@ pub const E810_INTERVAL_NS: u64 = 50_000;
 pub const NVIDIA_DEFAULT_INTERVAL_US: u64 = 4;
 /// A CNP pairs only with a trigger at most `2 × median delay + WINDOW_SLACK_NS` before it.
 const WINDOW_SLACK_NS: u64 = 2_000;
+/// How many ranges of alternative last arrivals [`decisions_in_doubt`] keeps per group.
+const MAX_ALTERNATIVES: usize = 16;
 /// Up to this many ambiguous decisions, every combination of outcomes is tried.
 const MAX_SEARCHED_AMBIGUOUS: u32 = 6;
 /// Beyond, at most this many decisions are flipped, one per round.
@@ -184,6 +186,9 @@ struct Trig {
     /// before it, or itself), and the latest switch time the missing copy may have (that of
     /// the first copy after it, of any connection).
     after_gap: Option<(u64, u64)>,
+    /// The trace order and switch time of the first copy after the last copy missing before
+    /// it, whichever connection's.
+    after_any_gap: Option<(u64, u64)>,
     conn: u32,
     np: Role,
     rp_ip: IpAddr,
@@ -519,6 +524,7 @@ impl Scan {
                 arrival_ps,
                 late_ps,
                 after_gap,
+                after_any_gap: all.1,
                 conn,
                 np: role,
                 rp_ip: c.end(role.other()).ip,
@@ -571,6 +577,7 @@ impl Scan {
                     arrival_ps: ts_ns.saturating_mul(1_000),
                     late_ps: 0,
                     after_gap: None,
+                    after_any_gap: None,
                     conn,
                     np: Role::Responder,
                     rp_ip,
@@ -672,6 +679,91 @@ impl Outcome {
     fn expected(&self) -> usize {
         self.decisions.iter().filter(|d| **d == Decision::Sent).count()
     }
+}
+
+/// Per trigger, whether a trigger the trace lacks may have changed the limiter's decision
+/// for it. Between two triggers of a group a copy is missing: it may have been a trigger
+/// the limiter let through, arriving at any time from the first trigger's switch time to
+/// the latest its gap allows, and from then on the group's last CNP-producing arrival may
+/// be another than the replay's. The alternatives are kept as ranges of that arrival until
+/// a decision lets every one of them through with the replay (the two agree from then on).
+/// Narrower than the busy periods ([`Busy`]), which put every later decision of the period
+/// in doubt. Lossy sweep case 172: the first mark's copy lost, the replay held back a mark
+/// that had a CNP and found the mark before it without one.
+fn decisions_in_doubt(scan: &Scan, o: &Outcome) -> Vec<bool> {
+    let mut out = vec![false; scan.triggers.len()];
+    /// A group's previous trigger and the ranges of alternative last arrivals let through, ps.
+    type State = (Option<usize>, Vec<(u64, u64)>);
+    let mut groups: FxHashMap<Group, State> = FxHashMap::default();
+    for (i, t) in scan.triggers.iter().enumerate() {
+        let sent = match o.decisions[i] {
+            Decision::Sent => true,
+            Decision::Suppressed { .. } => false,
+            Decision::NotATrigger => continue,
+        };
+        let interval = o.interval_ps[t.np.index()];
+        let (prev, alternatives) = groups.entry(Group::of(o.scope, t.np, t.rp_ip, t.conn)).or_default();
+        let replay_last = o.gap_ps[i].map(|gap| t.arrival_ps.saturating_sub(gap));
+        if let Some(unseen) = unseen_arrivals(scan, *prev, t) {
+            // Let through only at least the interval after a last arrival it may follow.
+            let earliest_last = alternatives.iter().map(|a| a.0).chain(replay_last).min();
+            let from = earliest_last.map_or(unseen.0, |l| unseen.0.max(l + interval));
+            if from <= unseen.1 {
+                alternatives.push((from, unseen.1));
+            }
+        }
+        // Under an alternative last arrival `l`, the limiter lets it through when l is at
+        // least the interval before it. At the boundary, the other decision is one more.
+        let cut = t.arrival_ps.saturating_sub(interval);
+        let boundary = at_the_boundary(scan, o, i);
+        out[i] = boundary || alternatives.iter().any(|&(lo, hi)| if sent { hi > cut } else { lo <= cut });
+        let mut next = Vec::with_capacity(alternatives.len() + 2);
+        for &(lo, hi) in alternatives.iter() {
+            if hi > cut {
+                next.push((lo.max(cut + 1), hi)); // held back: the last arrival stays
+            }
+        }
+        if !sent && (boundary || alternatives.iter().any(|&(lo, _)| lo <= cut)) {
+            next.push((t.arrival_ps, t.arrival_ps)); // let through where the replay held it back
+        }
+        if let Some(last) = replay_last.filter(|_| sent && boundary) {
+            next.push((last, last)); // held back where the replay let it through
+        }
+        *alternatives = merged(next);
+        *prev = Some(i);
+    }
+    out
+}
+
+/// The range of arrivals a trigger whose copy is missing between trigger `prev` of its
+/// group and `t` may have had, ps: from `prev`'s switch time (from the trace's start
+/// without one) to the latest the last such copy may have arrived (as in
+/// [`unseen_trigger_may_take`]). None when no copy is missing between them.
+fn unseen_arrivals(scan: &Scan, prev: Option<usize>, t: &Trig) -> Option<(u64, u64)> {
+    let (after, ts_ns) = t.after_any_gap?;
+    let prev = prev.map(|p| &scan.triggers[p]);
+    if prev.is_some_and(|p| after <= p.order) {
+        return None;
+    }
+    let waited_ps = t.arrival_ps.saturating_sub(t.ts_ns.saturating_mul(1_000)) + t.late_ps;
+    let latest_ps = (ts_ns.saturating_mul(1_000) + waited_ps).min(t.arrival_ps + t.late_ps);
+    let earliest_ps = prev.map_or(0, |p| p.ts_ns.saturating_mul(1_000));
+    Some((earliest_ps, latest_ps.max(earliest_ps)))
+}
+
+/// Ranges sorted and merged where they overlap; at most [`MAX_ALTERNATIVES`], the last
+/// ones folded into one that covers them.
+fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+    for (lo, hi) in ranges {
+        let full = out.len() == MAX_ALTERNATIVES;
+        match out.last_mut() {
+            Some(last) if lo <= last.1 || full => last.1 = last.1.max(hi),
+            _ => out.push((lo, hi)),
+        }
+    }
+    out
 }
 
 /// Triggers and CNPs merged in trace order.
@@ -980,6 +1072,10 @@ pub struct TriggerReport {
     pub switch_ts_ns: u64,
     pub nak_seq: Option<u64>,
     pub outcome: TriggerOutcome,
+    /// The limiter's decision may have been another: copies are missing since its limiter
+    /// group's busy period began, and a trigger among them changes the decisions of its
+    /// period ([`Busy`]).
+    pub outcome_in_doubt: bool,
     /// Its CNP; null when `pairing_ambiguous`.
     pub cnp_seq: Option<u64>,
     /// Another CNP of its connection's NP may be its (see `CnpReport::pairing_ambiguous`).
@@ -1305,7 +1401,9 @@ impl Report {
     /// The details under the replay `o` of the scope used.
     fn fill(&mut self, scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) {
         let doubts = doubts(scan, hosts, o);
-        self.triggers = scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, &doubts, i, t)).collect();
+        let in_doubt = decisions_in_doubt(scan, o);
+        self.triggers =
+            scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, &doubts, &in_doubt, i, t)).collect();
         self.cnps = cnp_reports(scan, o, &doubts);
         self.connections = conn_reports(scan, o, &self.triggers);
         self.counts = self.connections.iter().fold(Counts::default(), |sum, c| sum.add(c.counts));
@@ -1325,7 +1423,7 @@ impl Report {
     }
 }
 
-fn trigger_report(scan: &Scan, o: &Outcome, doubts: &[Doubt], i: usize, t: &Trig) -> TriggerReport {
+fn trigger_report(scan: &Scan, o: &Outcome, doubts: &[Doubt], in_doubt: &[bool], i: usize, t: &Trig) -> TriggerReport {
     let pairing_ambiguous = o.cnp_of[i].is_some_and(|k| doubts[k].other_trigger);
     let (outcome, limited_by_seq) = match o.decisions[i] {
         Decision::Sent if o.cnp_of[i].is_some() => (TriggerOutcome::Cnp, None),
@@ -1342,6 +1440,7 @@ fn trigger_report(scan: &Scan, o: &Outcome, doubts: &[Doubt], i: usize, t: &Trig
         switch_ts_ns: t.ts_ns,
         nak_seq: t.nak_seq,
         outcome,
+        outcome_in_doubt: in_doubt[i],
         cnp_seq: o.cnp_of[i].filter(|_| !pairing_ambiguous).map(|k| scan.cnps[k].seq),
         pairing_ambiguous,
         limited_by_seq,
@@ -1405,7 +1504,7 @@ fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome) -> Vec<Doubt> {
     }
     let orphans = triggers_where(scan, |i| o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none());
     let held =
-        triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && held_in_doubt(scan, o, i));
+        triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && at_the_boundary(scan, o, i));
     let longest = longest_delays(scan, o);
     let mut out = vec![Doubt::default(); scan.cnps.len()];
     for (group, pairs) in &groups {
@@ -1468,13 +1567,14 @@ fn triggers_where(scan: &Scan, pick: impl Fn(usize) -> bool) -> FxHashMap<(u32, 
     out
 }
 
-/// Whether the limiter's decision to hold trigger `i` back is in doubt: frames whose copies
-/// are missing may have queued ahead of it or of the trigger that held it back, and the
-/// gap may then be as long as the interval (to the timestamps' tolerance). Within the
+/// Whether the limiter's decision for trigger `i` is in doubt at the interval's boundary:
+/// frames whose copies are missing may have queued ahead of it or of the group's trigger
+/// before, and its gap may then be on either side of the interval (to the timestamps'
+/// tolerance). Within the
 /// tolerance alone, a replay the trace bears out stands, as in [`evaluate`]. (Copies
 /// missing since its busy period began, [`Busy`], would put far more in doubt than they
 /// change: in lossy sweeps that withheld ~60 right pairings for each wrong one it caught.)
-fn held_in_doubt(scan: &Scan, o: &Outcome, i: usize) -> bool {
+fn at_the_boundary(scan: &Scan, o: &Outcome, i: usize) -> bool {
     let range = o.gap_range_ps[i].filter(|(lo, hi)| lo < hi);
     straddles(range, o.interval_ps[scan.triggers[i].np.index()])
 }
@@ -1484,7 +1584,7 @@ fn straddles(range: Option<(u64, u64)>, interval_ps: u64) -> bool {
     range.is_some_and(|(lo, hi)| lo < interval_ps + TOLERANCE_PS && interval_ps < hi + TOLERANCE_PS)
 }
 
-/// A trigger held back in doubt ([`held_in_doubt`]) between the previous pair's trigger
+/// A trigger held back in doubt ([`at_the_boundary`]) between the previous pair's trigger
 /// and the `m`th pair's whose CNP the pair's CNP may be: the CNP may answer it, and the
 /// pair's trigger then came less than the interval after it, held back in its stead.
 /// Lossy sweep case 414: the first mark's copy lost, the busy period it began was
@@ -1824,6 +1924,15 @@ impl Report {
                 self.unverifiable.len()
             );
         }
+        let in_doubt = self.triggers.iter().filter(|t| t.outcome_in_doubt).count();
+        if in_doubt > 0 {
+            let _ = writeln!(
+                out,
+                "  {} in doubt: a trigger whose copy is missing may have changed {} (report.json: cnp.triggers[].outcome_in_doubt)",
+                plural(in_doubt as u64, "limiter decision", "limiter decisions"),
+                if in_doubt == 1 { "it" } else { "them" }
+            );
+        }
         for n in &self.notes {
             let _ = writeln!(out, "  note: {n}");
         }
@@ -1970,6 +2079,7 @@ mod tests {
             arrival_ps: ns * 1_000,
             late_ps: 0,
             after_gap: None,
+            after_any_gap: None,
             conn,
             np: Role::Responder,
             rp_ip: ip(rp),
