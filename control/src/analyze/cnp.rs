@@ -1538,16 +1538,20 @@ impl Doubt {
     }
 }
 
-/// Per NP, the longest delay from a trigger's arrival to its CNP among the replay's pairs.
+/// Per NP, how long after a trigger's arrival its CNP may come, by the replay's pairs: the
+/// longest delay plus the spread of delays (the longest of a few pairs falls short of the
+/// NP's; lossy sweep case 418 was 12 ns past it). 0 without pairs.
 fn longest_delays(scan: &Scan, o: &Outcome) -> [u64; 2] {
-    let mut longest = [0; 2];
+    let mut range = [(u64::MAX, 0); 2];
     for (k, i) in o.trigger_of.iter().enumerate() {
         if let Some(i) = *i {
             let c = &scan.cnps[k];
-            longest[c.np.index()] = longest[c.np.index()].max(scan.triggers[i].delay_to(c));
+            let d = scan.triggers[i].delay_to(c);
+            let r = &mut range[c.np.index()];
+            *r = (r.0.min(d), r.1.max(d));
         }
     }
-    longest
+    range.map(|(lo, hi)| if lo <= hi { hi + (hi - lo) } else { 0 })
 }
 
 /// Whether CNP `c` may answer trigger `t`: it came after the trigger had reached the NP,
@@ -1650,7 +1654,7 @@ fn lost_cnp_shifts(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], orphan
 /// Whether the CNP of a connection NP's `m`th (trigger, CNP) pair may be an unseen
 /// trigger's: a packet of its connection towards the NP whose copy is missing after the
 /// previous pair's trigger. The CNP may answer it when it arrived no longer before the CNP
-/// than the longest delay `longest_ns` of the replay's pairs (a delay no pair shows is not
+/// than `longest_ns` ([`longest_delays`]: a delay far beyond the replay's pairs' is not
 /// assumed), and less than the interval before the pair's trigger, which it then
 /// suppressed, and at least the interval after its group's CNP before. It arrived no later
 /// than the switch time bound of its gap plus what the pair's trigger waited at the port
