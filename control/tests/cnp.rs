@@ -647,6 +647,9 @@ rig: {{seed: 855550, dump-hosts: [{{weight: 2}}], faults: {{lose-mirror-copies: 
 ///   answers the next mark, the last mark is left with none.
 /// - `lost-mark`: a mark's copy lost under E810's 50 µs limiter (case 46); the mark after
 ///   it, held back in truth, took its CNP.
+/// - `lost-mark-held-after`: a mark's copy lost (case 483); the replay, a decision off,
+///   let through a mark that was held back and held back the one after it, whose CNP
+///   it then took.
 #[test]
 fn a_pairing_a_lost_copy_may_have_shifted_is_withheld() {
     let lost_cnp = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {min-time-between-cnps: 4}}
@@ -664,10 +667,16 @@ responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/
 traffic: {num-connections: 6, rdma-verb: write, num-msgs-per-qp: 6, mtu: 256, message-size: 900, multi-gid: true, tx-depth: 1, min-retransmit-timeout: 12, data-pkt-events: [{qpn: 1, psn: 2, type: ecn}, {qpn: 1, psn: 3, type: ecn}, {qpn: 1, psn: 4, type: ecn}, {qpn: 1, psn: 5, type: ecn}, {qpn: 1, psn: 6, type: ecn}, {qpn: 2, psn: 22, type: ecn}, {qpn: 2, psn: 23, type: ecn}, {qpn: 3, psn: 16, type: ecn}, {qpn: 3, psn: 17, type: ecn}, {qpn: 4, psn: 4, type: ecn}, {qpn: 4, psn: 5, type: ecn}, {qpn: 5, psn: 18, type: ecn}, {qpn: 6, psn: 18, type: ecn}]}
 rig: {seed: 531254, snaplen: 128, dump-hosts: [{weight: 3}], faults: {lose-mirror-copies: [{dump-host: 0, seqs: [7]}]}}
 ";
+    let held_after = "requester: {nic: {type: cx6, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}, roce-parameters: {dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 3}}
+traffic: {num-connections: 2, rdma-verb: read, num-msgs-per-qp: 16, mtu: 2048, message-size: 2030, multi-gid: true, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 14, data-pkt-events: [{qpn: 1, psn: 12, type: ecn}, {qpn: 1, psn: 13, type: ecn}, {qpn: 1, psn: 14, type: ecn}, {qpn: 1, psn: 15, type: ecn}, {qpn: 1, psn: 16, type: ecn}, {qpn: 2, psn: 1, type: ecn}, {qpn: 2, psn: 2, type: ecn}, {qpn: 2, psn: 3, type: ecn}, {qpn: 2, psn: 4, type: ecn}, {qpn: 2, psn: 5, type: ecn}, {qpn: 2, psn: 6, type: ecn}, {qpn: 2, psn: 7, type: ecn}, {qpn: 2, psn: 8, type: ecn}]}
+rig: {seed: 623797, dump-hosts: [{weight: 2}], faults: {lose-mirror-copies: [{dump-host: 0, seqs: [12]}]}}
+";
     for (name, yaml, withheld) in [
         ("cnp-lost-cnp-pairing", lost_cnp, 1),
         ("cnp-lost-cnps-run", lost_cnps_run, 4),
         ("cnp-lost-mark-pairing", lost_mark, 1),
+        ("cnp-lost-mark-held-after", held_after, 1),
     ] {
         let (run, r, text) = analyze_yaml(name, yaml);
         let truth: std::collections::BTreeMap<u64, u64> =

@@ -1400,8 +1400,8 @@ fn ns_f64(ps: u64) -> f64 {
 impl Report {
     /// The details under the replay `o` of the scope used.
     fn fill(&mut self, scan: &Scan, steps: &[Step], hosts: &[NpHost; 2], o: &Outcome) {
-        let doubts = doubts(scan, hosts, o);
         let in_doubt = decisions_in_doubt(scan, o);
+        let doubts = doubts(scan, hosts, o, &in_doubt);
         self.triggers =
             scan.triggers.iter().enumerate().map(|(i, t)| trigger_report(scan, o, &doubts, &in_doubt, i, t)).collect();
         self.cnps = cnp_reports(scan, o, &doubts);
@@ -1495,7 +1495,7 @@ struct Doubt {
 /// trigger's CNP went unseen ([`lost_cnp_shifts`]), an unseen trigger's
 /// ([`unseen_trigger_may_take`]), or that of a trigger the replay held back at the
 /// boundary ([`held_trigger_may_take`]).
-fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome) -> Vec<Doubt> {
+fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, in_doubt: &[bool]) -> Vec<Doubt> {
     let mut groups: FxHashMap<(u32, Role), Vec<(usize, usize)>> = FxHashMap::default();
     for (k, i) in o.trigger_of.iter().enumerate() {
         if let Some(i) = *i {
@@ -1503,8 +1503,7 @@ fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome) -> Vec<Doubt> {
         }
     }
     let orphans = triggers_where(scan, |i| o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none());
-    let held =
-        triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && at_the_boundary(scan, o, i));
+    let held = triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && in_doubt[i]);
     let longest = longest_delays(scan, o);
     let mut out = vec![Doubt::default(); scan.cnps.len()];
     for (group, pairs) in &groups {
@@ -1514,7 +1513,7 @@ fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome) -> Vec<Doubt> {
         for (m, (lo, hi)) in alternatives(scan, o.window_ns, pairs).into_iter().enumerate() {
             let (own, k) = pairs[m];
             let in_order = pairs[lo..=hi].iter().map(|&(i, _)| i);
-            let held_back = held_trigger_may_take(scan, o, pairs, m, held);
+            let held_back = held_trigger_may_take(scan, o, in_doubt, pairs, m, held);
             out[k] = Doubt::of(scan, own, in_order.chain(shifts[m]).chain(held_back));
             let np = scan.cnps[k].np.index();
             if unseen_trigger_may_take(scan, o, longest[np], pairs, m) {
@@ -1588,24 +1587,28 @@ fn straddles(range: Option<(u64, u64)>, interval_ps: u64) -> bool {
     range.is_some_and(|(lo, hi)| lo < interval_ps + TOLERANCE_PS && interval_ps < hi + TOLERANCE_PS)
 }
 
-/// A trigger held back in doubt ([`at_the_boundary`]) between the previous pair's trigger
-/// and the `m`th pair's whose CNP the pair's CNP may be: the CNP may answer it, and the
-/// pair's trigger then came less than the interval after it, held back in its stead.
-/// Lossy sweep case 414: the first mark's copy lost, the busy period it began was
-/// replayed one decision off.
+/// A trigger held back in doubt ([`decisions_in_doubt`]) after the previous pair's trigger
+/// whose CNP the `m`th pair's CNP may be: the CNP may answer it, and the pair's trigger
+/// was then held back in its stead (it came less than the interval after it, or its own
+/// decision is in doubt). Lossy sweep cases 414 (the first mark's copy lost, the busy
+/// period it began replayed one decision off) and 483 (the CNP of a mark held back after
+/// the pair's).
 fn held_trigger_may_take(
     scan: &Scan,
     o: &Outcome,
+    in_doubt: &[bool],
     pairs: &[(usize, usize)],
     m: usize,
     held: &[usize],
 ) -> Option<usize> {
-    let (t, c) = (&scan.triggers[pairs[m].0], &scan.cnps[pairs[m].1]);
+    let (own, k) = pairs[m];
+    let (t, c) = (&scan.triggers[own], &scan.cnps[k]);
     let from = m.checked_sub(1).map_or(0, |p| held.partition_point(|&s| s < pairs[p].0));
     let interval = o.interval_ps[t.np.index()];
-    held[from..].iter().take_while(|&&s| s < pairs[m].0).copied().find(|&s| {
+    held[from..].iter().take_while(|&&s| scan.triggers[s].idx < c.idx).copied().find(|&s| {
         let s_t = &scan.triggers[s];
-        may_answer(s_t, c, o.window_ns) && t.arrival_ps < s_t.arrival_ps + s_t.late_ps + interval + TOLERANCE_PS
+        let instead = in_doubt[own] || s < own && t.arrival_ps < s_t.arrival_ps + s_t.late_ps + interval + TOLERANCE_PS;
+        may_answer(s_t, c, o.window_ns) && instead
     })
 }
 
