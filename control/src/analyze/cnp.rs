@@ -211,6 +211,14 @@ impl Trig {
         c.ts_ns.saturating_sub(self.arrival_ns())
     }
 
+    /// The latest a frame whose copy is missing before it, of no later switch time than
+    /// `ts_ns`, may have reached the NP, ps: that time plus what this trigger waited at the
+    /// port (an estimate: both queued at one FIFO port), and no later than this trigger.
+    fn latest_unseen_arrival(&self, ts_ns: u64) -> u64 {
+        let waited_ps = self.arrival_ps.saturating_sub(self.ts_ns.saturating_mul(1_000)).saturating_add(self.late_ps);
+        ts_ns.saturating_mul(1_000).saturating_add(waited_ps).min(self.arrival_ps.saturating_add(self.late_ps))
+    }
+
     /// Whether it had reached the NP, by the port model, when CNP `c` passed the switch
     /// (to the timestamps' tolerance): a CNP answers no trigger still queued toward its NP.
     fn arrived_by(&self, c: &Seen) -> bool {
@@ -707,7 +715,7 @@ fn decisions_in_doubt(scan: &Scan, o: &Outcome) -> Vec<bool> {
         if let Some(unseen) = unseen_arrivals(scan, *prev, t) {
             // Let through only at least the interval after a last arrival it may follow.
             let earliest_last = alternatives.iter().map(|a| a.0).chain(replay_last).min();
-            let from = earliest_last.map_or(unseen.0, |l| unseen.0.max(l + interval));
+            let from = earliest_last.map_or(unseen.0, |l| unseen.0.max(l.saturating_add(interval)));
             if from <= unseen.1 {
                 alternatives.push((from, unseen.1));
             }
@@ -720,7 +728,7 @@ fn decisions_in_doubt(scan: &Scan, o: &Outcome) -> Vec<bool> {
         let mut next = Vec::with_capacity(alternatives.len() + 2);
         for &(lo, hi) in alternatives.iter() {
             if hi > cut {
-                next.push((lo.max(cut + 1), hi)); // held back: the last arrival stays
+                next.push((lo.max(cut.saturating_add(1)), hi)); // held back: the last arrival stays
             }
         }
         if !sent && (boundary || alternatives.iter().any(|&(lo, _)| lo <= cut)) {
@@ -737,16 +745,15 @@ fn decisions_in_doubt(scan: &Scan, o: &Outcome) -> Vec<bool> {
 
 /// The range of arrivals a trigger whose copy is missing between trigger `prev` of its
 /// group and `t` may have had, ps: from `prev`'s switch time (from the trace's start
-/// without one) to the latest the last such copy may have arrived (as in
-/// [`unseen_trigger_may_take`]). None when no copy is missing between them.
+/// without one) to the latest the last such copy may have arrived
+/// ([`Trig::latest_unseen_arrival`]). None when no copy is missing between them.
 fn unseen_arrivals(scan: &Scan, prev: Option<usize>, t: &Trig) -> Option<(u64, u64)> {
     let (after, ts_ns) = t.after_any_gap?;
     let prev = prev.map(|p| &scan.triggers[p]);
     if prev.is_some_and(|p| after <= p.order) {
         return None;
     }
-    let waited_ps = t.arrival_ps.saturating_sub(t.ts_ns.saturating_mul(1_000)) + t.late_ps;
-    let latest_ps = (ts_ns.saturating_mul(1_000) + waited_ps).min(t.arrival_ps + t.late_ps);
+    let latest_ps = t.latest_unseen_arrival(ts_ns);
     let earliest_ps = prev.map_or(0, |p| p.ts_ns.saturating_mul(1_000));
     Some((earliest_ps, latest_ps.max(earliest_ps)))
 }
@@ -1584,7 +1591,9 @@ fn at_the_boundary(scan: &Scan, o: &Outcome, i: usize) -> bool {
 
 /// Whether the interval is within the timestamps' tolerance of the range a gap may take.
 fn straddles(range: Option<(u64, u64)>, interval_ps: u64) -> bool {
-    range.is_some_and(|(lo, hi)| lo < interval_ps + TOLERANCE_PS && interval_ps < hi + TOLERANCE_PS)
+    range.is_some_and(|(lo, hi)| {
+        lo < interval_ps.saturating_add(TOLERANCE_PS) && interval_ps < hi.saturating_add(TOLERANCE_PS)
+    })
 }
 
 /// A trigger held back in doubt ([`decisions_in_doubt`]) after the previous pair's trigger
@@ -1607,7 +1616,8 @@ fn held_trigger_may_take(
     let interval = o.interval_ps[t.np.index()];
     held[from..].iter().take_while(|&&s| scan.triggers[s].idx < c.idx).copied().find(|&s| {
         let s_t = &scan.triggers[s];
-        let instead = in_doubt[own] || s < own && t.arrival_ps < s_t.arrival_ps + s_t.late_ps + interval + TOLERANCE_PS;
+        let until = s_t.arrival_ps.saturating_add(s_t.late_ps).saturating_add(interval).saturating_add(TOLERANCE_PS);
+        let instead = in_doubt[own] || s < own && t.arrival_ps < until;
         may_answer(s_t, c, o.window_ns) && instead
     })
 }
@@ -1659,9 +1669,8 @@ fn lost_cnp_shifts(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], orphan
 /// previous pair's trigger. The CNP may answer it when it arrived no longer before the CNP
 /// than `longest_ns` ([`longest_delays`]: a delay far beyond the replay's pairs' is not
 /// assumed), and less than the interval before the pair's trigger, which it then
-/// suppressed, and at least the interval after its group's CNP before. It arrived no later
-/// than the switch time bound of its gap plus what the pair's trigger waited at the port
-/// (an estimate: both queued at one FIFO port), nor than the pair's trigger.
+/// suppressed, and at least the interval after its group's CNP before
+/// ([`Trig::latest_unseen_arrival`] bounds its arrival).
 /// Lossy sweep case 46: an ECN mark's copy lost, its CNP paired with the mark after it.
 fn unseen_trigger_may_take(scan: &Scan, o: &Outcome, longest_ns: u64, pairs: &[(usize, usize)], m: usize) -> bool {
     let (i, k) = pairs[m];
@@ -1674,14 +1683,14 @@ fn unseen_trigger_may_take(scan: &Scan, o: &Outcome, longest_ns: u64, pairs: &[(
     if t.cause == Cause::Nak && after == t.order {
         return false;
     }
-    let waited_ps = t.arrival_ps.saturating_sub(t.ts_ns.saturating_mul(1_000)) + t.late_ps;
-    let latest_ps = (ts_ns.saturating_mul(1_000) + waited_ps).min(t.arrival_ps + t.late_ps);
+    let latest_ps = t.latest_unseen_arrival(ts_ns);
     let answered = c.ts_ns.saturating_sub(longest_ns).saturating_mul(1_000) <= latest_ps + TOLERANCE_PS;
     let interval_ps = o.interval_ps[t.np.index()];
-    let suppresses = interval_ps > 0 && t.arrival_ps < latest_ps + interval_ps + TOLERANCE_PS;
+    let suppresses =
+        interval_ps > 0 && t.arrival_ps < latest_ps.saturating_add(interval_ps).saturating_add(TOLERANCE_PS);
     // Its group's last CNP before the pair's trigger would not have let it through earlier.
     let prev_ps = o.gap_ps[i].map(|gap| t.arrival_ps.saturating_sub(gap));
-    let let_through = prev_ps.is_none_or(|p| p + interval_ps <= latest_ps + TOLERANCE_PS);
+    let let_through = prev_ps.is_none_or(|p| p.saturating_add(interval_ps) <= latest_ps.saturating_add(TOLERANCE_PS));
     answered && suppresses && let_through
 }
 
