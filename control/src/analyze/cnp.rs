@@ -45,7 +45,9 @@
 //! another trigger is `pairing_ambiguous`, and its trigger (cause) is reported only when
 //! every such trigger is the same packet (of the same cause) ([`doubts`]). Under capture
 //! loss so is a CNP whose pairing a missing copy may have shifted: a lost CNP, an unseen
-//! trigger, or a trigger held back by a decision at the boundary may be its. Without a
+//! trigger, or a trigger held back by a decision in doubt may be its; a decision is in
+//! doubt (`outcome_in_doubt`) where a trigger whose copy is missing may have changed it
+//! ([`decisions_in_doubt`]). Without a
 //! test configuration NAKs are not triggers and the interval is estimated from CNP spacing.
 //! One scope hypothesis covers both NPs: with two different NICs both at work as NPs
 //! (CE-marked ACKs reaching an E810 requester of a CX5 responder), no one scope may explain
@@ -483,9 +485,8 @@ impl Scan {
         let mut replays: Vec<NakReplay> = conns.iter().map(|c| NakReplay::new(c.ipsn)).collect();
         let mut scan = Scan::default();
         // Per connection and direction, and over all: the previous copy, and (trace order,
-        // switch time) of the first copy after the last gap. The latest copy missing
-        // before a packet passed the switch before the first copy after it, whichever
-        // connection that is.
+        // switch time) of the first copy after the last gap. A copy missing before a packet
+        // passed the switch no later than the first copy after it, whichever connection's.
         let mut streams = vec![[(Since::default(), None); 2]; conns.len()];
         let mut all: (Since, Option<(u64, u64)>) = (Since::default(), None);
         // Frames not mirrored have no switch time to place them on the NP's clock
@@ -1079,9 +1080,9 @@ pub struct TriggerReport {
     pub switch_ts_ns: u64,
     pub nak_seq: Option<u64>,
     pub outcome: TriggerOutcome,
-    /// The limiter's decision may have been another: copies are missing since its limiter
-    /// group's busy period began, and a trigger among them changes the decisions of its
-    /// period ([`Busy`]).
+    /// The limiter's decision may have been another: a trigger whose copy is missing, or a
+    /// decision that frames queued unseen put at the interval's boundary, may have changed
+    /// it ([`decisions_in_doubt`]).
     pub outcome_in_doubt: bool,
     /// Its CNP; null when `pairing_ambiguous`.
     pub cnp_seq: Option<u64>,
@@ -1500,8 +1501,8 @@ struct Doubt {
 /// ends of that run of pairs only grow with k: O(n log n). Under capture loss a missing
 /// copy may have shifted the pairing: a CNP may be a later trigger's while its own
 /// trigger's CNP went unseen ([`lost_cnp_shifts`]), an unseen trigger's
-/// ([`unseen_trigger_may_take`]), or that of a trigger the replay held back at the
-/// boundary ([`held_trigger_may_take`]).
+/// ([`unseen_trigger_may_take`]), or that of a trigger the replay held back by a decision
+/// in doubt ([`held_trigger_may_take`]).
 fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, in_doubt: &[bool]) -> Vec<Doubt> {
     let mut groups: FxHashMap<(u32, Role), Vec<(usize, usize)>> = FxHashMap::default();
     for (k, i) in o.trigger_of.iter().enumerate() {
@@ -1557,7 +1558,7 @@ fn longest_delays(scan: &Scan, o: &Outcome) -> [u64; 2] {
             *r = (r.0.min(d), r.1.max(d));
         }
     }
-    range.map(|(lo, hi)| if lo <= hi { hi + (hi - lo) } else { 0 })
+    range.map(|(lo, hi)| if lo <= hi { hi.saturating_add(hi - lo) } else { 0 })
 }
 
 /// Whether CNP `c` may answer trigger `t`: it came after the trigger had reached the NP,
