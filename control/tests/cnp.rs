@@ -650,6 +650,9 @@ rig: {{seed: 855550, dump-hosts: [{{weight: 2}}], faults: {{lose-mirror-copies: 
 /// - `lost-mark-held-after`: a mark's copy lost (case 483); the replay, a decision off,
 ///   let through a mark that was held back and held back the one after it, whose CNP
 ///   it then took.
+/// - `lost-marks-no-limit`: eight copies lost, marks among them, under a limiter that
+///   holds nothing back (case 5081); a lost mark's CNP went to the next mark, whose own
+///   CNP was left without a trigger.
 #[test]
 fn a_pairing_a_lost_copy_may_have_shifted_is_withheld() {
     let lost_cnp = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {min-time-between-cnps: 4}}
@@ -672,11 +675,25 @@ responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/2
 traffic: {num-connections: 2, rdma-verb: read, num-msgs-per-qp: 16, mtu: 2048, message-size: 2030, multi-gid: true, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 14, data-pkt-events: [{qpn: 1, psn: 12, type: ecn}, {qpn: 1, psn: 13, type: ecn}, {qpn: 1, psn: 14, type: ecn}, {qpn: 1, psn: 15, type: ecn}, {qpn: 1, psn: 16, type: ecn}, {qpn: 2, psn: 1, type: ecn}, {qpn: 2, psn: 2, type: ecn}, {qpn: 2, psn: 3, type: ecn}, {qpn: 2, psn: 4, type: ecn}, {qpn: 2, psn: 5, type: ecn}, {qpn: 2, psn: 6, type: ecn}, {qpn: 2, psn: 7, type: ecn}, {qpn: 2, psn: 8, type: ecn}]}
 rig: {seed: 623797, dump-hosts: [{weight: 2}], faults: {lose-mirror-copies: [{dump-host: 0, seqs: [12]}]}}
 ";
+    let ranges = [(1, 38..=42), (2, 6..=13), (3, 25..=32), (4, 8..=10), (5, 43..=44)];
+    let marks: Vec<String> = ranges
+        .into_iter()
+        .flat_map(|(q, psns)| psns.map(move |p| format!("{{qpn: {q}, psn: {p}, type: ecn}}")))
+        .collect();
+    let unseen_mark = format!(
+        "requester: {{nic: {{type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}}, roce-parameters: {{dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 2, slow-restart: true}}}}
+responder: {{nic: {{type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24]}}, roce-parameters: {{dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 0, slow-restart: true}}}}
+traffic: {{num-connections: 5, rdma-verb: write, num-msgs-per-qp: 11, mtu: 512, message-size: 1773, barrier-sync: true, tx-depth: 2, min-retransmit-timeout: 8, data-pkt-events: [{}]}}
+rig: {{seed: 62891, dump-hosts: [{{weight: 3}}], faults: {{lose-mirror-copies: [{{dump-host: 0, seqs: [3, 15, 27, 37, 42, 49, 58, 70]}}]}}}}
+",
+        marks.join(", ")
+    );
     for (name, yaml, withheld) in [
         ("cnp-lost-cnp-pairing", lost_cnp, 1),
         ("cnp-lost-cnps-run", lost_cnps_run, 4),
         ("cnp-lost-mark-pairing", lost_mark, 1),
         ("cnp-lost-mark-held-after", held_after, 1),
+        ("cnp-lost-marks-no-limit", &unseen_mark, 1),
     ] {
         let (run, r, text) = analyze_yaml(name, yaml);
         let truth: std::collections::BTreeMap<u64, u64> =

@@ -1512,19 +1512,25 @@ fn doubts(scan: &Scan, hosts: &[NpHost; 2], o: &Outcome, in_doubt: &[bool]) -> V
     }
     let orphans = triggers_where(scan, |i| o.decisions[i] == Decision::Sent && o.cnp_of[i].is_none());
     let held = triggers_where(scan, |i| matches!(o.decisions[i], Decision::Suppressed { .. }) && in_doubt[i]);
+    let mut untriggered: FxHashMap<(u32, Role), Vec<usize>> = FxHashMap::default();
+    for (k, c) in scan.cnps.iter().enumerate().filter(|(k, _)| o.trigger_of[*k].is_none()) {
+        untriggered.entry((c.conn, c.np)).or_default().push(k);
+    }
     let longest = longest_delays(scan, o);
     let mut out = vec![Doubt::default(); scan.cnps.len()];
     for (group, pairs) in &groups {
         let orphans = orphans.get(group).map_or(&[][..], Vec::as_slice);
         let held = held.get(group).map_or(&[][..], Vec::as_slice);
         let shifts = lost_cnp_shifts(scan, o.window_ns, pairs, orphans);
+        let untriggered = untriggered.get(group).map_or(&[][..], Vec::as_slice);
+        let moves_on = later_cnp_runs(scan, o.window_ns, pairs, untriggered);
         for (m, (lo, hi)) in alternatives(scan, o.window_ns, pairs).into_iter().enumerate() {
             let (own, k) = pairs[m];
             let in_order = pairs[lo..=hi].iter().map(|&(i, _)| i);
             let held_back = held_trigger_may_take(scan, o, in_doubt, pairs, m, held);
             out[k] = Doubt::of(scan, own, in_order.chain(shifts[m]).chain(held_back));
             let np = scan.cnps[k].np.index();
-            if unseen_trigger_may_take(scan, o, longest[np], pairs, m) {
+            if unseen_trigger_may_take(scan, o, longest[np], pairs, m, &moves_on) {
                 let nak = hosts[np].nak_triggers;
                 out[k] = Doubt { other_trigger: true, other_packet: true, other_cause: out[k].other_cause || nak };
             }
@@ -1669,11 +1675,19 @@ fn lost_cnp_shifts(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], orphan
 /// trigger's: a packet of its connection towards the NP whose copy is missing after the
 /// previous pair's trigger. The CNP may answer it when it arrived no longer before the CNP
 /// than `longest_ns` ([`longest_delays`]: a delay far beyond the replay's pairs' is not
-/// assumed), and less than the interval before the pair's trigger, which it then
-/// suppressed, and at least the interval after its group's CNP before
+/// assumed), and at least the interval after its group's CNP before; and either it came
+/// less than the interval before the pair's trigger, which it then suppressed, or the
+/// pair's trigger may have had a later CNP ([`later_cnp_runs`], `moves_on`)
 /// ([`Trig::latest_unseen_arrival`] bounds its arrival).
 /// Lossy sweep case 46: an ECN mark's copy lost, its CNP paired with the mark after it.
-fn unseen_trigger_may_take(scan: &Scan, o: &Outcome, longest_ns: u64, pairs: &[(usize, usize)], m: usize) -> bool {
+fn unseen_trigger_may_take(
+    scan: &Scan,
+    o: &Outcome,
+    longest_ns: u64,
+    pairs: &[(usize, usize)],
+    m: usize,
+    moves_on: &[bool],
+) -> bool {
     let (i, k) = pairs[m];
     let (t, c) = (&scan.triggers[i], &scan.cnps[k]);
     let Some((after, ts_ns)) = t.after_gap else { return false };
@@ -1692,7 +1706,29 @@ fn unseen_trigger_may_take(scan: &Scan, o: &Outcome, longest_ns: u64, pairs: &[(
     // Its group's last CNP before the pair's trigger would not have let it through earlier.
     let prev_ps = o.gap_ps[i].map(|gap| t.arrival_ps.saturating_sub(gap));
     let let_through = prev_ps.is_none_or(|p| p.saturating_add(interval_ps) <= latest_ps.saturating_add(TOLERANCE_PS));
-    answered && suppresses && let_through
+    answered && let_through && (suppresses || moves_on[m])
+}
+
+/// For each of a connection NP's (trigger, CNP) pairs, in order: whether its trigger may
+/// have had a later CNP instead, the next pair's, and so on through a run of pairs that
+/// ends with a CNP the replay found without a trigger (`untriggered`, CNP indices in trace
+/// order). Lossy sweep case 5081: under a limiter that holds nothing back, a lost mark's
+/// CNP was given the next mark, whose own CNP was left without one.
+fn later_cnp_runs(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], untriggered: &[usize]) -> Vec<bool> {
+    let n = pairs.len();
+    let trigger = |m: usize| &scan.triggers[pairs[m].0];
+    let mut out = vec![false; n];
+    for m in (0..n).rev() {
+        let (after, before) =
+            (scan.cnps[pairs[m].1].idx, pairs.get(m + 1).map_or(u32::MAX, |&(_, k)| scan.cnps[k].idx));
+        let from = untriggered.partition_point(|&x| scan.cnps[x].idx <= after);
+        let ends = untriggered[from..]
+            .iter()
+            .take_while(|&&x| scan.cnps[x].idx < before)
+            .any(|&x| may_answer(trigger(m), &scan.cnps[x], window_ns));
+        out[m] = ends || m + 1 < n && may_answer(trigger(m), &scan.cnps[pairs[m + 1].1], window_ns) && out[m + 1];
+    }
+    out
 }
 
 /// For each of a connection NP's (trigger, CNP) pairs, in order, the first and last pair
