@@ -638,7 +638,7 @@ rig: {{seed: 855550, dump-hosts: [{{weight: 2}}], faults: {{lose-mirror-copies: 
     }
 }
 
-/// Lossy sweeps (session 33, one copy lost per run): the in-order pairing gave a CNP
+/// Lossy sweeps (session 33): the in-order pairing gave a CNP
 /// another trigger's CNP, and the report stated it. Such a pairing is now withheld
 /// (`pairing_ambiguous`); no pairing the report states may differ from the truth's.
 /// - `lost-cnp`: a CNP's copy lost (case 12); its trigger took the next mark's CNP, whose
