@@ -918,8 +918,8 @@ fn tie_outlier(mut issue: serde_json::Value, gaps: &Gaps) -> serde_json::Value {
         (Some("seq-outlier"), Some(seq)) => seq as u32,
         _ => return issue,
     };
-    let near = (0..31).map(|b| seq ^ 1 << b).filter(|&s| s != 0 && s <= wire::mirror::SEQ_MAX);
-    if let Some(s) = near.into_iter().find(|&s| gaps.wire_seq_missing(s)) {
+    let mut near = (0..31).map(|b| seq ^ 1 << b).filter(|&s| s != 0 && s <= wire::mirror::SEQ_MAX);
+    if let Some(s) = near.find(|&s| gaps.wire_seq_missing(s)) {
         issue["one_bit_from"] = s.into();
     }
     issue

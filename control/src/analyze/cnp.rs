@@ -1649,14 +1649,8 @@ fn lost_cnp_shifts(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], orphan
             .find(|&u| may_answer(&scan.triggers[u], cnp(m), window_ns))
     };
     // Per pair, the end of the run from it: the last pair's index and its orphan.
-    let mut run: Vec<Option<(usize, usize)>> = vec![None; n];
-    for m in (0..n).rev() {
-        run[m] = match orphan_for(m) {
-            Some(u) => Some((m, u)),
-            None if m + 1 < n && may_answer(&scan.triggers[pairs[m + 1].0], cnp(m), window_ns) => run[m + 1],
-            None => None,
-        };
-    }
+    let run =
+        runs(n, |m| orphan_for(m).map(|u| (m, u)), |m| may_answer(&scan.triggers[pairs[m + 1].0], cnp(m), window_ns));
     let mut out = vec![None; n];
     let mut shifting: Option<(usize, usize)> = None;
     for m in 0..n {
@@ -1715,20 +1709,32 @@ fn unseen_trigger_may_take(
 /// order). Lossy sweep case 5081: under a limiter that holds nothing back, a lost mark's
 /// CNP was given the next mark, whose own CNP was left without one.
 fn later_cnp_runs(scan: &Scan, window_ns: u64, pairs: &[(usize, usize)], untriggered: &[usize]) -> Vec<bool> {
-    let n = pairs.len();
     let trigger = |m: usize| &scan.triggers[pairs[m].0];
-    let mut out = vec![false; n];
-    for m in (0..n).rev() {
+    // A CNP without trigger between the pair's CNP and the next pair's that may answer it.
+    let ends_at = |m: usize| {
         let (after, before) =
             (scan.cnps[pairs[m].1].idx, pairs.get(m + 1).map_or(u32::MAX, |&(_, k)| scan.cnps[k].idx));
         let from = untriggered.partition_point(|&x| scan.cnps[x].idx <= after);
-        let ends = untriggered[from..]
-            .iter()
-            .take_while(|&&x| scan.cnps[x].idx < before)
-            .any(|&x| may_answer(trigger(m), &scan.cnps[x], window_ns));
-        out[m] = ends || m + 1 < n && may_answer(trigger(m), &scan.cnps[pairs[m + 1].1], window_ns) && out[m + 1];
+        let mut candidates = untriggered[from..].iter().take_while(|&&x| scan.cnps[x].idx < before);
+        candidates.any(|&x| may_answer(trigger(m), &scan.cnps[x], window_ns)).then_some(())
+    };
+    let link = |m: usize| may_answer(trigger(m), &scan.cnps[pairs[m + 1].1], window_ns);
+    runs(pairs.len(), ends_at, link).into_iter().map(|end| end.is_some()).collect()
+}
+
+/// For each of `n` pairs, from the back, what ends the run of pairs from it: `end_at(m)`
+/// when the run ends at pair m, else the end of the run from m + 1 when `link(m)` joins
+/// pair m to it. [`lost_cnp_shifts`] and [`later_cnp_runs`] are its two mirror images.
+fn runs<T: Copy>(n: usize, end_at: impl Fn(usize) -> Option<T>, link: impl Fn(usize) -> bool) -> Vec<Option<T>> {
+    let mut run = vec![None; n];
+    for m in (0..n).rev() {
+        run[m] = match end_at(m) {
+            Some(end) => Some(end),
+            None if m + 1 < n && link(m) => run[m + 1],
+            None => None,
+        };
     }
-    out
+    run
 }
 
 /// For each of a connection NP's (trigger, CNP) pairs, in order, the first and last pair
