@@ -130,7 +130,10 @@ impl Since {
     /// How many copies are missing between the previous packet and `r`; `r` becomes the
     /// previous packet.
     pub fn step(&mut self, unseen: &Unseen, r: &Record) -> u64 {
-        let missing = unseen.count_between(self.last, r.seq());
+        // The next seq straight after the previous packet's: nothing between to look up
+        // (cnp's scan steps every copy of the trace through one of these).
+        let next = self.last.is_some_and(|l| r.seq() == l + 1);
+        let missing = if next { 0 } else { unseen.count_between(self.last, r.seq()) };
         self.last = Some(r.seq());
         missing
     }
