@@ -1073,6 +1073,95 @@ rig: {seed: 31823, first-mirror-seq: 2147483476, link-delay-ns: 500}
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
+/// Queueing sweep case 183 (session 34): six READ QPs from a CX6 Dx to a CX4 Lx, an 8 µs
+/// timer. QP 4's response PSN 5 is corrupted; the ones after it passed the switch 2 µs
+/// later, but the port toward the requester held them ~20 µs, past the timer's expiry: the
+/// requester was going back when they came and found no gap (`implied_nak_seq_err` 0). By
+/// their copies they came before the expiry, an episode, and the counter was flagged.
+#[test]
+fn a_gap_the_port_held_past_the_timers_expiry_is_found_going_back() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false}}
+traffic: {num-connections: 6, rdma-verb: read, num-msgs-per-qp: 15, mtu: 4096, message-size: 31156, multi-gid: true, barrier-sync: true, tx-depth: 1, min-retransmit-timeout: 1, max-retransmit-retry: 7, data-pkt-events: [{qpn: 5, psn: 6, type: corrupt, iter: 1}]}
+rig: {seed: 234970, dump-hosts: [{weight: 1}, {weight: 1}]}
+";
+    let run = rig_run_yaml("gbn-gap-held-past-the-expiry", yaml);
+    assert!(run.result.truth.naks.is_empty(), "the timer went back first: no READ NAK");
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[4];
+    assert_eq!((c.ooo_episodes, c.maybe_ooo_episodes), (0, 1), "{c:?}");
+    assert_eq!(r.gbn.violations, []);
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
+/// Queueing sweep case 31 (session 34): six READ QPs to a CX4 Lx over 5 µs cables, an 8 µs
+/// timer, two retries. QP 2's first response passed the switch before its second go-back,
+/// which still asked from PSN 0: the requester had not heard that response when it sent
+/// the go-back, so its count did not start over before it. The QP failed at the next
+/// expiry, before the response (queued at the port) reached it. Taken in the trace's
+/// order, the response started the count over, the go-back counted once, and four QPs
+/// that failed were taken alive: `req_transport_retries_exceeded` 5 flagged against 1.
+#[test]
+fn progress_a_go_back_went_back_behind_is_heard_after_it() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}, roce-parameters: {adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false}}
+traffic: {num-connections: 6, rdma-verb: read, num-msgs-per-qp: 5, mtu: 4096, message-size: 47847, multi-gid: true, tx-depth: 8, min-retransmit-timeout: 1, max-retransmit-retry: 2, data-pkt-events: [{qpn: 2, psn: 21, type: drop, iter: 1}]}
+rig: {seed: 915297, dump-hosts: [{weight: 1}], link-delay-ns: 5000}
+";
+    let run = rig_run_yaml("gbn-progress-heard-after-the-go-back", yaml);
+    let failed: BTreeSet<u32> = run.result.truth.qp_errors.iter().map(|e| e.conn).collect();
+    assert_eq!(failed, BTreeSet::from([1, 2, 3, 4, 5]));
+    let r = analysis(&run).run();
+    for c in r.gbn.connections.iter().filter(|c| failed.contains(&c.conn)) {
+        let failure = c.retries_exhausted_by_ns.or(c.retries_maybe_exhausted_by_ns);
+        assert!(failure.is_some(), "conn {}: its retries ran out, or may have: {c:?}", c.conn);
+    }
+    assert_eq!(r.gbn.violations, []);
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
+/// Queueing sweep case 5036 (session 34): the same order under capture loss. Three READ QPs
+/// to a CX4 Lx over 5 µs cables, four copies lost. Responses taken as heard before a
+/// timer's go-back that asked for them again started the count over, so the QP was taken
+/// alive past its failure and every later response was checked against it: 29 false
+/// `read-wrong-restart` and `ooo-data` flags.
+#[test]
+fn progress_heard_after_a_go_back_under_capture_loss_flags_nothing() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-np-enable: true, adaptive-retrans: false}}
+traffic: {num-connections: 3, rdma-verb: read, num-msgs-per-qp: 19, mtu: 2048, message-size: 8187, multi-gid: true, tx-depth: 2, min-retransmit-timeout: 2, max-retransmit-retry: 3, data-pkt-events: [{qpn: 1, psn: 26, type: drop, iter: 1}, {qpn: 2, psn: 52, type: drop, iter: 1}, {qpn: 2, psn: 52, type: drop, iter: 2}, {qpn: 2, psn: 52, type: drop, iter: 3}, {qpn: 1, psn: 73, type: ecn, iter: 1}, {qpn: 1, psn: 54, type: ecn, iter: 1}, {qpn: 1, psn: 59, type: ecn, iter: 1}, {qpn: 2, psn: 55, type: ecn, iter: 1}, {qpn: 2, psn: 10, type: ecn, iter: 1}, {qpn: 2, psn: 24, type: ecn, iter: 1}, {qpn: 3, psn: 45, type: ecn, iter: 1}, {qpn: 3, psn: 46, type: ecn, iter: 1}, {qpn: 3, psn: 70, type: ecn, iter: 1}]}
+rig: {seed: 537660, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 5000, faults: {lose-mirror-copies: [{dump-host: 1, count: 4}]}}
+";
+    let run = rig_run_yaml("gbn-progress-heard-after-the-go-back-lossy", yaml);
+    assert!(!run.result.truth.faults.lost_mirror_copies.is_empty());
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.violations, [], "{}", r.render());
+}
+
+/// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
+/// timer. The port toward the responder queues the data ~35 µs, so the first round trip
+/// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way
+/// back to the requester: the first ACK then seemed to reach it after its timer expired,
+/// and QP 0's NAK go-back was counted a timeout (`local_ack_timeout_err` 2 flagged against
+/// 3). The path is now timed from when the data left the port toward the responder.
+#[test]
+fn the_path_is_timed_from_when_data_left_the_port_toward_a_slower_responder() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: true}}
+traffic: {num-connections: 6, rdma-verb: write, num-msgs-per-qp: 4, mtu: 4096, message-size: 45341, multi-gid: true, tx-depth: 1, min-retransmit-timeout: 4, max-retransmit-retry: 2, data-pkt-events: [{qpn: 2, psn: 37, type: corrupt, iter: 1}, {qpn: 2, psn: 37, type: drop, iter: 2}, {qpn: 2, psn: 37, type: drop, iter: 3}, {qpn: 1, psn: 19, type: drop, iter: 1}]}
+rig: {seed: 980455, dump-hosts: [{weight: 1}]}
+";
+    let run = rig_run_yaml("gbn-path-from-the-port-toward-the-responder", yaml);
+    let truth = &run.result.truth;
+    let r = analysis(&run).run();
+    for c in &r.gbn.connections {
+        let timeouts = truth.timeouts.iter().filter(|t| t.conn == c.conn && t.retried).count() as u64;
+        let naks = truth.recoveries.iter().filter(|t| t.conn == c.conn && t.kind == RecoveryKind::Nack).count() as u64;
+        assert_eq!((c.timeout_retransmissions, c.nak_retransmissions), (timeouts, naks), "conn {}", c.conn);
+    }
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {
     use control::analyze::retrans::RecoveryKind as Found;
     match k {

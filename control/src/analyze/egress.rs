@@ -192,6 +192,28 @@ pub struct Arrival {
     pub late_ps: u64,
 }
 
+/// The switch's ports toward both hosts of a connection: when what it forwarded left
+/// toward its end.
+#[derive(Debug, Default)]
+pub struct Ports {
+    pub to_requester: Arrivals,
+    pub to_responder: Arrivals,
+}
+
+impl Ports {
+    pub fn of(input: &Input<'_>) -> Ports {
+        Ports { to_requester: Arrivals::toward_requester(input), to_responder: Arrivals::toward_responder(input) }
+    }
+
+    /// [`Arrivals::queued_ns`] at the port toward `to`.
+    pub fn queued_ns(&self, idx: u32, r: &Record, to: Role) -> u64 {
+        match to {
+            Role::Requester => self.to_requester.queued_ns(idx, r),
+            Role::Responder => self.to_responder.queued_ns(idx, r),
+        }
+    }
+}
+
 /// Every frame's arrival at one host, by record index, kept as the delay past its
 /// ingress (8 bytes a record: the trace may hold tens of millions).
 #[derive(Debug, Default)]
@@ -230,6 +252,21 @@ impl Arrivals {
         match gbps {
             Some(_) => Arrivals::at_host(input, Role::Requester, gbps, feed),
             None => Arrivals::default(),
+        }
+    }
+
+    /// What the switch forwarded to the responder, its port draining at the responder's link
+    /// rate and fed at the requester's, when the responder's link is the slower (a CX4 Lx
+    /// answering a CX5's WRITEs): its port queues the data for as long as the burst lasts.
+    /// A port no slower than the link feeding it holds nothing back beyond a frame's own
+    /// serialization: not modelled (every arrival at ingress), nor without both rates.
+    pub fn toward_responder(input: &Input<'_>) -> Arrivals {
+        let config = input.ctx.config.as_ref();
+        let gbps = host_link_gbps(config.map(|c| &c.responder));
+        let feed = host_link_gbps(config.map(|c| &c.requester));
+        match (gbps, feed) {
+            (Some(g), Some(f)) if g < f => Arrivals::at_host(input, Role::Responder, gbps, feed),
+            _ => Arrivals::default(),
         }
     }
 

@@ -314,13 +314,15 @@ fn trace_end_ns(records: &[Record]) -> Option<u64> {
 }
 
 pub fn analyze(input: &Input<'_>) -> Report {
-    analyze_with(input, &egress::Arrivals::toward_requester(input))
+    analyze_with(input, &egress::Ports::of(input))
 }
 
-/// [`analyze`] with the arrivals at the requester `goodput` models too: progress reaches
-/// the requester when the switch port toward it has sent it, and a responder faster than
-/// the requester's link queues its READ answers there for as long as the burst lasts.
-pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
+/// [`analyze`] with the switch's ports modelled (`goodput` models the one toward the
+/// requester too): progress reaches the requester when the port toward it has sent it, and
+/// a responder faster than the requester's link queues its READ answers there for as long
+/// as the burst lasts; a responder slower than the requester's queues its WRITE data, and
+/// the path is timed from when a request left that port.
+pub fn analyze_with(input: &Input<'_>, ports: &egress::Ports) -> Report {
     let config = input.ctx.config.as_ref();
     let (timeout_ns, shortest_timeout_ns) = (fixed_timeout_ns(config), shortest_timeout_ns(config));
     let (read_nak_ns, write_nak_ns) = (read_nak_ns(config), write_nak_ns(config));
@@ -333,9 +335,10 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
             continue;
         };
         let records = input.view.records;
-        let queued = |i: u32, r: &Record| arrivals.queued_ns(i, r);
-        let packets =
-            c.packets.iter().filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role, queued(i, r))));
+        let packets = c
+            .packets
+            .iter()
+            .filter_map(|&(i, role)| records.get(i as usize).map(|r| (r, role, ports.queued_ns(i, r, role))));
         let mtu = path_mtu(config, c.packets.iter().filter_map(|&(i, _)| records.get(i as usize)));
         let params = Params {
             conn: c.id,
@@ -361,9 +364,8 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
 }
 
 /// Runs the Go-back-N state machine over one connection's packets, in trace order, each
-/// with the role of the end it travels to and, toward the requester, how long the switch
-/// port queued it beyond its ingress (ns; `egress`); `unseen` holds the copies the trace
-/// lacks.
+/// with the role of the end it travels to and how long the switch port toward that end
+/// queued it beyond its ingress (ns; `egress`); `unseen` holds the copies the trace lacks.
 pub fn check_connection<'r>(
     p: &Params,
     unseen: &Unseen,
@@ -373,7 +375,7 @@ pub fn check_connection<'r>(
     let sender = Connection::data_sender(p.verb);
     for (r, to, queued_ns) in packets.into_iter().filter(|(r, _, _)| is_transport(r)) {
         c.hear_pending(Some(r.switch_ts_ns));
-        c.heard_delay_ns = if to == Role::Requester { queued_ns } else { 0 };
+        c.queued_ns = queued_ns;
         let dir = if to == sender { TOWARD_SENDER } else { TOWARD_RECEIVER };
         c.gap = c.since[dir].step(unseen, r);
         c.gap_seen[dir] |= c.gap > 0;
@@ -413,6 +415,19 @@ struct Pending {
     epsn: Option<u32>,
 }
 
+/// The retry count as it stood before progress started it over ([`Checker::undo_reset`]).
+#[derive(Debug, Clone, Copy)]
+struct CountBefore {
+    retries: u32,
+    first_retry: Option<u64>,
+    last_retry_ts: Option<u64>,
+    reset_ts: Option<u64>,
+    /// The progress, to hear again after the go-back that shows it came later, and the
+    /// oldest PSN it left unacknowledged.
+    progress: Pending,
+    una: u32,
+}
+
 /// One loss episode at the data receiver.
 #[derive(Debug, Clone, Copy)]
 struct Episode {
@@ -443,6 +458,9 @@ struct Episode {
 struct Evidence {
     seq: u32,
     switch_ts_ns: u64,
+    /// When the switch port toward its end sent it: `switch_ts_ns` plus the queueing there
+    /// ([`Checker::left_ts`]; the same when not queued).
+    left_ns: u64,
     psn: u32,
     /// Trace order (the unwrapped mirror seq), to sort the findings.
     order: u64,
@@ -450,7 +468,13 @@ struct Evidence {
 
 impl Evidence {
     fn of(r: &Record) -> Evidence {
-        Evidence { seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: r.psn(), order: r.seq() }
+        Evidence {
+            seq: r.wire_seq(),
+            switch_ts_ns: r.switch_ts_ns,
+            left_ns: r.switch_ts_ns,
+            psn: r.psn(),
+            order: r.seq(),
+        }
     }
 }
 
@@ -522,8 +546,9 @@ struct Sender {
 #[derive(Debug, Clone, Copy)]
 struct Fresh {
     psn: u32,
-    /// The copy of its first transmission an event did not drop or corrupt: what the ACK
-    /// may answer. Until one is seen (the first dropped), the first's.
+    /// When the first transmission an event did not drop or corrupt left the switch toward
+    /// the responder (its copy's time plus the port's queueing): what the ACK may answer.
+    /// Until one is seen (the first dropped), the first's.
     sent_ts: u64,
     /// No transmission seen yet reached the responder.
     lost: bool,
@@ -559,7 +584,8 @@ struct Job {
     left: Option<u32>,
     /// Trace order of the request.
     asked: u64,
-    /// Its copy's switch timestamp (`None`: its copy is missing).
+    /// When it left the switch toward the responder: its copy's switch timestamp plus the
+    /// port's queueing (`None`: its copy is missing).
     asked_ts: Option<u64>,
     /// A new request (the PSNs due next): the trace order of the new request before it
     /// (0: none), since which its own first copy may have gone missing, sent earlier.
@@ -665,7 +691,7 @@ impl Timer {
         (self.lapsed, self.maybe_lapsed, self.surely_lapsed) = (false, false, false);
     }
 
-    /// Progress that left the switch toward the requester at `at` ([`Checker::heard_ts`]).
+    /// Progress that left the switch toward the requester at `at` ([`Checker::left_ts`]).
     fn restart_heard(&mut self, at: u64, una: u32) {
         if self.heard.len() == MAX_PENDING {
             self.heard.pop_front();
@@ -881,15 +907,18 @@ struct Checker<'u> {
     retries: u32,
     first_retry: Option<u64>,
     last_retry_ts: Option<u64>,
-    /// How long the record being replayed queued at the switch port toward the requester
-    /// beyond its ingress (`egress`); 0 for one toward the responder.
-    heard_delay_ns: u64,
+    /// How long the record being replayed queued at the switch port toward its end beyond
+    /// its ingress (`egress`).
+    queued_ns: u64,
     /// When the progress that last started the count over left the switch toward the
-    /// requester ([`Self::heard_ts`]), and whether the first retry since left the requester
+    /// requester ([`Self::left_ts`]), and whether the first retry since left the requester
     /// certainly after that progress reached it (a delivery bound later): else the go-back
     /// may have crossed it and been undone by it, and the count may be one too high.
     reset_ts: Option<u64>,
     count_certain: bool,
+    /// The count before the first progress that started it over since the last retry, while
+    /// a retry may still show that progress unheard ([`Self::undo_reset`]).
+    count_before_reset: Option<CountBefore>,
     /// What the requester hears later than the trace shows it: records toward it that the
     /// port queued beyond the delivery bound, and all behind them (the port is a FIFO),
     /// oldest first. Retries it sent before they reached it come later in the trace, so
@@ -934,8 +963,9 @@ impl<'u> Checker<'u> {
             first_retry: None,
             last_retry_ts: None,
             reset_ts: None,
-            heard_delay_ns: 0,
+            queued_ns: 0,
             count_certain: true,
+            count_before_reset: None,
             pending: VecDeque::new(),
             failed_epsn: None,
             maybe_failed_at: None,
@@ -947,7 +977,7 @@ impl<'u> Checker<'u> {
     /// whose retry count starts over — unless its QP had failed ([`Self::failed_before`]).
     /// Returns whether the requester took it. Heard later than the trace shows it, the
     /// requester takes it then if still alive: taken for now ([`Self::pending`]).
-    fn progress_heard(&mut self, r: &Record) -> bool {
+    fn progress_heard(&mut self, r: &Record, una: u32) -> bool {
         if self.stats.retries_exhausted_by_ns.is_some() {
             return false;
         }
@@ -955,12 +985,36 @@ impl<'u> Checker<'u> {
             self.defer(r, true);
             return true;
         }
-        let heard = self.heard_ts(r);
+        let heard = self.left_ts(r);
         if self.failed_at(heard, r.seq()) {
             return false;
         }
+        if self.count_before_reset.is_none() && (self.retries > 0 || self.first_retry.is_some()) {
+            let progress = self.pending_of(r, true);
+            self.count_before_reset = Some(CountBefore {
+                retries: self.retries,
+                first_retry: self.first_retry,
+                last_retry_ts: self.last_retry_ts,
+                reset_ts: self.reset_ts,
+                progress,
+                una,
+            });
+        }
         self.start_count_over(heard);
         true
+    }
+
+    /// A timeout's go-back `r` that resends a PSN the progress that last started the count
+    /// over acknowledged: the requester had not heard that progress when it sent `r` (IBA
+    /// resends from the oldest PSN unacknowledged), though its copy came first — the port
+    /// toward the requester held it, or the way there is longer than the way back. The
+    /// count is put back as it stood, `r` counts on it, and the progress is heard after
+    /// `r` ([`Self::pending`]): whether the QP had failed by then is judged there.
+    fn undo_reset(&mut self, r: &Record) {
+        let Some(b) = self.count_before_reset.take().filter(|b| psn::gt(b.una, r.psn())) else { return };
+        (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts) =
+            (b.retries, b.first_retry, b.last_retry_ts, b.reset_ts);
+        self.pending.push_front(b.progress);
     }
 
     fn start_count_over(&mut self, heard: u64) {
@@ -970,18 +1024,24 @@ impl<'u> Checker<'u> {
     /// Whether the record being replayed reaches the requester later than the trace's
     /// order says: queued beyond the delivery bound, or behind one that was.
     fn heard_later(&self) -> bool {
-        !self.pending.is_empty() || self.heard_delay_ns > self.delivery_ns()
+        !self.pending.is_empty() || self.queued_ns > self.delivery_ns()
     }
 
     /// Keeps record `r` toward the requester for when the trace's clock passes its leaving
     /// the switch; `progress`: it starts the retry count over.
     fn defer(&mut self, r: &Record, progress: bool) {
-        let (heard, seq) = (self.heard_ts(r), r.seq());
-        let (nak, ack_una, epsn) = (is_seq_nak(r), self.tx.ack_una, self.rx.epsn());
+        let p = self.pending_of(r, progress);
         match self.pending.back_mut() {
-            Some(p) if p.seq == seq => p.progress |= progress,
-            _ => self.pending.push_back(Pending { heard, seq, progress, nak, ack_una, epsn }),
+            Some(q) if q.seq == p.seq => q.progress |= progress,
+            _ => self.pending.push_back(p),
         }
+    }
+
+    /// Record `r` as [`Self::pending`] keeps it, with what stood before it.
+    fn pending_of(&self, r: &Record, progress: bool) -> Pending {
+        let (heard, seq) = (self.left_ts(r), r.seq());
+        let (nak, ack_una, epsn) = (is_seq_nak(r), self.tx.ack_una, self.rx.epsn());
+        Pending { heard, seq, progress, nak, ack_una, epsn }
     }
 
     /// The trace's clock reached `now` (a copy's switch time): what had left the switch
@@ -1009,10 +1069,15 @@ impl<'u> Checker<'u> {
     }
 
     /// When record `r`, being replayed, left the switch toward its end: its copy's time, plus
-    /// the queueing the port toward the requester held it for (Lumina §6: a requester's link
-    /// slower than its responder's).
-    fn heard_ts(&self, r: &Record) -> u64 {
-        ts_add(r.switch_ts_ns, self.heard_delay_ns)
+    /// the queueing the port toward that end held it for (Lumina §6: one host's link slower
+    /// than the other's). Toward the requester: when the timer hears it.
+    fn left_ts(&self, r: &Record) -> u64 {
+        ts_add(r.switch_ts_ns, self.queued_ns)
+    }
+
+    /// [`Evidence::of`] record `r`, being replayed, with when it left the switch.
+    fn evidence_left(&self, r: &Record) -> Evidence {
+        Evidence { left_ns: self.left_ts(r), ..Evidence::of(r) }
     }
 
     /// Whether the requester's QP had failed before `r` reached it (recorded in
@@ -1043,7 +1108,7 @@ impl<'u> Checker<'u> {
             self.defer(r, false); // judged when the trace's clock gets there
             return false;
         }
-        self.failed_at(self.heard_ts(r), r.seq())
+        self.failed_at(self.left_ts(r), r.seq())
     }
 
     /// [`Self::failed_before`] a record of trace order `seq` that left the switch toward
@@ -1227,17 +1292,17 @@ impl<'u> Checker<'u> {
     fn acknowledged(&mut self, r: &Record, una: u32) {
         let read = self.p.verb == Verb::Read;
         let before = self.tx.ack_una.or(self.p.ipsn);
-        if before.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r)) {
+        if before.is_none_or(|u| psn::gt(una, u)) && (read || self.taken(r, una)) {
             self.tx.ack_una = Some(una);
             if !read {
-                self.timer.restart_heard(self.heard_ts(r), una);
+                self.timer.restart_heard(self.left_ts(r), una);
             }
         }
     }
 
     /// Whether the requester took progress `r`: not once its QP had failed.
-    fn taken(&mut self, r: &Record) -> bool {
-        self.stats.retries_exhausted_by_ns.is_none() && self.progress_heard(r)
+    fn taken(&mut self, r: &Record, una: u32) -> bool {
+        self.stats.retries_exhausted_by_ns.is_none() && self.progress_heard(r, una)
     }
 
     /// WRITE/SEND: a NAK from the responder. Every copy counts for the receiver (it sent
@@ -1298,7 +1363,7 @@ impl<'u> Checker<'u> {
     /// out-of-sequence arrival that caused it is a round trip through the responder (plus
     /// its NAK generation) — often the first the trace shows, before any go-back.
     fn time_path_by_nak(&mut self, r: &Record) {
-        let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause.switch_ts_ns) else {
+        let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause.left_ns) else {
             return;
         };
         self.note_path(cause, r, Reply::Nak);
@@ -1363,12 +1428,12 @@ impl<'u> Checker<'u> {
         }
         match self.rx.gbn.arrive(p) {
             Arrival::InOrder => {
-                self.rx.last_in_order = Some(Evidence::of(r));
+                self.rx.last_in_order = Some(self.evidence_left(r));
                 if self.p.verb == Verb::Read {
-                    self.taken(r);
+                    self.taken(r, psn::add(p, 1));
                 }
                 if self.p.verb == Verb::Read {
-                    self.timer.restart_heard(self.heard_ts(r), psn::add(p, 1));
+                    self.timer.restart_heard(self.left_ts(r), psn::add(p, 1));
                     self.note_in_order(r);
                     self.rx.repeat_for = None;
                 }
@@ -1446,12 +1511,12 @@ impl<'u> Checker<'u> {
     }
 
     /// READ: remembers the in-order responses of the last [`Self::in_flight_ns`].
-    /// Kept by when each left the switch toward the requester ([`Self::heard_ts`]): in trace
+    /// Kept by when each left the switch toward the requester ([`Self::left_ts`]): in trace
     /// order, as the port toward it is a FIFO. One is forgotten once a window has passed
     /// since by the copies' clock (a request later in the trace is no earlier), not by
     /// when later responses left: the port may hold them long after.
     fn note_in_order(&mut self, r: &Record) {
-        let (window, heard, now) = (self.in_flight_ns(), self.heard_ts(r), r.switch_ts_ns);
+        let (window, heard, now) = (self.in_flight_ns(), self.left_ts(r), r.switch_ts_ns);
         let recent = &mut self.rx.recent;
         while recent.front().is_some_and(|&(_, ts)| !within(ts, now, window)) {
             recent.pop_front();
@@ -1473,7 +1538,7 @@ impl<'u> Checker<'u> {
             }
         }
         let (unseen_before, after) = (self.unseen_since_in_order(r), self.rx.last_in_order);
-        let cause = Evidence::of(r);
+        let cause = self.evidence_left(r);
         self.rx.awaiting.push_back(Episode {
             id,
             lost,
@@ -1561,8 +1626,9 @@ impl<'u> Checker<'u> {
     /// WRITE/SEND: a retransmission `r` of a first transmission an event dropped or
     /// corrupted: the first the ACK may answer.
     fn resent_copy(&mut self, r: &Record) {
+        let left = self.left_ts(r);
         if let Some(f) = self.tx.fresh.iter_mut().find(|f| f.psn == r.psn() && f.lost) {
-            (f.sent_ts, f.lost) = (r.switch_ts_ns, !delivered(r));
+            (f.sent_ts, f.lost) = (left, !delivered(r));
         }
     }
 
@@ -1571,7 +1637,8 @@ impl<'u> Checker<'u> {
         if self.tx.fresh.len() == MAX_HOLES {
             self.tx.fresh.pop_front();
         }
-        self.tx.fresh.push_back(Fresh { psn: r.psn(), sent_ts: r.switch_ts_ns, lost: !delivered(r), again: false });
+        let sent_ts = self.left_ts(r);
+        self.tx.fresh.push_back(Fresh { psn: r.psn(), sent_ts, lost: !delivered(r), again: false });
     }
 
     /// WRITE/SEND: an ACK naming a first transmission still remembered: the time between
@@ -1665,6 +1732,7 @@ impl<'u> Checker<'u> {
             // It supersedes the go-backs of the NAKs pending: they are not done again.
             self.tx.nak_pending.clear();
             self.stats.timeout_retransmissions += 1;
+            self.undo_reset(r);
             (self.retries, self.last_retry_ts) = (self.retries + 1, Some(r.switch_ts_ns));
             if self.first_retry.is_none() {
                 let delivery = self.delivery_ns();
@@ -1856,7 +1924,7 @@ impl<'u> Checker<'u> {
     /// found no gap there, and owes no repeat (Lumina §6.1's READ NAK) for it.
     fn drop_gaps_found_going_back(&mut self, expiry: u64) {
         let bound = self.delivery_ns();
-        let after_repeat = |e: &Evidence| later(ts_add(e.switch_ts_ns, bound), expiry);
+        let after_repeat = |e: &Evidence| later(ts_add(e.left_ns, bound), expiry);
         let unseen = |e: &Episode| after_repeat(&e.cause) && !e.after.is_some_and(|i| after_repeat(&i));
         // Those already doubted ([`Self::doubt_gaps_found_going_back`]) are counted maybe.
         let sure = self.rx.awaiting.iter().filter(|e| unseen(e) && !e.doubted).count() as u64;
@@ -1878,7 +1946,7 @@ impl<'u> Checker<'u> {
         let expiry = ts_add(start.on_send_clock(way), timeout_ns);
         let mut doubted = 0;
         for e in self.rx.awaiting.iter_mut().filter(|e| !e.doubted && e.overtaken.is_none()) {
-            if later(ts_add(e.cause.switch_ts_ns, way), expiry) {
+            if later(ts_add(e.cause.left_ns, way), expiry) {
                 e.doubted = true;
                 doubted += 1;
             }
@@ -1978,7 +2046,7 @@ impl<'u> Checker<'u> {
         if self.read.jobs.len() == MAX_PENDING {
             self.read.jobs.pop_front();
         }
-        let asked_ts = Some(r.switch_ts_ns);
+        let asked_ts = Some(self.left_ts(r));
         self.read.jobs.push_back(Job { next: q, left: count, asked: r.seq(), asked_ts, new_since, optional: false });
     }
 

@@ -197,8 +197,10 @@ pub fn missing_copies(input: &Input<'_>) -> u64 {
 /// only read the records and the connections, so they run side by side on threads.
 pub fn report(input: &Input<'_>, trace: &Path) -> Report {
     // When progress reaches the requester: the Go-back-N replay's timer and goodput's
-    // completions both follow the switch port toward it.
-    let arrivals = &egress::Arrivals::toward_requester(input);
+    // completions both follow the switch port toward it; the replay times the path from
+    // when a request left the port toward the responder.
+    let ports = &egress::Ports::of(input);
+    let arrivals = &ports.to_requester;
     let (gbn, counters, retransmission, cnp, interop, mut goodput, events) = std::thread::scope(|s| {
         let retransmission = s.spawn(|| retrans::analyze_with(input, arrivals));
         let cnp = s.spawn(|| cnp::analyze(input));
@@ -206,7 +208,7 @@ pub fn report(input: &Input<'_>, trace: &Path) -> Report {
         let interop = s.spawn(|| interop::analyze(input));
         let frames = s.spawn(|| counters::Frames::count(input));
         let events = s.spawn(|| events::analyze(input));
-        let gbn = gbn::analyze_with(input, arrivals);
+        let gbn = gbn::analyze_with(input, ports);
         let counters = counters::analyze_counted(input, joined(frames), &gbn);
         (gbn, counters, joined(retransmission), joined(cnp), joined(interop), joined(goodput), joined(events))
     });
