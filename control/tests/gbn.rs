@@ -1138,6 +1138,60 @@ rig: {seed: 537660, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 5000,
     assert_eq!(r.gbn.violations, [], "{}", r.render());
 }
 
+/// Queueing sweep cases 745 (READ) and 719 (SEND), session 34: 5 µs and 2 µs cables, timers
+/// of 16 and 8 µs, one retry. Each message's timer expires before its answer, whose copy
+/// passes the switch just before the go-back's: the requester heard the answer after it
+/// sent the go-back, so the count started over after it, and the QPs never failed.
+/// - 745: the first go-back came with the count at 0, so its progress was not kept to be
+///   heard again; the count stayed at 1, the QP was taken as failed at the next expiry,
+///   and every later repeat was a `read-wrong-restart` (9 false flags).
+/// - 719: the progress the go-back went behind was not the first since the last retry (a
+///   duplicate ACK came between), and two QPs were taken as failed.
+#[test]
+fn a_go_back_behind_any_progress_since_the_last_retry_was_sent_before_it_was_heard() {
+    let read = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}, roce-parameters: {adaptive-retrans: false}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}, roce-parameters: {adaptive-retrans: false}}
+traffic: {num-connections: 1, rdma-verb: read, num-msgs-per-qp: 11, mtu: 2048, message-size: 2487, multi-gid: true, tx-depth: 1, min-retransmit-timeout: 2, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 13, type: drop, iter: 1}, {qpn: 1, psn: 13, type: corrupt, iter: 2}, {qpn: 1, psn: 22, type: corrupt, iter: 1}, {qpn: 1, psn: 22, type: drop, iter: 2}, {qpn: 1, psn: 22, type: drop, iter: 3}, {qpn: 1, psn: 22, type: corrupt, iter: 4}, {qpn: 1, psn: 22, type: corrupt, iter: 5}, {qpn: 1, psn: 22, type: drop, iter: 6}, {qpn: 1, psn: 22, type: drop, iter: 7}, {qpn: 1, psn: 22, type: corrupt, iter: 8}, {qpn: 1, psn: 8, type: drop, iter: 1}]}
+rig: {seed: 887842, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 5000}
+";
+    let send = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: send, num-msgs-per-qp: 13, mtu: 4096, message-size: 8149, multi-gid: true, barrier-sync: true, tx-depth: 2, min-retransmit-timeout: 1, max-retransmit-retry: 1, data-pkt-events: [{qpn: 4, psn: 7, type: drop, iter: 1}, {qpn: 4, psn: 7, type: drop, iter: 2}]}
+rig: {seed: 940695, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 2000}
+";
+    for (what, yaml) in [("read", read), ("send", send)] {
+        let run = rig_run_yaml(&format!("gbn-go-back-behind-progress-{what}"), yaml);
+        assert!(run.result.truth.qp_errors.is_empty(), "{what}: no QP failed");
+        assert!(run.result.truth.timeouts.len() > 8, "{what}: the timers expire again and again");
+        let r = analysis(&run).run();
+        assert_eq!(r.gbn.violations, [], "{what}");
+        for c in &r.gbn.connections {
+            assert_eq!(c.retries_exhausted_by_ns, None, "{what}: conn {} did not fail: {c:?}", c.conn);
+        }
+        assert_eq!(r.counters.inconsistent(), [], "{what}: {}", r.render());
+    }
+}
+
+/// Lossy queueing sweep case 5389 (session 34): WRITE from an E810 to a CX4 Lx, five copies
+/// lost. The copy of a first transmission was missing, so its resend was taken for it; the
+/// ACK of the first came before the resend left the port toward the responder (as that
+/// port is modelled), and the "round trip" from the one to the other was negative: on the
+/// 48-bit clock, years. Every later expiry then seemed to come before the progress that
+/// restarted it, the QP was taken as failed, and its go-backs past the PSNs it had had
+/// acknowledged were flagged `ooo-data`. Such a reply times nothing now.
+#[test]
+fn a_reply_before_its_request_left_the_port_times_no_path() {
+    let yaml = "requester: {nic: {type: e810, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {dcqcn-np-enable: false, dcqcn-rp-enable: true, adaptive-retrans: false}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 50, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: write, num-msgs-per-qp: 11, mtu: 4096, message-size: 31626, tx-depth: 1, min-retransmit-timeout: 2, max-retransmit-retry: 3, data-pkt-events: [{qpn: 1, psn: 56, type: corrupt, iter: 1}, {qpn: 3, psn: 7, type: drop, iter: 1}, {qpn: 3, psn: 7, type: drop, iter: 2}]}
+rig: {seed: 929863, dump-hosts: [{weight: 1}, {weight: 1}], faults: {lose-mirror-copies: [{dump-host: 0, count: 5}]}}
+";
+    let run = rig_run_yaml("gbn-reply-before-its-request-left", yaml);
+    assert_eq!(run.result.truth.faults.lost_mirror_copies.len(), 5);
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.violations, [], "{}", r.render());
+}
+
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
 /// timer. The port toward the responder queues the data ~35 µs, so the first round trip
 /// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way

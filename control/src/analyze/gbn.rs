@@ -415,17 +415,15 @@ struct Pending {
     epsn: Option<u32>,
 }
 
-/// The retry count as it stood before progress started it over ([`Checker::undo_reset`]).
-#[derive(Debug, Clone, Copy)]
-struct CountBefore {
-    retries: u32,
-    first_retry: Option<u64>,
-    last_retry_ts: Option<u64>,
-    reset_ts: Option<u64>,
-    /// The progress, to hear again after the go-back that shows it came later, and the
-    /// oldest PSN it left unacknowledged.
-    progress: Pending,
-    una: u32,
+/// The progress that started the retry count over since the last retry, to hear again
+/// after a go-back that shows it came later ([`Checker::undo_reset`]).
+#[derive(Debug, Default)]
+struct Resets {
+    /// The count as it stood before the first: retries, the first one's trace order, the
+    /// last one's switch time, and when progress last started it over before.
+    before: (u32, Option<u64>, Option<u64>, Option<u64>),
+    /// Each progress, with the oldest PSN it left unacknowledged, oldest first.
+    progress: VecDeque<(u32, Pending)>,
 }
 
 /// One loss episode at the data receiver.
@@ -916,9 +914,9 @@ struct Checker<'u> {
     /// may have crossed it and been undone by it, and the count may be one too high.
     reset_ts: Option<u64>,
     count_certain: bool,
-    /// The count before the first progress that started it over since the last retry, while
-    /// a retry may still show that progress unheard ([`Self::undo_reset`]).
-    count_before_reset: Option<CountBefore>,
+    /// The progress that started the count over since the last retry, while a retry may
+    /// still show it unheard ([`Self::undo_reset`]).
+    resets: Resets,
     /// What the requester hears later than the trace shows it: records toward it that the
     /// port queued beyond the delivery bound, and all behind them (the port is a FIFO),
     /// oldest first. Retries it sent before they reached it come later in the trace, so
@@ -965,7 +963,7 @@ impl<'u> Checker<'u> {
             reset_ts: None,
             queued_ns: 0,
             count_certain: true,
-            count_before_reset: None,
+            resets: Resets::default(),
             pending: VecDeque::new(),
             failed_epsn: None,
             maybe_failed_at: None,
@@ -989,32 +987,39 @@ impl<'u> Checker<'u> {
         if self.failed_at(heard, r.seq()) {
             return false;
         }
-        if self.count_before_reset.is_none() && (self.retries > 0 || self.first_retry.is_some()) {
-            let progress = self.pending_of(r, true);
-            self.count_before_reset = Some(CountBefore {
-                retries: self.retries,
-                first_retry: self.first_retry,
-                last_retry_ts: self.last_retry_ts,
-                reset_ts: self.reset_ts,
-                progress,
-                una,
-            });
+        if self.resets.progress.is_empty() {
+            self.resets.before = (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts);
+        } else if self.resets.progress.len() == MAX_HOLES {
+            // Far more than a go-back can cross: the oldest is taken as heard.
+            let oldest = self.resets.progress.pop_front().map(|(_, p)| p.heard);
+            self.resets.before = (0, None, self.last_retry_ts, oldest);
         }
+        let progress = self.pending_of(r, true);
+        self.resets.progress.push_back((una, progress));
         self.start_count_over(heard);
         true
     }
 
-    /// A timeout's go-back `r` that resends a PSN the progress that last started the count
-    /// over acknowledged: the requester had not heard that progress when it sent `r` (IBA
-    /// resends from the oldest PSN unacknowledged), though its copy came first — the port
-    /// toward the requester held it, or the way there is longer than the way back. The
-    /// count is put back as it stood, `r` counts on it, and the progress is heard after
-    /// `r` ([`Self::pending`]): whether the QP had failed by then is judged there.
+    /// A timeout's go-back `r` that resends a PSN progress since the last retry acknowledged,
+    /// less than the delivery bound after that progress left the switch: the requester had
+    /// not heard it when it sent `r` (IBA resends from the oldest PSN unacknowledged),
+    /// though its copy came first — the port toward the requester held it, or the way there
+    /// is longer than the way back (queueing sweep cases 31, 719, 745). The count is put
+    /// back as it stood before that progress, `r` counts on it, and that progress and all
+    /// since are heard after `r` ([`Self::pending`]): whether the QP had failed by then is
+    /// judged there.
     fn undo_reset(&mut self, r: &Record) {
-        let Some(b) = self.count_before_reset.take().filter(|b| psn::gt(b.una, r.psn())) else { return };
-        (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts) =
-            (b.retries, b.first_retry, b.last_retry_ts, b.reset_ts);
-        self.pending.push_front(b.progress);
+        let (delivery, now, p) = (self.delivery_ns(), r.switch_ts_ns, r.psn());
+        let resets = std::mem::take(&mut self.resets);
+        let unheard = |(una, q): &(u32, Pending)| psn::gt(*una, p) && within(q.heard, now, delivery);
+        let Some(k) = resets.progress.iter().position(unheard) else { return };
+        (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts) = match k {
+            0 => resets.before,
+            _ => (0, None, self.last_retry_ts, Some(resets.progress[k - 1].1.heard)),
+        };
+        for (_, q) in resets.progress.into_iter().skip(k).rev() {
+            self.pending.push_front(q);
+        }
     }
 
     fn start_count_over(&mut self, heard: u64) {
@@ -1498,8 +1503,15 @@ impl<'u> Checker<'u> {
         Return { return_ns: self.return_ns(), lapse_ns, max_lapse_ns: self.delivery_ns().max(lapse_ns) }
     }
 
-    /// Keeps the shortest request-to-reply time seen as the path's round trip.
+    /// Keeps the shortest request-to-reply time seen as the path's round trip. A reply whose
+    /// copy came before the request left the port toward the responder (`asked_ts`, as
+    /// modelled) answers an earlier copy, one the trace lacks (lossy queueing sweep case
+    /// 5389: the ACK of a first transmission whose copy was missing, taken for its resend's):
+    /// it times nothing.
     fn note_path(&mut self, asked_ts: u64, r: &Record, reply: Reply) {
+        if later(asked_ts, r.switch_ts_ns) {
+            return;
+        }
         let t = elapsed(asked_ts, r.switch_ts_ns);
         let keep = |v: &mut Option<u64>| *v = Some(v.map_or(t, |p| p.min(t)));
         keep(&mut self.path_ns);
