@@ -1192,6 +1192,28 @@ rig: {seed: 929863, dump-hosts: [{weight: 1}, {weight: 1}], faults: {lose-mirror
     assert_eq!(r.gbn.violations, [], "{}", r.render());
 }
 
+/// Queueing sweep case 479 (session 34): SEND to a CX4 Lx over 5 µs cables, an 8 µs timer,
+/// two retries; every QP fails. QP 1's NAK reached the requester after the expiry that
+/// failed it, which the trace cannot place before or after it (`retries_maybe_exhausted_by_ns`):
+/// the NIC ignored it, and `packet_seq_err` 0 was flagged against the trace's 1. Such a NAK
+/// may be one the NIC did not count.
+#[test]
+fn a_nak_after_the_expiry_that_may_have_failed_the_qp_may_be_ignored() {
+    let yaml = "requester: {nic: {type: cx6dx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}, roce-parameters: {dcqcn-np-enable: true, adaptive-retrans: false}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}, roce-parameters: {dcqcn-np-enable: false, adaptive-retrans: false, slow-restart: true}}
+traffic: {num-connections: 4, rdma-verb: send, num-msgs-per-qp: 13, mtu: 2048, message-size: 31872, multi-gid: true, tx-depth: 2, min-retransmit-timeout: 1, max-retransmit-retry: 2, data-pkt-events: [{qpn: 3, psn: 190, type: drop, iter: 1}, {qpn: 3, psn: 190, type: corrupt, iter: 2}, {qpn: 3, psn: 190, type: drop, iter: 3}, {qpn: 3, psn: 190, type: drop, iter: 4}, {qpn: 3, psn: 190, type: corrupt, iter: 5}, {qpn: 3, psn: 190, type: corrupt, iter: 6}, {qpn: 3, psn: 190, type: drop, iter: 7}, {qpn: 3, psn: 190, type: corrupt, iter: 8}, {qpn: 4, psn: 113, type: drop, iter: 1}, {qpn: 2, psn: 4, type: drop, iter: 1}, {qpn: 2, psn: 4, type: drop, iter: 2}, {qpn: 2, psn: 4, type: drop, iter: 3}, {qpn: 3, psn: 202, type: drop, iter: 1}]}
+rig: {seed: 411867, dump-hosts: [{weight: 1}], link-delay-ns: 5000}
+";
+    let run = rig_run_yaml("gbn-nak-after-a-maybe-failure", yaml);
+    assert_eq!(run.result.truth.qp_errors.len(), 4);
+    assert_eq!(run.result.truth.naks.len(), 1);
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[1];
+    assert!(c.retries_maybe_exhausted_by_ns.is_some() && c.retries_exhausted_by_ns.is_none(), "{c:?}");
+    assert_eq!((c.naks, c.naks_ignored, c.naks_maybe_ignored), (1, 0, 1), "{c:?}");
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
 /// timer. The port toward the responder queues the data ~35 µs, so the first round trip
 /// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way

@@ -679,8 +679,10 @@ fn transport_counts(gbn: &gbn::Report, d: &mut Derived) -> Option<String> {
         // Retries the trace cannot tell ran out (it ends too soon): the NIC may count that
         // last expiry or not.
         d.allow_more(Role::Requester, Quantity::RetriesExceeded, u64::from(retries_may_have_run_out(c)));
-        // NAKs that reached the requester after its QP failed: it counted none of them.
-        d.remove(Role::Requester, Quantity::NaksReceived, c.naks_ignored);
+        // NAKs that reached the requester after its QP failed: it counted none of them; nor,
+        // if it had failed, those after it may have.
+        d.remove(Role::Requester, Quantity::NaksReceived, c.naks_ignored + c.naks_maybe_ignored);
+        d.allow_more(Role::Requester, Quantity::NaksReceived, c.naks_maybe_ignored);
         unfinished += retries_exceeded(c);
     }
     (unfinished > 0).then(|| {

@@ -143,6 +143,9 @@ pub struct ConnStats {
     /// Of those, delivered ones that reached the requester after its QP had failed
     /// (`retries_exhausted_by_ns`): it ignored them, and its NAK counter did not count them.
     pub naks_ignored: u64,
+    /// Of those not ignored, the delivered ones that reached the requester after
+    /// `retries_maybe_exhausted_by_ns`: ignored, and not counted, if the QP had failed then.
+    pub naks_maybe_ignored: u64,
     /// Repeated READ requests: go-backs (the READ "NAK" of Lumina §6.1, timeouts) and the
     /// repeats of the other outstanding requests that follow them.
     pub read_reissues: u64,
@@ -1067,6 +1070,9 @@ impl<'u> Checker<'u> {
                 return;
             }
             self.pending.pop_front();
+            if p.nak {
+                self.nak_taken(p.heard);
+            }
             if p.progress {
                 self.start_count_over(p.heard);
             }
@@ -1159,6 +1165,16 @@ impl<'u> Checker<'u> {
         self.last_request_ts = Some(r.switch_ts_ns);
         if self.maybe_failed_at.is_some_and(|at| later(r.switch_ts_ns, at)) {
             (self.maybe_failed_at, self.stats.retries_maybe_exhausted_by_ns) = (None, None);
+            self.stats.naks_maybe_ignored = 0;
+        }
+    }
+
+    /// The requester took a NAK that left the switch toward it at `heard`: one it may have
+    /// ignored if that was after the expiry that may have failed its QP (queueing sweep case
+    /// 479: `packet_seq_err` 0 against 1 NAK in the trace).
+    fn nak_taken(&mut self, heard: u64) {
+        if self.stats.retries_maybe_exhausted_by_ns.is_some_and(|by| !later(by, heard)) {
+            self.stats.naks_maybe_ignored += 1;
         }
     }
 
@@ -1341,6 +1357,9 @@ impl<'u> Checker<'u> {
         if delivered(r) && self.failed_before(r) {
             self.stats.naks_ignored += 1; // a failed QP takes nothing, nor counts it
         } else if delivered(r) {
+            if !self.heard_later() {
+                self.nak_taken(self.left_ts(r)); // else when heard ([`Self::hear_pending`])
+            }
             self.acknowledged(r, r.psn());
             if self.tx.nak_pending.len() == MAX_HOLES {
                 self.tx.nak_pending.pop_front();
