@@ -1214,6 +1214,31 @@ rig: {seed: 411867, dump-hosts: [{weight: 1}], link-delay-ns: 5000}
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
+/// Queueing sweep case 726 (session 34): SEND from a CX5 to a CX4 Lx, nothing dropped, a
+/// 33 µs timer: the port toward the responder queues the data past it, and every QP goes
+/// back again and again. A timer go-back's copy left 1.7 µs after its expiry, behind the
+/// packets the requester's NIC had queued; the timer restarted at that copy ran late by as
+/// much, and the next go-back, 0.4 µs after its expiry, seemed too early for the timer: a
+/// NAK go-back on a connection without a NAK (`local_ack_timeout_err` 38 flagged against 37).
+#[test]
+fn a_go_back_on_a_connection_without_a_nak_is_the_timers() {
+    let yaml = "requester: {nic: {type: cx5, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}, roce-parameters: {dcqcn-np-enable: true, min-time-between-cnps: 4, adaptive-retrans: false}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}, roce-parameters: {dcqcn-np-enable: true, dcqcn-rp-enable: true, adaptive-retrans: false, slow-restart: true}}
+traffic: {num-connections: 4, rdma-verb: send, num-msgs-per-qp: 10, mtu: 4096, message-size: 62625, multi-gid: true, barrier-sync: true, tx-depth: 8, min-retransmit-timeout: 3, max-retransmit-retry: 2}
+rig: {seed: 882299, dump-hosts: [{weight: 1}]}
+";
+    let run = rig_run_yaml("gbn-go-back-without-a-nak", yaml);
+    let truth = &run.result.truth;
+    assert!(truth.naks.is_empty());
+    let r = analysis(&run).run();
+    for c in &r.gbn.connections {
+        let timeouts = truth.timeouts.iter().filter(|t| t.conn == c.conn && t.retried).count() as u64;
+        assert!(timeouts > 1, "conn {}: its timer went back", c.conn);
+        assert_eq!((c.timeout_retransmissions, c.nak_retransmissions), (timeouts, 0), "conn {}", c.conn);
+    }
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
 /// timer. The port toward the responder queues the data ~35 µs, so the first round trip
 /// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way
