@@ -1192,6 +1192,27 @@ rig: {seed: 929863, dump-hosts: [{weight: 1}, {weight: 1}], faults: {lose-mirror
     assert_eq!(r.gbn.violations, [], "{}", r.render());
 }
 
+/// Lossy queueing sweep case 5445 (session 34): SEND to a CX4 Lx over 5 µs cables, a 16 µs
+/// timer, one retry; the copies of two first transmissions are missing. Their ACK came
+/// before their resends left the port toward the responder: timing nothing by it (the
+/// first fix of case 5389) left the path untimed, the way back taken as nothing, and the
+/// ACK that reached the requester after the expiry that failed its QP was taken as heard
+/// before it. It is timed from the resend's copy now, as before the port was modelled.
+#[test]
+fn a_reply_before_its_request_left_the_port_is_timed_from_its_copy() {
+    let yaml = "requester: {nic: {type: cx6dx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, adaptive-retrans: false, slow-restart: true}}
+responder: {nic: {type: cx4lx, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 4, adaptive-retrans: false, slow-restart: true}}
+traffic: {num-connections: 2, rdma-verb: send, num-msgs-per-qp: 7, mtu: 4096, message-size: 49123, tx-depth: 1, min-retransmit-timeout: 2, max-retransmit-retry: 1, data-pkt-events: [{qpn: 1, psn: 46, type: corrupt, iter: 1}, {qpn: 2, psn: 72, type: corrupt, iter: 1}, {qpn: 2, psn: 72, type: drop, iter: 2}, {qpn: 2, psn: 72, type: corrupt, iter: 3}, {qpn: 1, psn: 33, type: drop, iter: 1}, {qpn: 2, psn: 20, type: drop, iter: 1}, {qpn: 2, psn: 20, type: drop, iter: 2}, {qpn: 2, psn: 20, type: drop, iter: 3}]}
+rig: {seed: 222850, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 5000, faults: {lose-mirror-copies: [{dump-host: 0, count: 3}]}}
+";
+    let run = rig_run_yaml("gbn-reply-before-its-request-left-timed", yaml);
+    assert!(run.result.truth.qp_errors.iter().any(|e| e.conn == 0), "QP 0 ran out of retries");
+    let r = analysis(&run).run();
+    let c = &r.gbn.connections[0];
+    assert!(c.retries_exhausted_by_ns.is_some_and(|by| by < 2_000_000_000), "{c:?}");
+    assert_eq!(r.gbn.violations, [], "{}", r.render());
+}
+
 /// Queueing sweep case 479 (session 34): SEND to a CX4 Lx over 5 µs cables, an 8 µs timer,
 /// two retries; every QP fails. QP 1's NAK reached the requester after the expiry that
 /// failed it, which the trace cannot place before or after it (`retries_maybe_exhausted_by_ns`):

@@ -547,13 +547,13 @@ struct Sender {
 #[derive(Debug, Clone, Copy)]
 struct Fresh {
     psn: u32,
-    /// When the first transmission an event did not drop or corrupt left the switch toward
-    /// the responder (its copy's time plus the port's queueing): what the ACK may answer.
-    /// Until one is seen (the first dropped), the first's.
-    sent_ts: u64,
+    /// The first transmission an event did not drop or corrupt, with when it left the switch
+    /// toward the responder: what the ACK may answer. Until one is seen (the first
+    /// dropped), the first's.
+    sent: Evidence,
     /// No transmission seen yet reached the responder.
     lost: bool,
-    /// Sent again after `sent_ts`: the ACK may answer that later copy, so it is no prompt
+    /// Sent again after `sent`: the ACK may answer that later copy, so it is no prompt
     /// reply to this one.
     again: bool,
 }
@@ -585,9 +585,9 @@ struct Job {
     left: Option<u32>,
     /// Trace order of the request.
     asked: u64,
-    /// When it left the switch toward the responder: its copy's switch timestamp plus the
-    /// port's queueing (`None`: its copy is missing).
-    asked_ts: Option<u64>,
+    /// Its copy, with when it left the switch toward the responder (`None`: its copy is
+    /// missing).
+    asked_at: Option<Evidence>,
     /// A new request (the PSNs due next): the trace order of the new request before it
     /// (0: none), since which its own first copy may have gone missing, sent earlier.
     new_since: Option<u64>,
@@ -1387,7 +1387,7 @@ impl<'u> Checker<'u> {
     /// out-of-sequence arrival that caused it is a round trip through the responder (plus
     /// its NAK generation) — often the first the trace shows, before any go-back.
     fn time_path_by_nak(&mut self, r: &Record) {
-        let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause.left_ns) else {
+        let Some(cause) = self.rx.awaiting.iter().find(|e| e.lost == r.psn()).map(|e| e.cause) else {
             return;
         };
         self.note_path(cause, r, Reply::Nak);
@@ -1522,16 +1522,16 @@ impl<'u> Checker<'u> {
         Return { return_ns: self.return_ns(), lapse_ns, max_lapse_ns: self.delivery_ns().max(lapse_ns) }
     }
 
-    /// Keeps the shortest request-to-reply time seen as the path's round trip. A reply whose
-    /// copy came before the request left the port toward the responder (`asked_ts`, as
-    /// modelled) answers an earlier copy, one the trace lacks (lossy queueing sweep case
-    /// 5389: the ACK of a first transmission whose copy was missing, taken for its resend's):
-    /// it times nothing.
-    fn note_path(&mut self, asked_ts: u64, r: &Record, reply: Reply) {
-        if later(asked_ts, r.switch_ts_ns) {
-            return;
-        }
-        let t = elapsed(asked_ts, r.switch_ts_ns);
+    /// Keeps the shortest request-to-reply time seen as the path's round trip: from when the
+    /// request left the port toward the responder. A reply whose copy came before that (as
+    /// the port is modelled) answers an earlier copy, one the trace lacks — the ACK of a
+    /// first transmission whose copy was missing, taken for its resend's — and is timed from
+    /// the request's copy, as before the port was modelled (lossy queueing sweep cases 5389,
+    /// where the negative round trip was years on the 48-bit clock, and 5445, where none
+    /// at all left the way back untimed).
+    fn note_path(&mut self, asked: Evidence, r: &Record, reply: Reply) {
+        let from = if later(asked.left_ns, r.switch_ts_ns) { asked.switch_ts_ns } else { asked.left_ns };
+        let t = elapsed(from, r.switch_ts_ns);
         let keep = |v: &mut Option<u64>| *v = Some(v.map_or(t, |p| p.min(t)));
         keep(&mut self.path_ns);
         match reply {
@@ -1657,9 +1657,9 @@ impl<'u> Checker<'u> {
     /// WRITE/SEND: a retransmission `r` of a first transmission an event dropped or
     /// corrupted: the first the ACK may answer.
     fn resent_copy(&mut self, r: &Record) {
-        let left = self.left_ts(r);
+        let sent = self.evidence_left(r);
         if let Some(f) = self.tx.fresh.iter_mut().find(|f| f.psn == r.psn() && f.lost) {
-            (f.sent_ts, f.lost) = (left, !delivered(r));
+            (f.sent, f.lost) = (sent, !delivered(r));
         }
     }
 
@@ -1668,8 +1668,8 @@ impl<'u> Checker<'u> {
         if self.tx.fresh.len() == MAX_HOLES {
             self.tx.fresh.pop_front();
         }
-        let sent_ts = self.left_ts(r);
-        self.tx.fresh.push_back(Fresh { psn: r.psn(), sent_ts, lost: !delivered(r), again: false });
+        let sent = self.evidence_left(r);
+        self.tx.fresh.push_back(Fresh { psn: r.psn(), sent, lost: !delivered(r), again: false });
     }
 
     /// WRITE/SEND: an ACK naming a first transmission still remembered: the time between
@@ -1682,7 +1682,7 @@ impl<'u> Checker<'u> {
         let f = self.tx.fresh[i];
         self.tx.fresh.drain(..=i);
         if !f.lost {
-            self.note_path(f.sent_ts, r, if f.again { Reply::Unknown } else { Reply::Prompt });
+            self.note_path(f.sent, r, if f.again { Reply::Unknown } else { Reply::Prompt });
         }
     }
 
@@ -1877,7 +1877,7 @@ impl<'u> Checker<'u> {
                     next: from,
                     left,
                     asked: 0,
-                    asked_ts: None,
+                    asked_at: None,
                     new_since: None,
                     optional: false,
                 });
@@ -2086,8 +2086,8 @@ impl<'u> Checker<'u> {
         if self.read.jobs.len() == MAX_PENDING {
             self.read.jobs.pop_front();
         }
-        let asked_ts = Some(self.left_ts(r));
-        self.read.jobs.push_back(Job { next: q, left: count, asked: r.seq(), asked_ts, new_since, optional: false });
+        let asked_at = Some(self.evidence_left(r));
+        self.read.jobs.push_back(Job { next: q, left: count, asked: r.seq(), asked_at, new_since, optional: false });
     }
 
     /// READ: a NAK from the responder (a READ request was lost) must name the request PSN
@@ -2143,7 +2143,7 @@ impl<'u> Checker<'u> {
         if excused {
             self.stats.caught_up += 1;
             self.read.current =
-                Job { next: p, left: None, asked: 0, asked_ts: None, new_since: None, optional: false }.advance();
+                Job { next: p, left: None, asked: 0, asked_at: None, new_since: None, optional: false }.advance();
         }
         self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), expected, m);
         excused
@@ -2234,7 +2234,7 @@ impl<'u> Checker<'u> {
             self.flag_unless(excused, ViolationKind::OooData, Evidence::of(r), Some(due), m);
         }
         let job = self.read.jobs.drain(..=i).next_back();
-        if let Some(asked) = job.and_then(|j| j.asked_ts) {
+        if let Some(asked) = job.and_then(|j| j.asked_at) {
             self.note_path(asked, r, Reply::Prompt);
         }
         // Repeats of the request now answered, queued before it was: answered by it, or
