@@ -1260,6 +1260,24 @@ rig: {seed: 882299, dump-hosts: [{weight: 1}]}
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
+/// Queueing sweep case 1032 (session 34): four READ QPs from an E810 to a CX4 Lx, a 16 µs
+/// timer. QP 1's response PSN 224 is dropped; the one after it passed the switch at 372 µs,
+/// but the port toward the requester held it ~80 µs. The timer's repeat came 380 µs after
+/// that copy, past the CX4 Lx's 300 µs READ NAK bound by the copy's clock, not by when the
+/// response left the port: a false `missing-nak`. The bound now runs from then.
+#[test]
+fn the_read_nak_bound_runs_from_when_the_gap_left_the_port() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {dcqcn-np-enable: true, adaptive-retrans: false}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {dcqcn-np-enable: true, dcqcn-rp-enable: true, min-time-between-cnps: 4, adaptive-retrans: false, slow-restart: true}}
+traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 17, mtu: 4096, message-size: 64611, multi-gid: true, tx-depth: 8, min-retransmit-timeout: 2, max-retransmit-retry: 7, data-pkt-events: [{qpn: 2, psn: 224, type: drop, iter: 1}]}
+rig: {seed: 112175, dump-hosts: [{weight: 1}, {weight: 1}]}
+";
+    let run = rig_run_yaml("gbn-read-nak-bound-from-the-port", yaml);
+    let r = analysis(&run).run();
+    assert_eq!(r.gbn.violations, [], "{}", r.render());
+    assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
 /// timer. The port toward the responder queues the data ~35 µs, so the first round trip
 /// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way

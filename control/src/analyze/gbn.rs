@@ -2001,16 +2001,21 @@ impl<'u> Checker<'u> {
     fn flag_overdue_naks(&mut self, r: &Record) {
         let Some(bound) = self.p.read_nak_ns else { return };
         let path = self.delivery_ns();
-        let overdue = |e: &Episode| read_nak_overdue(e.cause.switch_ts_ns, r.switch_ts_ns, bound, path);
+        // From when the response that showed the gap left the port toward the requester: it
+        // may have queued there long after its copy (queueing sweep case 1032: 80 µs).
+        let overdue = |e: &Episode| read_nak_overdue(e.cause.left_ns, r.switch_ts_ns, bound, path);
         while let Some(e) = self.rx.awaiting.front().copied().filter(overdue) {
             self.rx.awaiting.pop_front();
             if e.overtaken.is_some() {
                 self.nak_overtaken(&e);
                 continue;
             }
-            let late = elapsed(e.cause.switch_ts_ns, r.switch_ts_ns);
+            let late = elapsed(e.cause.left_ns, r.switch_ts_ns);
+            let queued = elapsed(e.cause.switch_ts_ns, e.cause.left_ns);
+            let left =
+                if queued > 0 { format!(" ({} queued toward the requester)", micros(queued)) } else { String::new() };
             let why = format!(
-                "the repeat at seq {} came {} later, past the NIC's READ NAK bound ({} + {} to the requester and back)",
+                "the repeat at seq {} came {} after it left the switch{left}, past the NIC's READ NAK bound ({} + {} to the requester and back)",
                 r.wire_seq(),
                 micros(late),
                 micros(bound),
@@ -2270,8 +2275,7 @@ impl<'u> Checker<'u> {
             Start::Heard(a) => ts_add(a, t),
         });
         let alive = [self.last_request_ts, expiry].into_iter().flatten().reduce(latest);
-        let cause = e.cause.switch_ts_ns;
-        alive.is_none_or(|a| !read_nak_overdue(cause, a, bound, path))
+        alive.is_none_or(|a| !read_nak_overdue(e.cause.left_ns, a, bound, path))
     }
 
     /// End of trace: episodes still waiting for their NAK never got one.
