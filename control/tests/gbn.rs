@@ -1278,6 +1278,93 @@ rig: {seed: 112175, dump-hosts: [{weight: 1}, {weight: 1}]}
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
 }
 
+/// A random configuration with one host behind a slower link (a CX4 Lx against a 100 GbE
+/// NIC): READ toward a slower requester, WRITE/SEND toward a slower responder (or the
+/// other way), large messages, short timers, a few drops, at times long cables — the
+/// port toward the slower host queues for up to hundreds of µs, past the timers (the
+/// session-34 queueing sweep, as a test).
+fn queued_yaml(rng: &mut rig::rng::Rng, case: u64) -> String {
+    let pick = |rng: &mut rig::rng::Rng, xs: &[u64]| xs[rng.between(0, xs.len() as u64 - 1) as usize];
+    let verb = ["read", "read", "write", "send"][rng.between(0, 3) as usize];
+    let fast = ["cx5", "cx6dx", "e810"][rng.between(0, 2) as usize];
+    let slow_requester = verb == "read" || rng.chance(0.3);
+    let (requester, responder) = if slow_requester { ("cx4lx", fast) } else { (fast, "cx4lx") };
+    let conns = pick(rng, &[1, 2, 3, 4, 6]);
+    let mtu = pick(rng, &[1024, 2048, 4096, 4096]);
+    let packets = pick(rng, &[2, 4, 8, 12, 16]);
+    let size = (packets - 1) * mtu + rng.between(1, mtu);
+    let msgs = rng.between(2, 16);
+    let mut events = Vec::new();
+    for _ in 0..pick(rng, &[0, 1, 1, 2, 3]) {
+        let (qpn, psn) = (rng.between(1, conns), rng.between(1, packets * msgs));
+        for iter in 1..=pick(rng, &[1, 1, 2, 3, 8]) {
+            let kind = if rng.chance(0.7) { "drop" } else { "corrupt" };
+            events.push(format!("{{qpn: {qpn}, psn: {psn}, type: {kind}, iter: {iter}}}"));
+        }
+    }
+    let ips = |net: u32| (0..conns.min(3)).map(|i| format!("10.{net}.0.{}/24", i + 2)).collect::<Vec<_>>().join(", ");
+    let cables = if rng.chance(0.3) { format!(", link-delay-ns: {}", pick(rng, &[2000, 5000])) } else { String::new() };
+    format!(
+        "requester: {{nic: {{type: {requester}, switch-port: 144, ip-list: [{}]}}, roce-parameters: {{adaptive-retrans: false, slow-restart: {}}}}}
+responder: {{nic: {{type: {responder}, switch-port: 152, ip-list: [{}]}}, roce-parameters: {{adaptive-retrans: false}}}}
+traffic: {{num-connections: {conns}, rdma-verb: {verb}, num-msgs-per-qp: {msgs}, mtu: {mtu}, message-size: {size}, multi-gid: {}, tx-depth: {}, min-retransmit-timeout: {}, max-retransmit-retry: {}, data-pkt-events: [{}]}}
+rig: {{seed: {}, dump-hosts: [{{weight: 1}}, {{weight: 1}}]{cables}}}
+",
+        ips(1),
+        rng.chance(0.4),
+        ips(2),
+        conns > 1,
+        pick(rng, &[1, 2, 4, 8]),
+        pick(rng, &[1, 2, 3, 4, 6, 8, 10, 14]),
+        pick(rng, &[1, 2, 3, 7]),
+        events.join(", "),
+        case + 1,
+    )
+}
+
+/// Random queued runs ([`queued_yaml`]), complete traces: no violation, every NIC counter
+/// consistent, and no QP taken as failed that did not fail, nor alive at the end (retries
+/// not run out) when it failed and the trace cannot have it otherwise. `GBN_RANDOM_RUNS`
+/// sets the count (default 100), as for the other randomized tests. Before session 34, 27
+/// of the first 1,000 failed. Known to fail still at `GBN_RANDOM_RUNS=1500`:
+/// - cases 206 and 1474: `local_ack_timeout_err` above the go-backs the trace shows (35
+///   against 32, 75 against 62): expiries while the requester's NIC was still sending an
+///   earlier go-back, which show no go-back of their own;
+/// - case 965: a READ gap whose response the replay has reach the requester before the
+///   expiry that failed its QP, which the NIC never counted.
+#[test]
+fn random_queued_runs_give_no_false_problems() {
+    let mut rng = rig::rng::Rng::new(0x9_0e0e);
+    let mut failures = Vec::new();
+    for case in 0..random_runs() {
+        let yaml = queued_yaml(&mut rng, case);
+        if case < random_from() {
+            continue;
+        }
+        let name = format!("gbn-queued-random-{case}");
+        let r = std::panic::catch_unwind(|| {
+            let run = rig_run_yaml(&name, &yaml);
+            let failed: BTreeSet<u32> = run.result.truth.qp_errors.iter().map(|e| e.conn).collect();
+            let r = analysis(&run).run();
+            assert_eq!(r.gbn.violations, [], "{}", r.render());
+            assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+            for c in &r.gbn.connections {
+                let alive = c.retries_ran_out_at_end == Some(false) && c.retries_maybe_exhausted_by_ns.is_none();
+                assert!(!failed.contains(&c.conn) || !alive, "conn {} failed: {c:?}", c.conn);
+                let taken_failed = c.retries_exhausted_by_ns.is_some();
+                assert!(failed.contains(&c.conn) || !taken_failed, "conn {} did not fail: {c:?}", c.conn);
+            }
+        });
+        match r {
+            Err(_) => failures.push(format!("{case}:\n{yaml}")),
+            Ok(()) => {
+                let _ = std::fs::remove_dir_all(scratch(&name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
 /// timer. The port toward the responder queues the data ~35 µs, so the first round trip
 /// from a data packet's copy to its ACK's took 35 µs, and half of it was taken as the way
