@@ -404,22 +404,33 @@ fn random_compliant_runs_give_no_flags() {
 
 /// [`random_runs`] compliant runs with the knobs `knobs_of` draws (from a generator seeded
 /// with `seed`): no flags, counts as the emulator's. Lists every failing case.
-fn random_compliant_runs(prefix: &str, seed: u64, mut knobs_of: impl FnMut(&mut rig::rng::Rng, u64) -> Knobs) {
+fn random_compliant_runs(prefix: &str, seed: u64, knobs_of: impl FnMut(&mut rig::rng::Rng, u64) -> Knobs) {
+    random_cases(prefix, seed, knobs_of, |name, knobs| {
+        let (mut run, report) = gbn_report(name, knobs);
+        run.result.truth.unmatched_events.clear(); // random rounds need not happen
+        assert_compliant(name, &run, &report);
+    });
+}
+
+/// [`random_runs`] cases drawn by `draw` from a generator seeded with `seed` (every case
+/// is drawn, so each keeps its draw whatever [`random_from`]), each checked by `check`
+/// under its scratch name `prefix-case`. Lists every failing case, and keeps its scratch.
+fn random_cases<T: std::fmt::Debug>(
+    prefix: &str,
+    seed: u64,
+    mut draw: impl FnMut(&mut rig::rng::Rng, u64) -> T,
+    check: impl Fn(&str, &T),
+) {
     let mut rng = rig::rng::Rng::new(seed);
     let mut failures = Vec::new();
     for case in 0..random_runs() {
-        let knobs = knobs_of(&mut rng, case);
+        let drawn = draw(&mut rng, case);
         if case < random_from() {
             continue;
         }
         let name = format!("{prefix}-{case}");
-        let r = std::panic::catch_unwind(|| {
-            let (mut run, report) = gbn_report(&name, &knobs);
-            run.result.truth.unmatched_events.clear(); // random rounds need not happen
-            assert_compliant(&name, &run, &report);
-        });
-        if r.is_err() {
-            failures.push(format!("{case}: {knobs:?}"));
+        if std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&name, &drawn))).is_err() {
+            failures.push(format!("{case}: {drawn:?}"));
         } else {
             let _ = std::fs::remove_dir_all(scratch(&name));
         }
@@ -1334,16 +1345,12 @@ rig: {{seed: {}, dump-hosts: [{{weight: 1}}, {{weight: 1}}]{cables}}}
 ///   expiry that failed its QP, which the NIC never counted.
 #[test]
 fn random_queued_runs_give_no_false_problems() {
-    let mut rng = rig::rng::Rng::new(0x9_0e0e);
-    let mut failures = Vec::new();
-    for case in 0..random_runs() {
-        let yaml = queued_yaml(&mut rng, case);
-        if case < random_from() {
-            continue;
-        }
-        let name = format!("gbn-queued-random-{case}");
-        let r = std::panic::catch_unwind(|| {
-            let run = rig_run_yaml(&name, &yaml);
+    random_cases(
+        "gbn-queued-random",
+        0x9_0e0e,
+        |rng, case| Yaml(queued_yaml(rng, case)),
+        |name, yaml| {
+            let run = rig_run_yaml(name, &yaml.0);
             let failed: BTreeSet<u32> = run.result.truth.qp_errors.iter().map(|e| e.conn).collect();
             let r = analysis(&run).run();
             assert_eq!(r.gbn.violations, [], "{}", r.render());
@@ -1354,15 +1361,17 @@ fn random_queued_runs_give_no_false_problems() {
                 let taken_failed = c.retries_exhausted_by_ns.is_some();
                 assert!(failed.contains(&c.conn) || !taken_failed, "conn {} did not fail: {c:?}", c.conn);
             }
-        });
-        match r {
-            Err(_) => failures.push(format!("{case}:\n{yaml}")),
-            Ok(()) => {
-                let _ = std::fs::remove_dir_all(scratch(&name));
-            }
-        }
+        },
+    );
+}
+
+/// A configuration, listed as written when its case fails.
+struct Yaml(String);
+
+impl std::fmt::Debug for Yaml {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "\n{}", self.0)
     }
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// Queueing sweep case 20 (session 34): six WRITE QPs from a CX5 to a CX4 Lx, a 65 µs
