@@ -1,6 +1,7 @@
-//! When a frame the switch forwards reaches its host: the CNP analyzer's NP clock and
-//! goodput's completions at the requester both need it, and the switch timestamp is only
-//! the frame's ingress.
+//! When a frame the switch forwards reaches its host: the CNP analyzer's NP clock,
+//! goodput's completions at the requester and the Go-back-N replay's order of what the
+//! requester heard (and, toward a slower responder, when a request left) all need it, and
+//! the switch timestamp is only the frame's ingress.
 //!
 //! The switch port toward a host is a FIFO fed with every frame forwarded to that host and
 //! drained at the link rate of the host's NIC (Lumina §6: CX4 Lx 40 GbE, the others
