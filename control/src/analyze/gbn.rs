@@ -422,9 +422,10 @@ struct Pending {
 /// after a go-back that shows it came later ([`Checker::undo_reset`]).
 #[derive(Debug, Default)]
 struct Resets {
-    /// The count as it stood before the first: retries, the first one's trace order, the
-    /// last one's switch time, and when progress last started it over before.
-    before: (u32, Option<u64>, Option<u64>, Option<u64>),
+    /// The count as it stood before the first: retries, the first one's trace order, and
+    /// when progress last started it over before. (The last retry's time cannot change
+    /// meanwhile: the next retry takes these, [`Checker::undo_reset`].)
+    before: (u32, Option<u64>, Option<u64>),
     /// Each progress, with the oldest PSN it left unacknowledged, oldest first.
     progress: VecDeque<(u32, Pending)>,
 }
@@ -991,11 +992,11 @@ impl<'u> Checker<'u> {
             return false;
         }
         if self.resets.progress.is_empty() {
-            self.resets.before = (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts);
+            self.resets.before = (self.retries, self.first_retry, self.reset_ts);
         } else if self.resets.progress.len() == MAX_HOLES {
             // Far more than a go-back can cross: the oldest is taken as heard.
             let oldest = self.resets.progress.pop_front().map(|(_, p)| p.heard);
-            self.resets.before = (0, None, self.last_retry_ts, oldest);
+            self.resets.before = (0, None, oldest);
         }
         let progress = self.pending_of(r, true);
         self.resets.progress.push_back((una, progress));
@@ -1016,9 +1017,9 @@ impl<'u> Checker<'u> {
         let resets = std::mem::take(&mut self.resets);
         let unheard = |(una, q): &(u32, Pending)| psn::gt(*una, p) && within(q.heard, now, delivery);
         let Some(k) = resets.progress.iter().position(unheard) else { return };
-        (self.retries, self.first_retry, self.last_retry_ts, self.reset_ts) = match k {
+        (self.retries, self.first_retry, self.reset_ts) = match k {
             0 => resets.before,
-            _ => (0, None, self.last_retry_ts, Some(resets.progress[k - 1].1.heard)),
+            _ => (0, None, Some(resets.progress[k - 1].1.heard)),
         };
         for (_, q) in resets.progress.into_iter().skip(k).rev() {
             self.pending.push_front(q);
@@ -1562,7 +1563,8 @@ impl<'u> Checker<'u> {
         // READ: the response that showed the gap may have reached the requester after the
         // expiry that may have failed its QP (`retries_maybe_exhausted_by_ns`), which then
         // found no gap: a maybe episode, until a repeat answers it (random queued run 965).
-        let after_failure = self.stats.retries_maybe_exhausted_by_ns.is_some_and(|by| !later(by, self.left_ts(r)));
+        let cause = self.evidence_left(r);
+        let after_failure = self.stats.retries_maybe_exhausted_by_ns.is_some_and(|by| !later(by, cause.left_ns));
         let doubted = self.p.verb == Verb::Read && after_failure;
         if doubted {
             self.stats.maybe_ooo_episodes += 1;
@@ -1578,7 +1580,6 @@ impl<'u> Checker<'u> {
             }
         }
         let (unseen_before, after) = (self.unseen_since_in_order(r), self.rx.last_in_order);
-        let cause = self.evidence_left(r);
         self.rx.awaiting.push_back(Episode {
             id,
             lost,
