@@ -1622,3 +1622,105 @@ fn random_slow_paths_report_only_what_happened() {
     // One NAK and timeout too close to tell apart make two; beyond that, at most one in 20.
     assert!(doubted <= 2 + recoveries / 20, "{doubted} of {recoveries} recoveries unverifiable on complete traces");
 }
+
+/// A queueing sweep case (`requester`/`responder`/`traffic`/`rig` YAML): every recovery
+/// found is the truth's, of the same kind, PSN and first retransmission; a truth recovery
+/// not found is listed unverifiable. Returns the truth's (conn, kind, PSN, first seq).
+fn queued_case_matches_the_truth(name: &str, yaml: &str) -> Vec<(u32, RecoveryKind, u64, u32)> {
+    let run = rig_run_yaml(name, yaml);
+    let report = retrans::analyze(&analysis(&run).input());
+    let key = |r: &retrans::Recovery| Some((r.conn, r.kind, r.psn, r.first_retransmission?.seq));
+    let found: Vec<_> = report.recoveries.iter().filter_map(key).collect();
+    let unverifiable: Vec<_> = report.unverifiable.iter().filter_map(key).collect();
+    let want: Vec<_> = run
+        .result
+        .truth
+        .recoveries
+        .iter()
+        .map(|r| (r.conn, kind_of(r.kind), r.psn, r.first_retransmission_seq))
+        .collect();
+    for f in &found {
+        assert!(want.contains(f), "{name}: found {f:?}, not in the truth {want:?}");
+    }
+    for w in &want {
+        assert!(found.contains(w) || unverifiable.contains(w), "{name}: {w:?} missed: {found:?}");
+    }
+    want
+}
+
+/// Queueing sweep case 182: READ toward a CX4 Lx (40 GbE) from a CX5, a 16 µs timer.
+/// The first timeout's repeat from PSN 95 left while the answer's responses queued ~68 µs
+/// toward the requester; the next repeat, 16.384 µs later, was the timer's again. The
+/// responses' progress had passed the switch 12 µs before it: "recent" (the in-flight
+/// window) only when the port's queue is counted, so the gap an out-of-sequence response
+/// revealed before took it as its READ NACK.
+#[test]
+fn a_repeat_behind_progress_still_queued_toward_the_requester_is_the_timers() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {min-time-between-cnps: 50, adaptive-retrans: false}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {min-time-between-cnps: 0, adaptive-retrans: false}}
+traffic: {num-connections: 4, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 62269, tx-depth: 2, min-retransmit-timeout: 2, max-retransmit-retry: 7,
+  data-pkt-events: [{qpn: 1, psn: 95, type: drop, iter: 1}, {qpn: 1, psn: 212, type: drop, iter: 1}]}
+rig: {seed: 912997}
+";
+    let want = queued_case_matches_the_truth("retrans-queued-182", yaml);
+    assert!(want.contains(&(0, RecoveryKind::Timeout, 95, 548)), "the case: {want:?}");
+}
+
+/// Queueing sweep case 39: READ toward a CX4 Lx from an E810, a 262 µs timer. The
+/// answers queued ~128 µs toward the requester, which restarted its timer when they
+/// arrived: the READ NACK of a gap, 268 µs after the response revealing it, came before
+/// that timer ran out, though 270 µs after the progress passed the switch.
+#[test]
+fn the_timer_restarts_when_queued_progress_reaches_the_requester() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24]}, roce-parameters: {min-time-between-cnps: 4, slow-restart: true, adaptive-retrans: false}}
+responder: {nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24]}, roce-parameters: {dcqcn-np-enable: false, dcqcn-rp-enable: true, min-time-between-cnps: 50, adaptive-retrans: false}}
+traffic: {num-connections: 6, rdma-verb: read, num-msgs-per-qp: 12, mtu: 2048, message-size: 24464, tx-depth: 8, min-retransmit-timeout: 6, max-retransmit-retry: 3,
+  data-pkt-events: [{qpn: 3, psn: 83, type: drop, iter: 1}]}
+rig: {seed: 893816, dump-hosts: [{weight: 1}, {weight: 1}]}
+";
+    let want = queued_case_matches_the_truth("retrans-queued-39", yaml);
+    assert!(want.contains(&(2, RecoveryKind::ReadNack, 83, 943)), "the case: {want:?}");
+}
+
+/// Queueing sweep case 118: READ toward a CX4 Lx with adaptive retransmission, from a
+/// CX6 Dx. The response revealing a gap queued ~190 µs toward the requester; its READ
+/// NACK came 337 µs after its copy, past the NIC's bound counted from the copy, within it
+/// counted from when the response left the switch.
+#[test]
+fn a_read_nak_bound_runs_from_when_the_revealing_response_left_the_switch() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24, 10.1.0.5/24]}, roce-parameters: {min-time-between-cnps: 0, slow-restart: true, adaptive-retrans: true}}
+responder: {nic: {type: cx6dx, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24, 10.2.0.5/24]}, roce-parameters: {min-time-between-cnps: 4, adaptive-retrans: false}}
+traffic: {num-connections: 6, rdma-verb: read, num-msgs-per-qp: 19, mtu: 4096, message-size: 29097, multi-gid: true, tx-depth: 8, min-retransmit-timeout: 14, max-retransmit-retry: 2,
+  data-pkt-events: [{qpn: 5, psn: 75, type: drop, iter: 1}, {qpn: 5, psn: 75, type: drop, iter: 2}, {qpn: 5, psn: 75, type: corrupt, iter: 3},
+    {qpn: 5, psn: 75, type: drop, iter: 4}, {qpn: 5, psn: 75, type: corrupt, iter: 5}, {qpn: 5, psn: 75, type: corrupt, iter: 6},
+    {qpn: 5, psn: 75, type: drop, iter: 7}, {qpn: 5, psn: 75, type: drop, iter: 8}, {qpn: 6, psn: 71, type: drop, iter: 1},
+    {qpn: 6, psn: 71, type: drop, iter: 2}, {qpn: 6, psn: 71, type: drop, iter: 3}, {qpn: 1, psn: 11, type: ecn, iter: 1},
+    {qpn: 1, psn: 117, type: ecn, iter: 1}, {qpn: 1, psn: 125, type: ecn, iter: 1}, {qpn: 2, psn: 57, type: ecn, iter: 1},
+    {qpn: 2, psn: 102, type: ecn, iter: 1}, {qpn: 2, psn: 41, type: ecn, iter: 1}, {qpn: 3, psn: 46, type: ecn, iter: 1},
+    {qpn: 3, psn: 104, type: ecn, iter: 1}, {qpn: 3, psn: 85, type: ecn, iter: 1}, {qpn: 4, psn: 117, type: ecn, iter: 1},
+    {qpn: 4, psn: 7, type: ecn, iter: 1}, {qpn: 4, psn: 134, type: ecn, iter: 1}, {qpn: 5, psn: 107, type: ecn, iter: 1},
+    {qpn: 5, psn: 133, type: ecn, iter: 1}, {qpn: 5, psn: 11, type: ecn, iter: 1}, {qpn: 6, psn: 149, type: ecn, iter: 1},
+    {qpn: 6, psn: 55, type: ecn, iter: 1}, {qpn: 6, psn: 114, type: ecn, iter: 1}]}
+rig: {seed: 860635}
+";
+    let want = queued_case_matches_the_truth("retrans-queued-118", yaml);
+    assert!(want.contains(&(4, RecoveryKind::ReadNack, 75, 1067)), "the case: {want:?}");
+    assert!(want.contains(&(5, RecoveryKind::ReadNack, 71, 1000)), "the case: {want:?}");
+}
+
+/// Queueing sweep case 763: READ toward a CX4 Lx, a 16 µs timer. A gap at PSN 83 was
+/// recovered by three timeouts before its READ NACK (~150 µs) was due, which made that
+/// NACK moot; 220 µs later a timeout's repeat from PSN 257 was paired with it.
+#[test]
+fn a_read_gap_a_timeout_overtook_answers_no_repeat_from_another_psn() {
+    let yaml = "requester: {nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24]}, roce-parameters: {min-time-between-cnps: 0, adaptive-retrans: false}}
+responder: {nic: {type: cx5, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24]}, roce-parameters: {min-time-between-cnps: 0, adaptive-retrans: true}}
+traffic: {num-connections: 3, rdma-verb: read, num-msgs-per-qp: 20, mtu: 1024, message-size: 15483, multi-gid: true, barrier-sync: true, tx-depth: 8, min-retransmit-timeout: 2, max-retransmit-retry: 3,
+  data-pkt-events: [{qpn: 3, psn: 83, type: corrupt, iter: 1}, {qpn: 3, psn: 83, type: drop, iter: 2}, {qpn: 3, psn: 83, type: corrupt, iter: 3},
+    {qpn: 1, psn: 200, type: drop, iter: 1}, {qpn: 2, psn: 150, type: corrupt, iter: 1}, {qpn: 2, psn: 150, type: corrupt, iter: 2},
+    {qpn: 2, psn: 150, type: corrupt, iter: 3}, {qpn: 3, psn: 294, type: corrupt, iter: 1}]}
+rig: {seed: 25659, dump-hosts: [{weight: 1}, {weight: 1}]}
+";
+    let want = queued_case_matches_the_truth("retrans-queued-763", yaml);
+    assert!(want.contains(&(2, RecoveryKind::Timeout, 257, 1557)), "the case: {want:?}");
+}

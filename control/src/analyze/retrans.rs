@@ -24,7 +24,9 @@
 //!   reached the requester after it and restarted nothing;
 //! - gaps, NAKs and go-backs pair up in order (first come, first served): each gap gets
 //!   one NAK, each NAK schedules one go-back. Several are pending at once only when a
-//!   timeout overtook a slow NACK (E810 READ, §6.1: its go-back still comes, later) or
+//!   timeout overtook a slow NACK (E810 READ, §6.1: IBA runs one retry sequence at a
+//!   time, so the timeout made it moot, and its go-back, if it still comes, comes from
+//!   its own PSN; no repeat from another PSN answers it) or
 //!   after out-of-order data (a GBN violation: two NAKs, the later one acknowledging the
 //!   PSN the earlier one names, so both go-backs resume from the later one's PSN). A
 //!   go-back is the oldest pending NAK's whose PSN, or the oldest PSN unacknowledged past
@@ -51,6 +53,11 @@
 //! *observed* value runs from the last packet the retransmitting end sent before it (so
 //! it can be shorter than the timer: go-back-N resends do not restart the timer);
 //! `timer_elapsed_ns` runs from the timer's (re)start as the trace shows it.
+//!
+//! Behind a slower link the switch port toward the requester queues (`egress`): the
+//! requester hears progress when the port sends it, not when its copy passed. Its timer
+//! restarts then, a READ gap's NACK bound runs from when the revealing response left,
+//! and progress still queued when a go-back left may not have been heard by it.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
@@ -567,8 +574,9 @@ impl Timer {
     fn restart(&mut self, ts: Option<u64>, order: u64, earliest: Option<u64>) {
         (self.start, self.start_order, self.earliest, self.heard) = (ts, ts.map(|_| order), earliest, ts.is_some());
     }
+    /// Time run by `ts`: none yet if it (re)started later (on progress heard after `ts`).
     fn elapsed(&self, ts: u64) -> Option<u64> {
-        self.start.map(|s| elapsed(s, ts))
+        self.start.map(|s| run_by(s, ts))
     }
 }
 
@@ -580,6 +588,8 @@ struct Unheard {
     una: u64,
     before: u64,
     at: u64,
+    /// How long after its copy it left the switch toward the requester (the port's queue).
+    queued: u64,
     timer: Timer,
     attempts: u32,
     heard_una: u64,
@@ -608,6 +618,13 @@ struct Gap {
     /// Its missing PSN arrived in order as a first transmission (out-of-order data): no
     /// go-back recovered it, its NAK (sent before) still schedules one.
     filled: bool,
+    /// When `cause` left the switch toward the data receiver (its copy's time, plus the
+    /// port's queue): READ's NAK bound runs from there.
+    left_ns: u64,
+    /// A timeout went back since it was found: IBA runs one retry sequence at a time, so
+    /// its NACK's go-back was made moot — unless one still comes from its own PSN (a slow
+    /// NACK, as E810's READ one of ~83 ms, §6.1, may).
+    overtaken: bool,
 }
 
 impl Gap {
@@ -1070,7 +1087,17 @@ impl<'u> Tracker<'u> {
             Arrival::Gap { missing } => {
                 // Past the missing PSN by one, nothing could arrive before it past the gap.
                 let cause_sure = p.psn == missing + 1 || !self.unseen.between(self.rx_since, self.order);
-                push_capped(&mut self.gaps, Gap { cause: p, expected: missing, cause_sure, filled: false });
+                push_capped(
+                    &mut self.gaps,
+                    Gap {
+                        cause: p,
+                        expected: missing,
+                        cause_sure,
+                        filled: false,
+                        left_ns: ts_add(p.switch_ts_ns, self.heard_delay_ns),
+                        overtaken: false,
+                    },
+                );
             }
             Arrival::First | Arrival::Ignored => {}
         }
@@ -1240,7 +1267,8 @@ impl<'u> Tracker<'u> {
         let (timer, attempts, heard_una, attempts_doubt) =
             (self.timer, self.attempts, self.heard_una, self.attempts_doubt);
         let before = self.una;
-        let u = Unheard { una, before, at: ts, timer, attempts, heard_una, attempts_doubt };
+        let queued = self.heard_delay_ns;
+        let u = Unheard { una, before, at: ts, queued, timer, attempts, heard_una, attempts_doubt };
         self.unheard.push_back(u);
         self.una = una;
         let queued = !self.pending.is_empty() || self.heard_delay_ns > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
@@ -1250,7 +1278,9 @@ impl<'u> Tracker<'u> {
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
-        self.timer.restart((una < self.sent_end()).then_some(ts), self.order, earliest);
+        // Behind a queue the requester restarts its timer when the progress reaches it.
+        let heard = if queued { ts_add(ts, self.heard_delay_ns) } else { ts };
+        self.timer.restart((una < self.sent_end()).then_some(heard), self.order, earliest);
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK, or
             // filled in order (out-of-order data) with its NAK on its way: only a NAK naming
@@ -1363,7 +1393,7 @@ impl<'u> Tracker<'u> {
         let timer = self.crossed(p, true).map_or(self.timer, |(u, _)| u.timer);
         let (Some(t), Some(start)) = (self.s.fixed_ns, timer.start) else { return false };
         let idle = self.last_send_ns.is_none_or(|l| !later(l, start) || elapsed(start, l) < t);
-        p.psn == self.una && idle && elapsed(start, p.switch_ts_ns) >= t
+        p.psn == self.una && idle && run_by(start, p.switch_ts_ns) >= t
     }
 
     /// Whether the timer, started as the trace shows, may have fired by `ts`: it ran the
@@ -1374,7 +1404,7 @@ impl<'u> Tracker<'u> {
 
     /// The timer may have expired by `ts`, had an unseen packet (re)started it earlier.
     fn maybe_expired(&self, ts: u64) -> bool {
-        self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| elapsed(e, ts) >= t)
+        self.s.configured_ns.zip(self.timer.earliest).is_some_and(|(t, e)| run_by(e, ts) >= t)
     }
 
     /// Whether the timer had fired by `ts`; never known with adaptive retransmission: a
@@ -1393,7 +1423,7 @@ impl<'u> Tracker<'u> {
     /// E810's READ NACK, 83 ms, after the timer's go-back already recovered the gap).
     fn expired_unheard(&self, first: PacketRef) -> bool {
         let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
-        let recent = |u: &Unheard| within(u.at, first.switch_ts_ns, window);
+        let recent = |u: &Unheard| within(u.at, first.switch_ts_ns, window + u.queued);
         let crossed = self.crossed(first, false).filter(|(u, _)| recent(u));
         let timer = crossed.map_or(self.timer, |(u, _)| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
@@ -1437,7 +1467,7 @@ impl<'u> Tracker<'u> {
         let behind = |u: &Unheard| psn < una && u.una > psn;
         let ran_out = |u: &Unheard| {
             let Some((start, t)) = u.timer.start.zip(self.s.fixed_ns) else { return false };
-            let by = |at: u64, slack: u64| elapsed(start, at) + slack >= t;
+            let by = |at: u64, slack: u64| run_by(start, at) + slack >= t;
             let fresh_after = self.fresh_ns.is_some_and(|f| later(f, start) && elapsed(start, f) >= t + DELIVERY_NS);
             lapse && by(u.at, DELIVERY_NS) && by(ts, 0) && !fresh_after
         };
@@ -1695,6 +1725,7 @@ impl<'u> Tracker<'u> {
         // Each revealed gap schedules one go-back, and they fire in the order the gaps
         // were seen: the oldest pending gap is this one's (several are pending only when
         // a timeout recovered the data before a slow NACK fired — E810, §6.1).
+        self.drop_overtaken_gaps(req.psn);
         let i = match self.gaps.first().copied() {
             Some(g) if !self.expired_unheard(req) => {
                 self.gaps.remove(0);
@@ -1756,7 +1787,17 @@ impl<'u> Tracker<'u> {
         let timer_may = !self.s.disabled && (self.s.fixed_ns.is_none() || self.timer_expired(ts));
         let Some(bound) = self.s.read_nak_ns.filter(|_| timer_may) else { return };
         let path = super::gbn::DELIVERY_NS.max(self.path_ns.unwrap_or(0));
-        self.gaps.retain(|g| !read_nak_overdue(g.cause.switch_ts_ns, ts, bound, path));
+        self.gaps.retain(|g| !read_nak_overdue(g.left_ns, ts, bound, path));
+    }
+
+    /// READ: gaps a timeout overtook answer only a repeat from their own PSN; the oldest
+    /// ones another repeat finds first never will (sweep case 763: a gap at PSN 83, moot
+    /// after three timeouts recovered it, was paired with a timeout's repeat from PSN 257
+    /// 220 µs later).
+    fn drop_overtaken_gaps(&mut self, psn: u64) {
+        while self.gaps.first().is_some_and(|g| g.overtaken && g.expected != psn) {
+            self.gaps.remove(0);
+        }
     }
 
     /// READ: the requester repeats its request from the PSN of a READ NACK not answered
@@ -1869,6 +1910,7 @@ impl<'u> Tracker<'u> {
             return;
         }
         self.rx.recovering();
+        self.drop_overtaken_gaps(first.psn);
         let i = match self.gaps.first().copied() {
             Some(g) if g.expected <= first.psn && !self.timer_expired(first.switch_ts_ns) => {
                 self.gaps.remove(0);
@@ -1914,6 +1956,9 @@ impl<'u> Tracker<'u> {
             self.count_heard(heard_to);
         }
         self.heard_after_expiry(first.psn);
+        for g in &mut self.gaps {
+            g.overtaken = true;
+        }
         self.unheard.clear();
         self.unheard_thinned = false;
         // IBA §9.7.6.1.3: the retry count, expiries since the last forward progress.
@@ -2175,6 +2220,16 @@ impl Draft {
         let at_start = self.first.is_some_and(|f| f.psn == psn);
         let generation = delta(self.revealing, self.nak).filter(|_| nak_known);
         (generation, delta(self.nak, self.first).filter(|_| nack && nak_known && at_start))
+    }
+}
+
+/// Time a timer (re)started at `start` had run by `ts`: none if it started later (on
+/// progress the requester heard only after `ts`, behind a queue).
+fn run_by(start: u64, ts: u64) -> u64 {
+    if later(start, ts) {
+        0
+    } else {
+        elapsed(start, ts)
     }
 }
 
