@@ -1271,15 +1271,16 @@ impl<'u> Tracker<'u> {
         let u = Unheard { una, before, at: ts, queued, timer, attempts, heard_una, attempts_doubt };
         self.unheard.push_back(u);
         self.una = una;
-        let queued = !self.pending.is_empty() || self.heard_delay_ns > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
-        match queued {
-            true => self.pending.push_back((ts_add(ts, self.heard_delay_ns), una)),
+        // Behind a queue the requester hears it, and restarts its timer, when the port
+        // sends it: the count starts over once the trace's clock passes that.
+        let behind = !self.pending.is_empty() || queued > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        let heard = if behind { ts_add(ts, queued) } else { ts };
+        match behind {
+            true => self.pending.push_back((heard, una)),
             false => self.clock_heard(una),
         }
         self.data.acked(una);
         self.gone_back_unseen(una);
-        // Behind a queue the requester restarts its timer when the progress reaches it.
-        let heard = if queued { ts_add(ts, self.heard_delay_ns) } else { ts };
         self.timer.restart((una < self.sent_end()).then_some(heard), self.order, earliest);
         if self.s.verb != Verb::Read {
             // A gap before `una` was recovered (a timeout's go-back) without a NAK, or
