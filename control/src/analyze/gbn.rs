@@ -638,6 +638,11 @@ struct Timer {
     /// the responder, [`Checker::return_ns`]), too long when the responder is slow to
     /// answer (an E810's READ responses, ~1.4 µs). A NIC counter is compared with these.
     surely_lapsed: bool,
+    /// Expiries found silent once progress was taken in (certain, maybe: as `surely_lapsed`
+    /// and `maybe_lapsed` tell them apart), not yet counted: each came before the send that
+    /// followed its progress, so that send was its go-back, from a PSN it had just heard
+    /// acknowledged ([`Timer::hear`]).
+    silent: (u64, u64),
 }
 
 /// A timer start: at the requester's own send, on the clock of its copies, or at progress
@@ -827,9 +832,22 @@ impl Timer {
             (None, None) => Start::Heard(h.at),
         };
         let expired = |s: Start, lapse_ns: u64| timeout_ns.is_some_and(|t| expired_before(s, t, h.at, lapse_ns));
+        let before_send = |s: Start, sent: u64| timeout_ns.is_some_and(|t| !later(ts_add(s.on_send_clock(0), t), sent));
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
             _ if self.lapsed => {} // the first progress after the expiry tells
+            // It expired before the progress arrived and before the send after it: that send
+            // was its go-back, which the progress, arriving first, moved on to a PSN never
+            // sent (sweep case 1118: a 16 µs timer ran out 0.24 µs before an ACK's copy of
+            // everything outstanding). A silent expiry, whatever comes later; the go-back
+            // restarted the timer.
+            Some(s) if expired(s, way.lapse_ns) && h.then_sent.is_some_and(|sent| before_send(s, sent)) => {
+                match expired(s, 0) {
+                    true => self.silent.0 += 1,
+                    false => self.silent.1 += 1,
+                }
+                self.started = Some(start);
+            }
             Some(s) if expired(s, way.lapse_ns) => (self.lapsed, self.surely_lapsed) = (true, expired(s, 0)),
             Some(s) => {
                 self.maybe_lapsed = expired(s, way.max_lapse_ns);
@@ -1775,9 +1793,19 @@ impl<'u> Checker<'u> {
             self.stats.silent_timeouts += u64::from(certain);
             self.stats.maybe_silent_timeouts += u64::from(maybe && !certain);
         }
+        self.count_silent_found();
+    }
+
+    /// Counts the expiries the timer found silent as it took progress in: a go-back or
+    /// send came after each, so the QP was still retrying then, failed later or not.
+    fn count_silent_found(&mut self) {
+        let (certain, maybe) = std::mem::take(&mut self.timer.silent);
+        self.stats.silent_timeouts += certain;
+        self.stats.maybe_silent_timeouts += maybe;
     }
 
     fn count_go_back_as(&mut self, r: &Record, timeout: bool) {
+        self.count_silent_found();
         if timeout {
             // It supersedes the go-backs of the NAKs pending: they are not done again.
             self.tx.nak_pending.clear();
