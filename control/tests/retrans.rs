@@ -1724,3 +1724,21 @@ rig: {seed: 25659, dump-hosts: [{weight: 1}, {weight: 1}]}
     let want = queued_case_matches_the_truth("retrans-queued-763", yaml);
     assert!(want.contains(&(2, RecoveryKind::Timeout, 257, 1557)), "the case: {want:?}");
 }
+
+/// Queueing sweep case 1598: READ toward a CX4 Lx from a CX6 Dx over 5 µs links, a 16 µs
+/// timer. The responses of one QP queued toward the requester for so long that 63 more
+/// progressed past the second since the last timeout, and the list of progress the
+/// requester may not have heard, full, dropped that second one. A timeout's repeat from
+/// before it then found the next progress crossing it, and the timer state after it: the
+/// repeat became a READ NACK of an earlier gap. The list now first drops the progress
+/// certainly heard, and else one near its newest end.
+#[test]
+fn a_long_queued_answer_keeps_the_first_progress_a_timeout_crossed() {
+    let yaml = "requester: {nic: {ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24], switch-port: 144, type: cx4lx}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: true, dcqcn-rp-enable: false, min-time-between-cnps: 50, slow-restart: false}}
+responder: {nic: {ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24], switch-port: 152, type: cx6dx}, roce-parameters: {adaptive-retrans: false, dcqcn-np-enable: true, dcqcn-rp-enable: false, min-time-between-cnps: 50, slow-restart: false}}
+traffic: {barrier-sync: false, data-pkt-events: [{iter: 1, psn: 25, qpn: 2, type: corrupt}], max-retransmit-retry: 2, message-size: 7668, min-retransmit-timeout: 2, mtu: 1024, multi-gid: true, num-connections: 3, num-msgs-per-qp: 12, rdma-verb: read, tx-depth: 8}
+rig: {dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 5000, seed: 523006}
+";
+    let want = queued_case_matches_the_truth("retrans-queued-1598", yaml);
+    assert!(want.contains(&(1, RecoveryKind::Timeout, 25, 542)), "the case: {want:?}");
+}

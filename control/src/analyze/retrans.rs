@@ -594,6 +594,9 @@ struct Unheard {
     attempts: u32,
     heard_una: u64,
     attempts_doubt: bool,
+    /// Progress before it, since the entry before, was left out of `unheard` (full,
+    /// [`Tracker::thin_unheard`]): it may have been the first to cross a go-back.
+    after_gap: bool,
 }
 
 /// The retry count as it was before progress the trace's clock took as heard started it
@@ -781,8 +784,6 @@ struct Tracker<'u> {
     pending: VecDeque<(u64, u64)>,
     /// Progress seen, oldest first, with what it changed (`Unheard`), since the last timeout.
     unheard: VecDeque<Unheard>,
-    /// Progress was left out of `unheard` (full), between its first and second entries.
-    unheard_thinned: bool,
     /// Switch time of the requester's last first transmission (data, READ: a request).
     fresh_ns: Option<u64>,
     gaps: Vec<Gap>,
@@ -874,7 +875,6 @@ impl<'u> Tracker<'u> {
             heard_delay_ns: 0,
             pending: VecDeque::new(),
             unheard: VecDeque::new(),
-            unheard_thinned: false,
             fresh_ns: None,
             gaps: Vec::new(),
             closed: Vec::new(),
@@ -1257,18 +1257,13 @@ impl<'u> Tracker<'u> {
             return;
         }
         if self.unheard.len() >= PENDING_CAP {
-            // The oldest stays: the state before the first progress since the last timeout
-            // is the one an expiry finds when none of it had reached the requester (a long
-            // READ answer crossing the go-back: seed 2154 took the timer's start from the
-            // 27th response, an early timeout with its attempt one short).
-            self.unheard.remove(1);
-            self.unheard_thinned = true;
+            self.thin_unheard(ts);
         }
         let (timer, attempts, heard_una, attempts_doubt) =
             (self.timer, self.attempts, self.heard_una, self.attempts_doubt);
         let before = self.una;
         let queued = self.heard_delay_ns;
-        let u = Unheard { una, before, at: ts, queued, timer, attempts, heard_una, attempts_doubt };
+        let u = Unheard { una, before, at: ts, queued, timer, attempts, heard_una, attempts_doubt, after_gap: false };
         self.unheard.push_back(u);
         self.una = una;
         // Behind a queue the requester hears it, and restarts its timer, when the port
@@ -1292,6 +1287,31 @@ impl<'u> Tracker<'u> {
             for g in closed {
                 push_capped(&mut self.closed, g);
             }
+        }
+    }
+
+    /// Makes room in `unheard` (full). The oldest entry stays: the state before the first
+    /// progress since the last timeout is the one an expiry finds when none of it had
+    /// reached the requester (a long READ answer crossing the go-back: seed 2154 took the
+    /// timer's start from the 27th response, an early timeout with its attempt one short).
+    /// Then what leaves is the progress the requester had certainly heard by `now` (it left
+    /// the switch toward it longer than the in-flight window ago, as `expired_unheard`
+    /// judges): a go-back to come resends from its `una` or later, so it crosses none of it.
+    /// Failing that (all of it may still be on its way: queued toward the requester), the
+    /// entry before the newest: a go-back while progress queues is from an old PSN, whose
+    /// first progress past it is an old entry (queueing sweep case 1598: a READ go-back from
+    /// before the second entry came 63 responses later, and that entry had been thinned out).
+    fn thin_unheard(&mut self, now: u64) {
+        let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
+        let heard = self.unheard.iter().skip(1).take_while(|u| !within(u.at, now, window + u.queued)).count();
+        if heard > 0 {
+            self.unheard.drain(1..=heard);
+            return;
+        }
+        let at = self.unheard.len() - 2;
+        self.unheard.remove(at);
+        if let Some(u) = self.unheard.get_mut(at) {
+            u.after_gap = true;
         }
     }
 
@@ -1473,7 +1493,7 @@ impl<'u> Tracker<'u> {
             lapse && by(u.at, DELIVERY_NS) && by(ts, 0) && !fresh_after
         };
         let i = self.unheard.iter().position(|u| behind(u) || ran_out(u))?;
-        Some((self.unheard[i], i > 0 && self.unheard_thinned))
+        Some((self.unheard[i], i > 0 && self.unheard[i].after_gap))
     }
 
     /// WRITE/SEND go-back of the data: a NAK's, unless the timer fired first. The
@@ -1961,7 +1981,6 @@ impl<'u> Tracker<'u> {
             g.overtaken = true;
         }
         self.unheard.clear();
-        self.unheard_thinned = false;
         // IBA §9.7.6.1.3: the retry count, expiries since the last forward progress.
         self.attempts += 1;
         // The requester's last packet before the go-back may be unseen: then so is the
