@@ -563,6 +563,12 @@ struct Timer {
     /// Restarted by progress, at its copy: the requester restarted it on the progress's
     /// arrival, up to [`DELIVERY_NS`] later, so it may have expired that much later.
     heard: bool,
+    /// Stopped by an expiry, and (re)started by the go-back's send: the earliest that
+    /// expiry can have come (the expired timer's start, or its own floor, plus the
+    /// timeout). A NIC that paces its sends (slow restart, a rate limiter) restarts the
+    /// timer when it schedules the resend, which may leave µs later: the timer may have
+    /// run from here, not from the resend's copy.
+    floor: Option<u64>,
 }
 
 impl Timer {
@@ -573,6 +579,14 @@ impl Timer {
     }
     fn restart(&mut self, ts: Option<u64>, order: u64, earliest: Option<u64>) {
         (self.start, self.start_order, self.earliest, self.heard) = (ts, ts.map(|_| order), earliest, ts.is_some());
+        self.floor = None;
+    }
+
+    /// Time run by `ts` from the earliest start it can have had: its floor, when before the
+    /// start the trace shows ([`Timer::floor`] is a bound only as good as the expired
+    /// timer's start).
+    fn elapsed_at_most(&self, ts: u64) -> Option<u64> {
+        self.start.map(|s| run_by(self.floor.filter(|&f| later(s, f)).unwrap_or(s), ts))
     }
     /// Time run by `ts`: none yet if it (re)started later (on progress heard after `ts`).
     fn elapsed(&self, ts: u64) -> Option<u64> {
@@ -1989,7 +2003,13 @@ impl<'u> Tracker<'u> {
         let observed_ns = last_tx.map(|l| elapsed(l.switch_ts_ns, first.switch_ts_ns));
         let timer_elapsed_ns = self.timer.elapsed(first.switch_ts_ns);
         let configured_ns = self.s.configured_ns;
-        let early = self.s.adaptive == Some(false) && configured_ns.zip(timer_elapsed_ns).is_some_and(|(t, e)| e < t);
+        // Early only if it was even from the earliest start the timer can have had: after
+        // an expiry, the resend that restarted it may have been held back by the NIC's own
+        // pacing (queueing sweep case 248: an 8 µs timer, slow restart sending a packet
+        // every 5 µs, go-backs 5 µs apart on the wire, each timer scheduled on time).
+        let run_at_most = self.timer.elapsed_at_most(first.switch_ts_ns);
+        let early = self.s.adaptive == Some(false) && configured_ns.zip(run_at_most).is_some_and(|(t, e)| e < t);
+        let floor = configured_ns.zip(self.timer.floor.or(self.timer.start)).map(|(t, s)| ts_add(s, t));
         let detail = TimeoutDetail {
             attempt: self.attempts,
             last_tx,
@@ -2023,6 +2043,7 @@ impl<'u> Tracker<'u> {
         }
         // The expiry stops the timer; the retransmission's send starts it again.
         self.timer.restart(None, self.order, None);
+        self.timer.floor = floor;
         self.draft(Draft {
             kind: RecoveryKind::Timeout,
             lost: self.losses.range(first.psn..).next().map(|(_, &l)| l),
@@ -2800,6 +2821,31 @@ mod tests {
         let got = replay(read, &packets);
         let timeouts = got.iter().filter(|r| r.kind == RecoveryKind::Timeout).count();
         assert_eq!(timeouts, 1, "only the timer's go-back: {got:?}");
+    }
+
+    #[test]
+    fn a_resend_held_back_by_pacing_makes_the_next_timeout_no_early_one() {
+        use Role::Responder as Resp;
+        let t = iba_timeout_ns(14).unwrap();
+        // The first expiry's resend leaves 3 µs late (the NIC paces its sends); the second
+        // expiry's, on time, comes 2 µs short of a timeout after it on the wire, but a whole
+        // timeout after the first expiry, when the timer restarted.
+        let first = 1_000 + t + 3_000;
+        for (second, early) in [(first + t - 2_000, false), (first + t / 2, true)] {
+            let packets = [
+                (Resp, WRITE_MIDDLE, 0, 1_000, 0, None),
+                (Resp, WRITE_MIDDLE, 0, first, 0, None),
+                (Resp, WRITE_MIDDLE, 0, second, 0, None),
+            ];
+            let got = replay(write(Some(false)), &packets);
+            let t2 = got[1].timeout.as_ref().unwrap();
+            assert_eq!(
+                (got[1].kind, t2.attempt, t2.timer_elapsed_ns),
+                (RecoveryKind::Timeout, 2, Some(second - first))
+            );
+            assert_eq!(t2.early, early, "second resend {} after the first", second - first);
+            assert!(!got[0].timeout.as_ref().unwrap().early);
+        }
     }
 
     #[test]
