@@ -832,7 +832,8 @@ impl Timer {
             (None, None) => Start::Heard(h.at),
         };
         let expired = |s: Start, lapse_ns: u64| timeout_ns.is_some_and(|t| expired_before(s, t, h.at, lapse_ns));
-        let before_send = |s: Start, sent: u64| timeout_ns.is_some_and(|t| !later(ts_add(s.on_send_clock(0), t), sent));
+        let before_send =
+            |s: Start, sent: u64| timeout_ns.is_some_and(|t| !later(ts_add(s.on_send_clock(way.lapse_ns), t), sent));
         match self.started {
             Some(s) if !later(start.ts(), s.ts()) => {}
             _ if self.lapsed => {} // the first progress after the expiry tells
