@@ -1264,7 +1264,7 @@ rig: {seed: 882299, dump-hosts: [{weight: 1}]}
     assert!(truth.naks.is_empty());
     let r = analysis(&run).run();
     for c in &r.gbn.connections {
-        let timeouts = truth.timeouts.iter().filter(|t| t.conn == c.conn && t.retried).count() as u64;
+        let timeouts = retried_timeouts(truth, c.conn);
         assert!(timeouts > 1, "conn {}: its timer went back", c.conn);
         assert_eq!((c.timeout_retransmissions, c.nak_retransmissions), (timeouts, 0), "conn {}", c.conn);
     }
@@ -1393,7 +1393,7 @@ rig: {seed: 980455, dump-hosts: [{weight: 1}]}
     let truth = &run.result.truth;
     let r = analysis(&run).run();
     for c in &r.gbn.connections {
-        let timeouts = truth.timeouts.iter().filter(|t| t.conn == c.conn && t.retried).count() as u64;
+        let timeouts = retried_timeouts(truth, c.conn);
         let naks = truth.recoveries.iter().filter(|t| t.conn == c.conn && t.kind == RecoveryKind::Nack).count() as u64;
         assert_eq!((c.timeout_retransmissions, c.nak_retransmissions), (timeouts, naks), "conn {}", c.conn);
     }
@@ -1421,7 +1421,7 @@ rig: {dump-hosts: [{weight: 1}], seed: 629727}
     let silent: u64 = r.gbn.connections.iter().map(|c| c.silent_timeouts).sum();
     assert!(silent >= 1, "the case has a silent expiry: {}", r.render());
     for c in &r.gbn.connections {
-        let retried = truth.timeouts.iter().filter(|t| t.conn == c.conn && t.retried).count() as u64;
+        let retried = retried_timeouts(truth, c.conn);
         let visible = truth.recoveries.iter().filter(|t| t.conn == c.conn && t.kind == RecoveryKind::Timeout).count();
         assert_eq!(c.timeout_retransmissions, visible as u64, "conn {}: go-backs by timeout", c.conn);
         assert_eq!(c.timeout_retransmissions + c.silent_timeouts, retried, "conn {}: retried expiries", c.conn);
@@ -1429,6 +1429,11 @@ rig: {dump-hosts: [{weight: 1}], seed: 629727}
     }
     assert_eq!(r.gbn.violations, [], "{}", r.render());
     assert_eq!(r.counters.inconsistent(), [], "{}", r.render());
+}
+
+/// The emulator's retried expiries of connection `conn` (the NIC's `local_ack_timeout_err`).
+fn retried_timeouts(truth: &rig::truth::Truth, conn: u32) -> u64 {
+    truth.timeouts.iter().filter(|t| t.conn == conn && t.retried).count() as u64
 }
 
 fn found_kind(k: RecoveryKind) -> control::analyze::retrans::RecoveryKind {

@@ -1308,16 +1308,15 @@ impl<'u> Tracker<'u> {
     /// progress since the last timeout is the one an expiry finds when none of it had
     /// reached the requester (a long READ answer crossing the go-back: seed 2154 took the
     /// timer's start from the 27th response, an early timeout with its attempt one short).
-    /// Then what leaves is the progress the requester had certainly heard by `now` (it left
-    /// the switch toward it longer than the in-flight window ago, as `expired_unheard`
-    /// judges): a go-back to come resends from its `una` or later, so it crosses none of it.
+    /// Then what leaves is the progress the requester had certainly heard by `now`
+    /// ([`Self::maybe_unheard`]): a go-back to come resends from its `una` or later, so it
+    /// crosses none of it.
     /// Failing that (all of it may still be on its way: queued toward the requester), the
     /// entry before the newest: a go-back while progress queues is from an old PSN, whose
     /// first progress past it is an old entry (queueing sweep case 1598: a READ go-back from
     /// before the second entry came 63 responses later, and that entry had been thinned out).
     fn thin_unheard(&mut self, now: u64) {
-        let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
-        let heard = self.unheard.iter().skip(1).take_while(|u| !within(u.at, now, window + u.queued)).count();
+        let heard = self.unheard.iter().skip(1).take_while(|u| !self.maybe_unheard(u, now)).count();
         if heard > 0 {
             self.unheard.drain(1..=heard);
             return;
@@ -1457,11 +1456,17 @@ impl<'u> Tracker<'u> {
     /// have been heard: older progress was, and a go-back behind it is a late NACK (an
     /// E810's READ NACK, 83 ms, after the timer's go-back already recovered the gap).
     fn expired_unheard(&self, first: PacketRef) -> bool {
-        let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
-        let recent = |u: &Unheard| within(u.at, first.switch_ts_ns, window + u.queued);
-        let crossed = self.crossed(first, false).filter(|(u, _)| recent(u));
+        let crossed = self.crossed(first, false).filter(|(u, _)| self.maybe_unheard(u, first.switch_ts_ns));
         let timer = crossed.map_or(self.timer, |(u, _)| u.timer);
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e >= t)
+    }
+
+    /// Whether progress `u` may not have reached the requester by `now`: it left the switch
+    /// toward it (its copy, plus its queueing there) within the in-flight window and the
+    /// path before. Older progress had.
+    fn maybe_unheard(&self, u: &Unheard, now: u64) -> bool {
+        let window = super::gbn::IN_FLIGHT_NS + self.path_ns.unwrap_or(0);
+        within(u.at, now, window + u.queued)
     }
 
     /// Whether the timer had fired by go-back `first`, for pending NAK `n`: as the trace
