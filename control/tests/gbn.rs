@@ -472,8 +472,9 @@ fn random_injected_violations_are_flagged_exactly() {
         });
         if r.is_err() {
             failures.push(format!("{case}: {knobs:?}"));
+        } else {
+            let _ = std::fs::remove_dir_all(scratch(&name));
         }
-        let _ = std::fs::remove_dir_all(scratch(&name));
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
     let fired = fired.into_inner();

@@ -338,37 +338,52 @@ fn random_timers(rnd: &mut Rnd, knobs: Knobs) -> Knobs {
 /// cannot tell: there the reactions it cannot pair are left out (`compare_out_of_order`).
 #[test]
 fn random_configurations_match_the_truth() {
-    let mut rnd = Rnd(0x9e37_79b9_7f4a_7c15);
     let mut failures = Vec::new();
-    for case in 0..random_runs(150) {
-        let shape = random_shape(&mut rnd);
-        let (verb, max) = (shape.verb, shape.msgs * shape.msg_pkts);
-        let violation = ["", "", "nak-wrong-psn", "ooo-data"][rnd.below(4) as usize];
-        let ooo = violation == "ooo-data" && verb != Verb::Read;
-        let faults = match (verb, violation) {
-            (Verb::Read, _) | (_, "") => String::new(),
-            (_, kind) => {
-                format!("    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {}}}]\n", 1 + rnd.below(u64::from(max - 1)))
-            }
-        };
-        let knobs = random_timers(&mut rnd, Knobs { seed: case, faults, ..shape });
-        let knobs = Knobs { dump_hosts: if rnd.below(2) == 0 { vec![1] } else { vec![1, 2] }, ..knobs };
+    for (case, knobs) in random_configurations(random_runs(150)).iter().enumerate() {
         let name = format!("retrans-random-{case}");
-        let r = std::panic::catch_unwind(|| {
-            if ooo {
-                let run = rig_run(&name, &knobs);
-                let report = retrans::analyze(&analysis(&run).input());
-                compare_out_of_order(&format!("{name}: {knobs:?}"), &run, &report);
-            } else {
-                check(&name, &knobs);
-            }
-        });
+        let r = std::panic::catch_unwind(|| check_configuration(&name, knobs));
         if r.is_err() {
             failures.push(format!("{case}: {knobs:?}"));
+        } else {
+            let _ = std::fs::remove_dir_all(scratch(&name));
         }
-        let _ = std::fs::remove_dir_all(scratch(&name));
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+}
+
+/// The first `n` cases of [`random_configurations_match_the_truth`].
+fn random_configurations(n: u64) -> Vec<Knobs> {
+    let mut rnd = Rnd(0x9e37_79b9_7f4a_7c15);
+    (0..n)
+        .map(|case| {
+            let shape = random_shape(&mut rnd);
+            let (verb, max) = (shape.verb, shape.msgs * shape.msg_pkts);
+            let violation = ["", "", "nak-wrong-psn", "ooo-data"][rnd.below(4) as usize];
+            let faults = match (verb, violation) {
+                (Verb::Read, _) | (_, "") => String::new(),
+                (_, kind) => {
+                    format!(
+                        "    gbn-violations: [{{kind: {kind}, qpn: 1, psn: {}}}]\n",
+                        1 + rnd.below(u64::from(max - 1))
+                    )
+                }
+            };
+            let knobs = random_timers(&mut rnd, Knobs { seed: case, faults, ..shape });
+            Knobs { dump_hosts: if rnd.below(2) == 0 { vec![1] } else { vec![1, 2] }, ..knobs }
+        })
+        .collect()
+}
+
+/// One case of [`random_configurations`]: with out-of-order data, only the reactions the
+/// trace can pair are compared.
+fn check_configuration(name: &str, knobs: &Knobs) {
+    if knobs.faults.contains("ooo-data") {
+        let run = rig_run(name, knobs);
+        let report = retrans::analyze(&analysis(&run).input());
+        compare_out_of_order(&format!("{name}: {knobs:?}"), &run, &report);
+    } else {
+        check(name, knobs);
+    }
 }
 
 /// Random cases per randomized test (`default`); `RETRANS_RANDOM_RUNS=5000` for a deeper
@@ -932,6 +947,9 @@ fn check_lossy_case(case: usize, faulted: bool, knobs: &Knobs, loss: Option<u64>
         // Listed with the rest rather than a panic, so that one sweep names every case.
         bad.push(format!("{name}: {} PROBLEM(s), none expected: {knobs:?}", report.problems()));
     }
+    if bad.is_empty() {
+        let _ = std::fs::remove_dir_all(scratch(&name));
+    }
     bad
 }
 
@@ -1146,6 +1164,7 @@ fn random_out_of_order_data_matches_the_truth() {
         let report = retrans::analyze(&analysis(&run).input());
         compare_out_of_order(&format!("{name}: {knobs:?}"), &run, &report);
         flagged += report.recoveries.iter().filter(|r| r.nak_ambiguous).count();
+        let _ = std::fs::remove_dir_all(scratch(&name));
     }
     assert!(flagged > 0, "two NAKs resumed from one PSN in some runs");
 }
@@ -1598,29 +1617,68 @@ fn a_response_continuing_the_answer_under_way_is_not_a_later_repeats() {
 /// one run where a CX4 Lx NAK reaction lasted as long as the timeout; the other 2,200 exact).
 #[test]
 fn random_slow_paths_report_only_what_happened() {
-    let paths = ["link-delay-ns: 8000", "link-gbps: 1.0", "switch-latency-ns: 6000"];
-    let mut rnd = Rnd(0x510e_510e);
     let (mut failures, mut recoveries, mut doubted) = (Vec::new(), 0, 0);
-    for case in 0..random_runs(40) {
-        let shape = random_shape(&mut rnd);
-        let extra = paths[rnd.below(3) as usize];
-        let knobs = random_timers(&mut rnd, Knobs { seed: case, extra_rig: format!("  {extra}\n"), ..shape });
+    for (case, knobs) in random_slow_paths(random_runs(40)).iter().enumerate() {
         let name = format!("retrans-slow-random-{case}");
-        let r = std::panic::catch_unwind(|| {
-            let run = rig_run(&name, &knobs);
-            let report = retrans::analyze(&analysis(&run).input());
-            compare_unverified(&format!("{name}: {extra} {knobs:?}"), &run, &report);
-            (run.result.truth.recoveries.len(), report.unverifiable.len())
-        });
+        let r = std::panic::catch_unwind(|| check_slow_path(&name, knobs));
         match r {
             Ok((truth, unsure)) => (recoveries, doubted) = (recoveries + truth, doubted + unsure),
-            Err(_) => failures.push(format!("{case}: {extra} {knobs:?}")),
+            Err(_) => failures.push(format!("{case}: {knobs:?}")),
         }
-        let _ = std::fs::remove_dir_all(scratch(&name));
+        if r.is_ok() {
+            let _ = std::fs::remove_dir_all(scratch(&name));
+        }
     }
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
     // One NAK and timeout too close to tell apart make two; beyond that, at most one in 20.
     assert!(doubted <= 2 + recoveries / 20, "{doubted} of {recoveries} recoveries unverifiable on complete traces");
+}
+
+/// The first `n` cases of [`random_slow_paths_report_only_what_happened`].
+fn random_slow_paths(n: u64) -> Vec<Knobs> {
+    let paths = ["link-delay-ns: 8000", "link-gbps: 1.0", "switch-latency-ns: 6000"];
+    let mut rnd = Rnd(0x510e_510e);
+    (0..n)
+        .map(|case| {
+            let shape = random_shape(&mut rnd);
+            let extra = paths[rnd.below(3) as usize];
+            random_timers(&mut rnd, Knobs { seed: case, extra_rig: format!("  {extra}\n"), ..shape })
+        })
+        .collect()
+}
+
+/// One case of [`random_slow_paths`]: its recoveries in the truth, and unverifiable.
+fn check_slow_path(name: &str, knobs: &Knobs) -> (usize, usize) {
+    let run = rig_run(name, knobs);
+    let report = retrans::analyze(&analysis(&run).input());
+    compare_unverified(&format!("{name}: {knobs:?}"), &run, &report);
+    (run.result.truth.recoveries.len(), report.unverifiable.len())
+}
+
+/// Cases deeper random runs found (`RETRANS_RANDOM_RUNS=10000`). Random configurations:
+/// a CX4 Lx READ NACK fired 145 µs after its gap was revealed, when a timeout had already
+/// recovered that gap and the next loss had revealed another; the requester's next repeat,
+/// from the same PSN, was that new gap's NACK, not the first one doubled (4624, 6120).
+/// Slow paths, 1 Gb/s links busy with three QPs' data: a CX4 Lx NACK's go-back passed the
+/// switch a timeout after the NAK, held back by the NIC behind other QPs' sends, and was
+/// taken for the timer's, the timer's own go-back 27 µs later for the NACK's (3307, and
+/// 6091); a NACK's go-back going on at its own pace past the expiry, the timer's go-back
+/// after it flagged as an early timeout (7243); and the timer's go-back from the oldest PSN
+/// unacknowledged, continuing a NACK's at that pace (4329, 7119, 7660).
+#[test]
+fn cases_found_by_deeper_random_runs() {
+    let configurations = random_configurations(6121);
+    for case in [4624, 6120] {
+        let name = format!("retrans-random-{case}");
+        check_configuration(&name, &configurations[case]);
+        let _ = std::fs::remove_dir_all(scratch(&name));
+    }
+    let slow = random_slow_paths(7661);
+    for case in [3307, 4329, 6091, 7119, 7243, 7660] {
+        let name = format!("retrans-slow-random-{case}");
+        check_slow_path(&name, &slow[case]);
+        let _ = std::fs::remove_dir_all(scratch(&name));
+    }
 }
 
 /// A queueing sweep case (`requester`/`responder`/`traffic`/`rig` YAML): every recovery

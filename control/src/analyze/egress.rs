@@ -296,6 +296,71 @@ impl Arrivals {
     }
 }
 
+/// How long before its ingress each frame the requester sent may have been handed to its
+/// NIC. Behind a slow link the NIC queues: frames that reach the switch back to back at the
+/// link rate waited there behind the ones before them, any of them since the back-to-back
+/// run began (a go-back the NIC sent before its timer expired may pass the switch after
+/// the expiry, the link busy with other QPs' data: sweep case 3307, a 1 Gb/s link).
+#[derive(Debug, Default)]
+pub struct Sends {
+    /// ns, by record index, saturated; zero for the frames the requester did not send.
+    held_ns: Vec<u32>,
+}
+
+impl Sends {
+    /// The requester's sends, over its link as the configuration gives it; without its
+    /// rate, nothing is modelled (every frame sent as it reached the switch).
+    pub fn from_requester(input: &Input<'_>) -> Sends {
+        let config = input.ctx.config.as_ref();
+        let Some(gbps) = host_link_gbps(config.map(|c| &c.requester)) else { return Sends::default() };
+        let fs = fs_per_byte(gbps);
+        let records = input.view.records;
+        // Frames the requester sent are forwarded to the responder.
+        let unseen_wire_ps = wire_ps(fs, input.conns.max_frame_len[Role::Responder.index()]);
+        let mut link = Uplink { fs_per_byte: fs, unseen_wire_ps, last_ps: None, run_ps: 0, since: Since::default() };
+        let mut held_ns = vec![0; records.len()];
+        for f in frames(input).filter(|f| f.to == Role::Responder) {
+            held_ns[f.idx as usize] = saturated(link.send(f.ts_ns, f.r, &input.conns.unseen) / 1_000);
+        }
+        Sends { held_ns }
+    }
+
+    /// How long before its ingress record `idx` may have been sent, ns: 0 when it came
+    /// after an idle link, or the requester did not send it.
+    pub fn held_ns(&self, idx: u32) -> u64 {
+        self.held_ns.get(idx as usize).map_or(0, |&h| u64::from(h))
+    }
+}
+
+/// A host's link toward the switch, seen from the frames' ingress times.
+struct Uplink {
+    fs_per_byte: u64,
+    /// What one frame whose copy is missing may have taken of the link.
+    unseen_wire_ps: u64,
+    /// The previous frame's ingress, ps.
+    last_ps: Option<u64>,
+    /// How long the back-to-back run had lasted by the previous frame, ps.
+    run_ps: u64,
+    since: Since,
+}
+
+impl Uplink {
+    /// How long before its ingress frame `r` (switch time `ts_ns`) may have been sent, ps.
+    fn send(&mut self, ts_ns: u64, r: &Record, unseen: &Unseen) -> u64 {
+        let ready = ready_ps(ts_ns);
+        let missing = self.since.step(unseen, r);
+        // Back to back: no longer after the one before than its own wire time and that of
+        // every frame whose copy is missing between, give or take the timestamps' nanosecond.
+        let slack = wire_ps(self.fs_per_byte, r.frame_len) + missing.saturating_mul(self.unseen_wire_ps) + TOLERANCE_PS;
+        self.run_ps = match self.last_ps.filter(|&l| ready >= l && ready - l <= slack) {
+            Some(l) => self.run_ps + (ready - l),
+            None => 0,
+        };
+        self.last_ps = Some(ready);
+        self.run_ps
+    }
+}
+
 fn saturated(ps: u64) -> u32 {
     u32::try_from(ps).unwrap_or(u32::MAX)
 }
@@ -375,6 +440,25 @@ mod tests {
         assert_eq!(a.of(1, 1_000).late_ps, u64::MAX);
         assert_eq!(a.of(2, 1_000).late_ps, u64::MAX);
         assert_eq!(a.of(3, 1_000), Arrival { ps: 1_000_500, late_ps: 0 }, "not modelled: its ingress");
+    }
+
+    #[test]
+    fn a_frame_back_to_back_behind_others_may_have_been_sent_when_the_run_began() {
+        // 1 Gb/s: 1082 B take 8,848 ns on the wire. Frames 2 and 3 come straight behind 1,
+        // frame 4 after an idle link, frame 6 straight behind 4 but for the missing copy 5.
+        let frames = [frame(1, 1_082), frame(2, 1_082), frame(3, 1_082), frame(4, 1_082), frame(6, 1_082)];
+        let unseen = Unseen::of(&frames);
+        let mut link = Uplink {
+            fs_per_byte: fs_per_byte(1.0),
+            unseen_wire_ps: 8_848_000,
+            last_ps: None,
+            run_ps: 0,
+            since: Since::default(),
+        };
+        let held: Vec<u64> = [(1_000, 0), (9_848, 1), (18_696, 2), (40_000, 3), (57_696, 4)]
+            .map(|(ns, k)| link.send(ns, &frames[k], &unseen) / 1_000)
+            .to_vec();
+        assert_eq!(held, [0, 8_848, 17_696, 0, 17_696]);
     }
 
     #[test]

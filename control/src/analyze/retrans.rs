@@ -73,7 +73,7 @@ use super::gbn::DELIVERY_NS;
 use super::transport::{
     adaptive_retrans, delivered, elapsed, ends_message, fixed_timeout_ns, iba_timeout_ns, is_ack, is_read_request,
     is_rnr_nak, is_seq_nak, is_transport, later, path_mtu, read_nak_ns, read_nak_overdue, shortest_timeout_ns,
-    starts_message, starts_read_answer, timer_disabled, ts_add, within, Arrival, GbnReceiver,
+    starts_message, starts_read_answer, timer_disabled, ts_add, ts_sub, within, Arrival, GbnReceiver,
 };
 use super::unseen::Unseen;
 use super::{plural, render_capped, Input};
@@ -415,6 +415,7 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
                 .into(),
         );
     }
+    let sends = egress::Sends::from_requester(input);
     let mut unknown = 0;
     for c in &input.conns.list {
         let Some(verb) = c.verb else {
@@ -435,7 +436,7 @@ pub fn analyze_with(input: &Input<'_>, arrivals: &egress::Arrivals) -> Report {
         let mut t = Tracker::new(c, settings, &input.conns.unseen);
         for &(i, role) in &c.packets {
             if let Some(r) = input.view.records.get(i as usize) {
-                t.packet(i, r, role, arrivals.queued_ns(i, r));
+                t.packet(i, r, role, arrivals.queued_ns(i, r), sends.held_ns(i));
             }
         }
         let retransmitted = t.retransmitted_packets;
@@ -611,6 +612,14 @@ struct Unheard {
     /// Progress before it, since the entry before, was left out of `unheard` (full,
     /// [`Tracker::thin_unheard`]): it may have been the first to cross a go-back.
     after_gap: bool,
+}
+
+/// Whether the timer had expired before a resend the trace takes as its go-back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    Sure,
+    /// The resend may have been sent before the expiry, the NIC holding it back.
+    Maybe,
 }
 
 /// The retry count as it was before progress the trace's clock took as heard started it
@@ -790,6 +799,9 @@ struct Tracker<'u> {
     /// How long the packet being replayed queued at the switch port toward the requester
     /// beyond its ingress (`egress`); 0 for one toward the responder.
     heard_delay_ns: u64,
+    /// How long before its ingress the requester may have sent the packet being replayed
+    /// (its NIC queued it behind its other sends, `egress::Sends`); 0 for the responder's.
+    sent_held_ns: u64,
     /// Progress the requester hears later than the trace shows it (queued toward it past
     /// the delivery bound, or behind such), oldest first: when it left the switch, its
     /// `una`. The timeouts the requester had before it arrived come later in the trace;
@@ -887,6 +899,7 @@ impl<'u> Tracker<'u> {
             first_reset: None,
             attempts_doubt: false,
             heard_delay_ns: 0,
+            sent_held_ns: 0,
             pending: VecDeque::new(),
             unheard: VecDeque::new(),
             fresh_ns: None,
@@ -919,9 +932,10 @@ impl<'u> Tracker<'u> {
         }
     }
 
-    fn packet(&mut self, index: u32, r: &Record, to: Role, queued_ns: u64) {
+    fn packet(&mut self, index: u32, r: &Record, to: Role, queued_ns: u64, held_ns: u64) {
         self.hear_pending(r.switch_ts_ns);
         self.heard_delay_ns = if to == Role::Requester { queued_ns } else { 0 };
+        self.sent_held_ns = if to == Role::Responder { held_ns } else { 0 };
         let from = to.other();
         if !is_transport(r) {
             let p = PacketRef { index, seq: r.wire_seq(), switch_ts_ns: r.switch_ts_ns, psn: 0, order: r.seq() };
@@ -989,7 +1003,7 @@ impl<'u> Tracker<'u> {
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
         let unseen_go_back = retx && !go_back && self.unseen_before && self.timer_may_have_run_out(p.switch_ts_ns);
-        let clamped_go_back = retx && !go_back && self.clamped_go_back(p);
+        let clamped_go_back = (retx && !go_back).then(|| self.clamped_go_back(p)).flatten();
         let paused_go_back = retx && !go_back && self.s.verb != Verb::Read && self.paused(p);
         // READ: an answer starting at a PSN first seen in the middle of a message: a request
         // asked from there, a repeat (the requester's go-back).
@@ -1005,7 +1019,7 @@ impl<'u> Tracker<'u> {
         // timer's repeat and the first of its answer may be among them), may be the timer's.
         let go_back = go_back || mid_start || (self.s.verb == Verb::Read && unseen_go_back);
         let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
-        if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back || paused_go_back) {
+        if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back.is_some() || paused_go_back) {
             self.expected_again(p.psn);
         }
         if let Some(last) = self.last_data.filter(|_| self.s.verb != Verb::Read) {
@@ -1018,8 +1032,9 @@ impl<'u> Tracker<'u> {
             Verb::Write | Verb::Send if go_back => {
                 self.data_go_back(p);
             }
-            Verb::Write | Verb::Send if unseen_go_back || clamped_go_back => {
-                let i = self.timeout(p, Some(p));
+            Verb::Write | Verb::Send if unseen_go_back || clamped_go_back.is_some() => {
+                let expired = unseen_go_back || clamped_go_back == Some(Expiry::Sure);
+                let i = self.timeout_after(p, Some(p), expired);
                 self.drafts[i].doubt = true;
             }
             // Paired as any go-back (a pending NAK's, else a timeout), never proven.
@@ -1421,13 +1436,20 @@ impl<'u> Tracker<'u> {
     /// resends from there on expiry, so it is that timeout's go-back, an acknowledgement
     /// crossing the expiry having moved it past where it went back to (sweep seed 3080).
     /// Unverifiable: whether the timer, restarted on progress's arrival, had expired, and
-    /// whether the requester merely paused, the trace cannot tell.
-    fn clamped_go_back(&self, p: PacketRef) -> bool {
+    /// whether the requester merely paused, the trace cannot tell. The expiry itself is
+    /// not sure when the NIC may have held the resend back behind its other sends since
+    /// before it (its link busy): then the resend may go on a NACK's go-back, the timer
+    /// still running (sweep cases 7243: so it did; 4329: the timer's go-back).
+    fn clamped_go_back(&self, p: PacketRef) -> Option<Expiry> {
         // The timer before progress that may have crossed the expiry (`crossed`).
         let timer = self.crossed(p, true).map_or(self.timer, |(u, _)| u.timer);
-        let (Some(t), Some(start)) = (self.s.fixed_ns, timer.start) else { return false };
+        let (t, start) = self.s.fixed_ns.zip(timer.start)?;
         let idle = self.last_send_ns.is_none_or(|l| !later(l, start) || elapsed(start, l) < t);
-        p.psn == self.una && idle && run_by(start, p.switch_ts_ns) >= t
+        if p.psn != self.una || !idle || run_by(start, p.switch_ts_ns) < t {
+            return None;
+        }
+        let sent = ts_sub(p.switch_ts_ns, self.sent_held_ns);
+        Some(if run_by(start, sent) >= t { Expiry::Sure } else { Expiry::Maybe })
     }
 
     /// Whether the timer, started as the trace shows, may have fired by `ts`: it ran the
@@ -1487,11 +1509,13 @@ impl<'u> Tracker<'u> {
     /// The timer expired by go-back `first` as the trace shows it, but progress restarted
     /// it, on its arrival up to [`DELIVERY_NS`] after its copy: it may not have expired
     /// yet, and the go-back be pending NAK `n`'s (a NAK's and a timeout's go-back to one
-    /// PSN within that window came the other way round: sweep seeds 73, 169, 187).
+    /// PSN within that window came the other way round: sweep seeds 73, 169, 187). Or the
+    /// requester's NIC may have held the go-back back behind its other sends, its link
+    /// busy, and sent it before the expiry (`egress::Sends`).
     fn expiry_unsure(&self, n: &PendingNak, first: PacketRef) -> bool {
         let timer = self.timer_for(n, first);
-        let short = |(t, e): (u64, u64)| e < t + DELIVERY_NS;
-        timer.heard && self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(short)
+        let slack = if timer.heard { DELIVERY_NS } else { 0 } + self.sent_held_ns;
+        self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e < t + slack)
     }
 
     /// The first progress seen that had not reached the requester when its timer expired
@@ -1848,7 +1872,16 @@ impl<'u> Tracker<'u> {
     fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
         let &(i, psn, _) = self.awaiting_data.back()?;
         let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
-        (nack && psn == req.psn && !self.timer_expired(req.switch_ts_ns)).then_some(i)
+        (nack && psn == req.psn && !self.gap_names(req.psn) && !self.timer_expired(req.switch_ts_ns)).then_some(i)
+    }
+
+    /// A gap revealed since the last NAK, no timeout overtook, is missing `psn`: a
+    /// request repeated from there is that gap's NACK, not the last one's again. (The
+    /// data receiver reveals a new gap while a NAK is pending only once the old gap was
+    /// filled: a slow NACK, fired after a timeout recovered its gap, names the requester's
+    /// PSN of then, which the next loss's NACK repeats.)
+    fn gap_names(&self, psn: u64) -> bool {
+        self.gaps.iter().any(|g| !g.overtaken && g.expected == psn)
     }
 
     /// READ: a request continuing the repeated run before it (the next message's PSN, or
@@ -1976,6 +2009,12 @@ impl<'u> Tracker<'u> {
 
     /// A go-back with no NAK: the retransmission timer expired.
     fn timeout(&mut self, first: PacketRef, data: Option<PacketRef>) -> usize {
+        self.timeout_after(first, data, true)
+    }
+
+    /// A go-back taken as a timeout's; `expired`: the timer surely expired before it (else
+    /// it may have gone on running, the next expiry counted from its start, not this one).
+    fn timeout_after(&mut self, first: PacketRef, data: Option<PacketRef>, expired: bool) -> usize {
         // IBA: the timer and count as the requester ran them, without progress that reached
         // it after the expiry; its oldest PSN unacknowledged then is the one timed out.
         let short = !self.timer_expired(first.switch_ts_ns);
@@ -2014,7 +2053,8 @@ impl<'u> Tracker<'u> {
         // every 5 µs, go-backs 5 µs apart on the wire, each timer scheduled on time).
         let run_at_most = self.timer.elapsed_at_most(first.switch_ts_ns);
         let early = self.s.adaptive == Some(false) && configured_ns.zip(run_at_most).is_some_and(|(t, e)| e < t);
-        let floor = configured_ns.zip(self.timer.floor.or(self.timer.start)).map(|(t, s)| ts_add(s, t));
+        let floor_start = self.timer.floor.or(self.timer.start);
+        let floor = if expired { configured_ns.zip(floor_start).map(|(t, s)| ts_add(s, t)) } else { floor_start };
         let detail = TimeoutDetail {
             attempt: self.attempts,
             last_tx,
@@ -2030,7 +2070,7 @@ impl<'u> Tracker<'u> {
         let mut doubt = self.timeout_doubt(first) || early && self.timer.earliest.is_some() || thinned;
         // After an unverifiable timeout its count may be off (its PSN, hence the message
         // whose acknowledgement resets the count, unsure) until the count is reset.
-        doubt |= self.attempts_doubt;
+        doubt |= self.attempts_doubt || !expired;
         if let Some(listed) = self.unseen_expiry(first, timer_elapsed_ns) {
             // Its attempt is not known; a missed expiry is a recovery of its own.
             doubt = true;
@@ -2628,7 +2668,7 @@ mod tests {
         let unseen = Unseen::of(&records);
         let mut t = Tracker::new(&c, s, &unseen);
         for (i, (r, p)) in records.iter().zip(packets).enumerate() {
-            t.packet(i as u32, r, p.0, 0);
+            t.packet(i as u32, r, p.0, 0, 0);
         }
         t.finish()
     }
