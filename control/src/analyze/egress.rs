@@ -296,11 +296,13 @@ impl Arrivals {
     }
 }
 
-/// How long before its ingress each frame the requester sent may have been handed to its
-/// NIC. Behind a slow link the NIC queues: frames that reach the switch back to back at the
-/// link rate waited there behind the ones before them, any of them since the back-to-back
-/// run began (a go-back the NIC sent before its timer expired may pass the switch after
-/// the expiry, the link busy with other QPs' data: sweep case 3307, a 1 Gb/s link).
+/// How long before its ingress each frame the requester sent may have been decided (a
+/// go-back, say, when its timer expired). Behind a busy link the NIC holds a QP's next
+/// frame while the others' go out: frames that reach the switch back to back at the link
+/// rate waited behind the ones before them, any of them since the back-to-back run began
+/// (a go-back the NIC decided before its timer expired may pass the switch after the
+/// expiry: sweep case 3307, three QPs on a 1 Gb/s link). But not before the QP's own
+/// previous frame went on the wire: decided earlier, that frame would have been it.
 #[derive(Debug, Default)]
 pub struct Sends {
     /// ns, by record index, saturated; zero for the frames the requester did not send.
@@ -317,10 +319,10 @@ impl Sends {
         let records = input.view.records;
         // Frames the requester sent are forwarded to the responder.
         let unseen_wire_ps = wire_ps(fs, input.conns.max_frame_len[Role::Responder.index()]);
-        let mut link = Uplink { fs_per_byte: fs, unseen_wire_ps, last_ps: None, run_ps: 0, since: Since::default() };
+        let mut link = Uplink::new(fs, unseen_wire_ps);
         let mut held_ns = vec![0; records.len()];
         for f in frames(input).filter(|f| f.to == Role::Responder) {
-            held_ns[f.idx as usize] = saturated(link.send(f.ts_ns, f.r, &input.conns.unseen) / 1_000);
+            held_ns[f.idx as usize] = saturated(link.send(f.ts_ns, f.r, f.conn.id, &input.conns.unseen) / 1_000);
         }
         Sends { held_ns }
     }
@@ -342,22 +344,34 @@ struct Uplink {
     /// How long the back-to-back run had lasted by the previous frame, ps.
     run_ps: u64,
     since: Since,
+    /// Per connection, when its last frame seen began on the wire (ingress less its own
+    /// wire time), ps.
+    qp_last: FxHashMap<u32, u64>,
 }
 
 impl Uplink {
-    /// How long before its ingress frame `r` (switch time `ts_ns`) may have been sent, ps.
-    fn send(&mut self, ts_ns: u64, r: &Record, unseen: &Unseen) -> u64 {
+    fn new(fs_per_byte: u64, unseen_wire_ps: u64) -> Uplink {
+        let since = Since::default();
+        Uplink { fs_per_byte, unseen_wire_ps, last_ps: None, run_ps: 0, since, qp_last: FxHashMap::default() }
+    }
+
+    /// How long before its ingress frame `r` (switch time `ts_ns`) of connection `conn` may
+    /// have been decided, ps.
+    fn send(&mut self, ts_ns: u64, r: &Record, conn: u32, unseen: &Unseen) -> u64 {
         let ready = ready_ps(ts_ns);
         let missing = self.since.step(unseen, r);
+        let own = wire_ps(self.fs_per_byte, r.frame_len);
         // Back to back: no longer after the one before than its own wire time and that of
         // every frame whose copy is missing between, give or take the timestamps' nanosecond.
-        let slack = wire_ps(self.fs_per_byte, r.frame_len) + missing.saturating_mul(self.unseen_wire_ps) + TOLERANCE_PS;
+        let slack = own + missing.saturating_mul(self.unseen_wire_ps) + TOLERANCE_PS;
         self.run_ps = match self.last_ps.filter(|&l| ready >= l && ready - l <= slack) {
             Some(l) => self.run_ps + (ready - l),
             None => 0,
         };
         self.last_ps = Some(ready);
-        self.run_ps
+        // A frame of its QP whose copy is missing went later than the one seen: the bound holds.
+        let since_own = self.qp_last.insert(conn, ready.saturating_sub(own)).map(|s| ready.saturating_sub(s));
+        since_own.map_or(self.run_ps, |s| s.min(self.run_ps))
     }
 }
 
@@ -448,17 +462,14 @@ mod tests {
         // frame 4 after an idle link, frame 6 straight behind 4 but for the missing copy 5.
         let frames = [frame(1, 1_082), frame(2, 1_082), frame(3, 1_082), frame(4, 1_082), frame(6, 1_082)];
         let unseen = Unseen::of(&frames);
-        let mut link = Uplink {
-            fs_per_byte: fs_per_byte(1.0),
-            unseen_wire_ps: 8_848_000,
-            last_ps: None,
-            run_ps: 0,
-            since: Since::default(),
-        };
-        let held: Vec<u64> = [(1_000, 0), (9_848, 1), (18_696, 2), (40_000, 3), (57_696, 4)]
-            .map(|(ns, k)| link.send(ns, &frames[k], &unseen) / 1_000)
+        let mut link = Uplink::new(fs_per_byte(1.0), 8_848_000);
+        // Frames 1, 2, 3 and 6 are three QPs'; frame 4 is QP 1's again.
+        let held: Vec<u64> = [(1_000, 0, 1), (9_848, 1, 2), (18_696, 2, 3), (40_000, 3, 1), (57_696, 4, 2)]
+            .map(|(ns, k, qp)| link.send(ns, &frames[k], qp, &unseen) / 1_000)
             .to_vec();
         assert_eq!(held, [0, 8_848, 17_696, 0, 17_696]);
+        // QP 2 again, straight behind its frame 6: not before that began on the wire.
+        assert_eq!(link.send(66_544, &frame(7, 1_082), 2, &unseen) / 1_000, 8_848 + 8_848);
     }
 
     #[test]

@@ -780,6 +780,11 @@ struct Tracker<'u> {
     /// repeated), with the trace order they were first seen at: where a recovery's packet
     /// lies within its message (`Recovery::psn_in_message`).
     msg_starts: BTreeMap<u64, u64>,
+    /// READ: the PSNs of new requests that reached the responder, not answered yet (the
+    /// latest [`PENDING_CAP`]), with their trace order: the first response from such a PSN
+    /// answers that request, not a repeat of it asked since (unless a copy missing since
+    /// may have been that answer).
+    unanswered_asks: BTreeMap<u64, u64>,
     /// The requester's oldest unacknowledged PSN.
     una: u64,
     timer: Timer,
@@ -891,6 +896,7 @@ impl<'u> Tracker<'u> {
             lost_packets: Vec::new(),
             retransmitted_packets: 0,
             msg_starts: BTreeMap::new(),
+            unanswered_asks: BTreeMap::new(),
             una: 1,
             timer: Timer::default(),
             attempts: 0,
@@ -1018,7 +1024,12 @@ impl<'u> Tracker<'u> {
         // READ: an answer going on a whole timeout later, copies missing between (the
         // timer's repeat and the first of its answer may be among them), may be the timer's.
         let go_back = go_back || mid_start || (self.s.verb == Verb::Read && unseen_go_back);
-        let continues = self.s.verb == Verb::Read && !go_back && self.answer_continues(p.psn);
+        // A first answer to a new request that reached the responder is that request's,
+        // however many repeats of it wait (slow-path case 5495: behind a 1 Gb/s link the
+        // timer repeated a request its responder had not answered yet).
+        let asked = (self.s.verb == Verb::Read && !retx).then(|| self.unanswered_asks.remove(&p.psn)).flatten();
+        let own_answer = asked.is_some_and(|order| !self.unseen.between(Some(order), self.order));
+        let continues = self.s.verb == Verb::Read && !go_back && (self.answer_continues(p.psn) || own_answer);
         if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back.is_some() || paused_go_back) {
             self.expected_again(p.psn);
         }
@@ -1728,6 +1739,12 @@ impl<'u> Tracker<'u> {
             self.msg_starts.entry(p.psn).or_insert(self.order);
             self.fresh_ns = Some(p.switch_ts_ns);
             self.requests.asked = Some((p.psn, p.switch_ts_ns));
+            if delivered(r) {
+                self.unanswered_asks.insert(p.psn, self.order);
+                if self.unanswered_asks.len() > PENDING_CAP {
+                    self.unanswered_asks.pop_first();
+                }
+            }
         }
         self.unseen_expiry_before(p, repeat);
         self.timer.arm(p.switch_ts_ns, self.order, self.unseen_send());
@@ -1868,11 +1885,14 @@ impl<'u> Tracker<'u> {
     /// yet, before the timer could fire: it NAKed one gap twice (gbn's
     /// `multiple-outstanding-naks`). The timer did not fire, so it is no timeout but a
     /// second READ NACK of that gap (the responder goes back once more for it). Returns
-    /// the first one's draft.
+    /// the first one's draft. The timer as the requester ran it: responses the repeat went
+    /// back behind had not reached it, and restarted nothing (slow-path case 7444: at 1 Gb/s
+    /// the response of the missing PSN came in 8.8 µs after its copy, and the timer expired
+    /// in between).
     fn repeated_nak(&self, req: PacketRef) -> Option<usize> {
         let &(i, psn, _) = self.awaiting_data.back()?;
         let nack = self.drafts[i].kind == RecoveryKind::ReadNack;
-        (nack && psn == req.psn && !self.gap_names(req.psn) && !self.timer_expired(req.switch_ts_ns)).then_some(i)
+        (nack && psn == req.psn && !self.gap_names(req.psn) && !self.expired_unheard(req)).then_some(i)
     }
 
     /// A gap revealed since the last NAK, no timeout overtook, is missing `psn`: a
