@@ -311,7 +311,7 @@ pub struct Sends {
 
 impl Sends {
     /// The requester's sends, over its link as the configuration gives it; without its
-    /// rate, nothing is modelled (every frame sent as it reached the switch).
+    /// rate, nothing is modelled (every frame decided as it reached the switch).
     pub fn from_requester(input: &Input<'_>) -> Sends {
         let config = input.ctx.config.as_ref();
         let Some(gbps) = host_link_gbps(config.map(|c| &c.requester)) else { return Sends::default() };
@@ -327,7 +327,7 @@ impl Sends {
         Sends { held_ns }
     }
 
-    /// How long before its ingress record `idx` may have been sent, ns: 0 when it came
+    /// How long before its ingress record `idx` may have been decided, ns: 0 when it came
     /// after an idle link, or the requester did not send it.
     pub fn held_ns(&self, idx: u32) -> u64 {
         self.held_ns.get(idx as usize).map_or(0, |&h| u64::from(h))

@@ -618,7 +618,7 @@ struct Unheard {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expiry {
     Sure,
-    /// The resend may have been sent before the expiry, the NIC holding it back.
+    /// The resend may have been decided before the expiry, the NIC holding it back.
     Maybe,
 }
 
@@ -804,8 +804,9 @@ struct Tracker<'u> {
     /// How long the packet being replayed queued at the switch port toward the requester
     /// beyond its ingress (`egress`); 0 for one toward the responder.
     heard_delay_ns: u64,
-    /// How long before its ingress the requester may have sent the packet being replayed
-    /// (its NIC queued it behind its other sends, `egress::Sends`); 0 for the responder's.
+    /// How long before its ingress the requester may have decided the packet being
+    /// replayed (its NIC held it behind its other sends, `egress::Sends`); 0 for the
+    /// responder's.
     sent_held_ns: u64,
     /// Progress the requester hears later than the trace shows it (queued toward it past
     /// the delivery bound, or behind such), oldest first: when it left the switch, its
@@ -1027,8 +1028,8 @@ impl<'u> Tracker<'u> {
         // A first answer to a new request that reached the responder is that request's,
         // however many repeats of it wait (slow-path case 5495: behind a 1 Gb/s link the
         // timer repeated a request its responder had not answered yet).
-        let asked = (self.s.verb == Verb::Read && !retx).then(|| self.unanswered_asks.remove(&p.psn)).flatten();
-        let own_answer = asked.is_some_and(|order| !self.unseen.between(Some(order), self.order));
+        let ask = (self.s.verb == Verb::Read && !retx).then(|| self.unanswered_asks.remove(&p.psn)).flatten();
+        let own_answer = ask.is_some_and(|order| !self.unseen.between(Some(order), self.order));
         let continues = self.s.verb == Verb::Read && !go_back && (self.answer_continues(p.psn) || own_answer);
         if self.s.verb != Verb::Read && (go_back || unseen_go_back || clamped_go_back.is_some() || paused_go_back) {
             self.expected_again(p.psn);
@@ -1521,8 +1522,8 @@ impl<'u> Tracker<'u> {
     /// it, on its arrival up to [`DELIVERY_NS`] after its copy: it may not have expired
     /// yet, and the go-back be pending NAK `n`'s (a NAK's and a timeout's go-back to one
     /// PSN within that window came the other way round: sweep seeds 73, 169, 187). Or the
-    /// requester's NIC may have held the go-back back behind its other sends, its link
-    /// busy, and sent it before the expiry (`egress::Sends`).
+    /// requester's NIC may have decided the go-back before the expiry and held it behind
+    /// its other sends, its link busy (`egress::Sends`).
     fn expiry_unsure(&self, n: &PendingNak, first: PacketRef) -> bool {
         let timer = self.timer_for(n, first);
         let slack = if timer.heard { DELIVERY_NS } else { 0 } + self.sent_held_ns;
