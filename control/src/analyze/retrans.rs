@@ -879,9 +879,13 @@ struct Tracker<'u> {
     rx_since: Option<u64>,
     /// Trace order and time of the last acknowledgement (READ: response in order) seen.
     acked_at: Option<(u64, u64)>,
-    /// READ: the shortest from a new request's copy to its first response's: the path
-    /// between the switch and a host and back, as `gbn` times it.
+    /// The shortest from a new request's copy to its first response's (READ), or from a
+    /// first transmission that reached the responder to the ACK naming it (WRITE/SEND): the
+    /// path between the switch and a host and back, as `gbn` times it.
     path_ns: Option<u64>,
+    /// WRITE/SEND: the latest first transmissions that reached the responder, not yet
+    /// acknowledged by name (PSN, copy's time), to time the path by their ACKs.
+    fresh_unacked: VecDeque<(u64, u64)>,
 }
 
 impl<'u> Tracker<'u> {
@@ -936,6 +940,7 @@ impl<'u> Tracker<'u> {
             rx_since: None,
             acked_at: None,
             path_ns: None,
+            fresh_unacked: VecDeque::new(),
         }
     }
 
@@ -1006,6 +1011,12 @@ impl<'u> Tracker<'u> {
         self.retransmitted_packets += u64::from(retx);
         if !retx && self.s.verb != Verb::Read {
             self.fresh_ns = Some(p.switch_ts_ns);
+            if delivered(r) {
+                if self.fresh_unacked.len() >= PENDING_CAP {
+                    self.fresh_unacked.pop_front();
+                }
+                self.fresh_unacked.push_back((p.psn, p.switch_ts_ns));
+            }
         }
         // A resend continuing the one before it, but a whole timeout later with a copy
         // missing in between: that copy may have continued the stream, this one going back.
@@ -1160,6 +1171,7 @@ impl<'u> Tracker<'u> {
     fn ack(&mut self, p: PacketRef, r: &Record) {
         let reached = delivered(r);
         if is_ack(r) {
+            self.time_path_by_ack(p);
             if reached {
                 self.progress(p.psn + 1, p.switch_ts_ns);
                 self.assumed.retain(|_, &mut end| end > p.psn + 1);
@@ -1178,6 +1190,16 @@ impl<'u> Tracker<'u> {
         } else if is_seq_nak(r) {
             self.seq_nak(p, reached);
         }
+    }
+
+    /// WRITE/SEND: an ACK naming a first transmission that reached the responder times the
+    /// path to the responder and back (`gbn`'s `time_path_by_ack`).
+    fn time_path_by_ack(&mut self, ack: PacketRef) {
+        let Some(i) = self.fresh_unacked.iter().position(|&(psn, _)| psn == ack.psn) else { return };
+        let (_, sent) = self.fresh_unacked[i];
+        self.fresh_unacked.drain(..=i);
+        let t = elapsed(sent, ack.switch_ts_ns);
+        self.path_ns = Some(self.path_ns.map_or(t, |x| x.min(t)));
     }
 
     /// A NAK (PSN sequence error) acknowledges everything before the PSN it names, and
@@ -1519,14 +1541,16 @@ impl<'u> Tracker<'u> {
     }
 
     /// The timer expired by go-back `first` as the trace shows it, but progress restarted
-    /// it, on its arrival up to [`DELIVERY_NS`] after its copy: it may not have expired
+    /// it, on its arrival up to [`DELIVERY_NS`] after its copy (or the path's round trip,
+    /// when longer: 8 µs cables, slow-path cases 4044, 4988): it may not have expired
     /// yet, and the go-back be pending NAK `n`'s (a NAK's and a timeout's go-back to one
     /// PSN within that window came the other way round: sweep seeds 73, 169, 187). Or the
     /// requester's NIC may have decided the go-back before the expiry and held it behind
     /// its other sends, its link busy (`egress::Sends`).
     fn expiry_unsure(&self, n: &PendingNak, first: PacketRef) -> bool {
         let timer = self.timer_for(n, first);
-        let slack = if timer.heard { DELIVERY_NS } else { 0 } + self.sent_held_ns;
+        let way = DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        let slack = if timer.heard { way } else { 0 } + self.sent_held_ns;
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e < t + slack)
     }
 
