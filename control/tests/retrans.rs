@@ -1635,6 +1635,51 @@ fn random_slow_paths_report_only_what_happened() {
     assert!(doubted <= 2 + recoveries / 20, "{doubted} of {recoveries} recoveries unverifiable on complete traces");
 }
 
+/// Queueing sweep case 321 (a CX4 Lx WRITE requester, an 8 µs timer, 2 µs cables): the
+/// timer's go-back from a NAK's PSN passed the switch 4.7 µs after the copy of the ACK of
+/// that PSN and 1.8 µs after the ACK of everything, neither of which the requester had
+/// heard. A NIC fires a NAK's go-back even after hearing progress past its PSN, so the
+/// NAK's would look the same: it was taken, as proven, for the NAK's. Now unverifiable.
+#[test]
+fn a_go_back_behind_progress_the_timer_may_have_sent_is_unverifiable() {
+    let yaml = r#"requester:
+  nic: {type: cx4lx, switch-port: 144, ip-list: [10.1.0.2/24, 10.1.0.3/24, 10.1.0.4/24]}
+  roce-parameters:
+    {dcqcn-np-enable: false, dcqcn-rp-enable: false, min-time-between-cnps: 50, slow-restart: true, adaptive-retrans: false}
+responder:
+  nic: {type: e810, switch-port: 152, ip-list: [10.2.0.2/24, 10.2.0.3/24, 10.2.0.4/24]}
+  roce-parameters:
+    {dcqcn-np-enable: true, dcqcn-rp-enable: false, min-time-between-cnps: 50, slow-restart: true, adaptive-retrans: false}
+traffic:
+  num-connections: 2
+  rdma-verb: write
+  num-msgs-per-qp: 20
+  mtu: 2048
+  message-size: 16128
+  multi-gid: true
+  barrier-sync: true
+  tx-depth: 1
+  min-retransmit-timeout: 1
+  max-retransmit-retry: 7
+  data-pkt-events: [
+    {qpn: 1, psn: 27, type: drop, iter: 1}, {qpn: 1, psn: 27, type: corrupt, iter: 2},
+    {qpn: 1, psn: 27, type: corrupt, iter: 3}, {qpn: 1, psn: 27, type: corrupt, iter: 4},
+    {qpn: 1, psn: 27, type: drop, iter: 5}, {qpn: 1, psn: 27, type: drop, iter: 6},
+    {qpn: 1, psn: 27, type: corrupt, iter: 7}, {qpn: 1, psn: 27, type: corrupt, iter: 8},
+    {qpn: 2, psn: 147, type: drop, iter: 1}, {qpn: 2, psn: 3, type: drop, iter: 1}, {qpn: 2, psn: 3, type: drop, iter: 2}]
+rig: {seed: 203929, dump-hosts: [{weight: 1}, {weight: 1}], link-delay-ns: 2000}
+"#;
+    let name = "retrans-queued-321";
+    let run = rig_run_yaml(name, yaml);
+    let report = retrans::analyze(&analysis(&run).input());
+    compare_unverified(name, &run, &report);
+    let truth = run.result.truth.recoveries.iter().find(|t| t.first_retransmission_seq == 50);
+    assert_eq!(truth.map(|t| (t.conn, t.kind, t.psn)), Some((1, truth::RecoveryKind::Timeout, 3)), "{name}: the case");
+    let listed = report.unverifiable.iter().find(|g| g.first_retransmission.is_some_and(|f| f.seq == 50));
+    assert!(listed.is_some_and(|g| g.psn_min.unwrap_or(g.psn) <= 3 && 3 <= g.psn), "{name}: {listed:?}");
+    let _ = std::fs::remove_dir_all(scratch(name));
+}
+
 /// The first `n` cases of [`random_slow_paths_report_only_what_happened`].
 fn random_slow_paths(n: u64) -> Vec<Knobs> {
     let paths = ["link-delay-ns: 8000", "link-gbps: 1.0", "switch-latency-ns: 6000"];

@@ -1674,7 +1674,11 @@ impl<'u> Tracker<'u> {
         // the timer may have run out by now (adaptive retransmission: its shortest timeout).
         let own_unseen =
             self.unseen.between(Some(n.order), self.order) && self.timer_may_have_run_out(first.switch_ts_ns);
-        let maybe_timer = own_unseen || self.maybe_expired(first.switch_ts_ns);
+        // Or the timer had run out as the requester ran it, the progress this go-back went
+        // back behind unheard: a NIC fires a NAK's go-back even after hearing progress past
+        // its PSN, so the trace cannot tell which (queueing case 321: an 8 µs timer, 2 µs
+        // cables, an ACK of the NAK's PSN copied 4.7 µs before the timer's go-back).
+        let maybe_timer = own_unseen || self.maybe_expired(first.switch_ts_ns) || self.expired_unheard(first);
         let doubt = n.unseen_gap || n.overtaken_unsure || (first.psn != n.nak.psn && self.unseen_before) || maybe_timer;
         // From the PSN the NAK names, or the oldest unacknowledged when a later NAK
         // acknowledged that one (out-of-order data). Unverifiable, from either: progress seen
