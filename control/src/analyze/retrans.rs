@@ -1006,7 +1006,7 @@ impl<'u> Tracker<'u> {
         }
         if let Some((_, asked)) = self.requests.asked.filter(|&(q, _)| q == p.psn && !retx) {
             let t = elapsed(asked, p.switch_ts_ns);
-            self.path_ns = Some(self.path_ns.map_or(t, |x| x.min(t)));
+            self.note_path(t);
         }
         self.retransmitted_packets += u64::from(retx);
         if !retx && self.s.verb != Verb::Read {
@@ -1198,8 +1198,19 @@ impl<'u> Tracker<'u> {
         let Some(i) = self.fresh_unacked.iter().position(|&(psn, _)| psn == ack.psn) else { return };
         let (_, sent) = self.fresh_unacked[i];
         self.fresh_unacked.drain(..=i);
-        let t = elapsed(sent, ack.switch_ts_ns);
+        self.note_path(elapsed(sent, ack.switch_ts_ns));
+    }
+
+    /// Keeps the shortest request-to-reply time seen as the path's round trip.
+    fn note_path(&mut self, t: u64) {
         self.path_ns = Some(self.path_ns.map_or(t, |x| x.min(t)));
+    }
+
+    /// How long after progress's copy the requester may hear it, and a go-back's copy may
+    /// still come from before: [`DELIVERY_NS`], or the path's round trip when longer (as
+    /// `gbn`'s `delivery_ns`).
+    fn delivery_ns(&self) -> u64 {
+        DELIVERY_NS.max(self.path_ns.unwrap_or(0))
     }
 
     /// A NAK (PSN sequence error) acknowledges everything before the PSN it names, and
@@ -1331,7 +1342,7 @@ impl<'u> Tracker<'u> {
         self.una = una;
         // Behind a queue the requester hears it, and restarts its timer, when the port
         // sends it: the count starts over once the trace's clock passes that.
-        let behind = !self.pending.is_empty() || queued > DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        let behind = !self.pending.is_empty() || queued > self.delivery_ns();
         let heard = if behind { ts_add(ts, queued) } else { ts };
         match behind {
             true => self.pending.push_back((heard, una)),
@@ -1549,8 +1560,7 @@ impl<'u> Tracker<'u> {
     /// its other sends, its link busy (`egress::Sends`).
     fn expiry_unsure(&self, n: &PendingNak, first: PacketRef) -> bool {
         let timer = self.timer_for(n, first);
-        let way = DELIVERY_NS.max(self.path_ns.unwrap_or(0));
-        let slack = if timer.heard { way } else { 0 } + self.sent_held_ns;
+        let slack = if timer.heard { self.delivery_ns() } else { 0 } + self.sent_held_ns;
         self.s.fixed_ns.zip(timer.elapsed(first.switch_ts_ns)).is_some_and(|(t, e)| e < t + slack)
     }
 
@@ -1896,7 +1906,7 @@ impl<'u> Tracker<'u> {
     fn drop_overdue_gaps(&mut self, ts: u64) {
         let timer_may = !self.s.disabled && (self.s.fixed_ns.is_none() || self.timer_expired(ts));
         let Some(bound) = self.s.read_nak_ns.filter(|_| timer_may) else { return };
-        let path = super::gbn::DELIVERY_NS.max(self.path_ns.unwrap_or(0));
+        let path = self.delivery_ns();
         self.gaps.retain(|g| !read_nak_overdue(g.left_ns, ts, bound, path));
     }
 
